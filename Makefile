@@ -1,0 +1,43 @@
+# Two commands work on a fresh machine with only Python 3.11 and Debian's tools:
+#   make test   - the whole test suite (slow suites behind --runslow: make test-slow)
+#   make demo   - the main example, written into out/
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test test-slow demo bench dot clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	@touch $(STAMP)
+
+# Graphviz's `dot` renders the diagrams. Installed when missing and running as root;
+# otherwise a clear message (the DOT text is still written without it).
+dot:
+	@if command -v dot >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's graphviz package for the dot program"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
+	  || echo "WARNING: could not install graphviz; diagrams will be written as DOT text only"; \
+	else \
+	  echo "NOTE: graphviz's dot program is missing: install it with 'sudo apt-get install graphviz'."; \
+	  echo "      Diagrams are still written as DOT text; SVG/PNG/PDF rendering tests are skipped."; \
+	fi
+
+test: $(STAMP) dot
+	$(PY) -m pytest -q
+
+test-slow: $(STAMP) dot
+	$(PY) -m pytest -q --runslow
+
+demo: $(STAMP) dot
+	$(PY) examples/demo.py --out out/demo
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info

@@ -1,0 +1,90 @@
+"""vector-bondgraph: spatial multibody systems as vector bond graphs.
+
+The pipeline, one artefact per stage (none mutates its input)::
+
+    BondGraph --assign_causality--> CausalGraph --assemble--> StateSpaceModel
+              --simulate--> SimulationResult
+
+Graph and elements
+    BondGraph, Component, Element, Category, register_element, ELEMENT_TYPES,
+    Se, Sf, UnknownEffort (Se*), I, C, R, TF, MTF, GY, MGY, EJS, ZeroJunction,
+    OneJunction, KinematicState, PositionConstraint, TimeFunction, StateFunction,
+    StateView, Bond, PortSpec, Causality, skew
+Stages
+    validate, assign_causality, CausalGraph, InsertedSource, assemble,
+    StateSpaceModel, Evaluation, Baumgarte, simulate, SimulationResult, Status,
+    symbolic_equations, SymbolicEquations
+Diagrams
+    to_dot, to_graphviz, render
+Errors
+    BondGraphError, ModelError, PortError, CausalityError, DifferentialCausalityError,
+    AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning
+Canonical models
+    bondgraph.models
+"""
+
+from __future__ import annotations
+
+from . import models
+from .bonds import Bond, Causality, PortSpec
+from .causality import CausalGraph, InsertedSource, assign_causality
+from .element import (
+    ELEMENT_TYPES,
+    Category,
+    Element,
+    StateFunction,
+    StateView,
+    TimeFunction,
+    register_element,
+)
+from .errors import (
+    AlgebraicLoopError,
+    BondGraphError,
+    CausalityError,
+    DifferentialCausalityError,
+    IntegrationError,
+    IntegrationWarning,
+    ModelError,
+    PortError,
+    SingularConstraintError,
+)
+from .graph import BondGraph, Component
+from .primitives import (
+    EJS,
+    GY,
+    MGY,
+    MTF,
+    TF,
+    C,
+    I,
+    KinematicState,
+    OneJunction,
+    PositionConstraint,
+    R,
+    Se,
+    Sf,
+    UnknownEffort,
+    ZeroJunction,
+    skew,
+)
+from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
+from .results import SimulationResult, Status
+from .simulation import simulate
+from .symbolic import SymbolicEquations, symbolic_equations
+from .validation import validate
+from .viz import render, to_dot, to_graphviz
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BondGraph", "Component", "Element", "Category", "register_element", "ELEMENT_TYPES",
+    "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
+    "ZeroJunction", "OneJunction", "KinematicState", "PositionConstraint", "TimeFunction",
+    "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
+    "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
+    "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",
+    "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
+    "BondGraphError", "ModelError", "PortError", "CausalityError",
+    "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
+    "IntegrationError", "IntegrationWarning", "models",
+]

@@ -1,0 +1,330 @@
+"""The element extension point: the :class:`Element` base, its categories, and the registry.
+
+- :class:`Category`: the role an element plays in the equations (the paper's fields).
+- :class:`Element`: base class of every element kind.
+- :func:`register_element`, :data:`ELEMENT_TYPES`: the explicit registry of kinds.
+- :class:`TimeFunction`, :class:`StateFunction`: known source values that vary.
+- :class:`StateView`: named read access to a state vector, handed to element hooks.
+
+Writing a new element kind
+--------------------------
+Subclass one of the category bases of :mod:`bondgraph.primitives` (``EffortSourceBase``,
+``StorageBase``, ``ResistorBase``, ``TransformerBase``, ...), set the class attribute
+``kind`` (a unique string) and implement that base's hooks (its docstring lists them
+under "Subclasses must implement"), then decorate the class with
+:func:`register_element`. The causality assignment, the junction structure and the
+reduction only ever talk to elements through these hooks, so a registered kind works
+everywhere a built-in one does (see ``examples/custom_element.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from abc import ABC
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+import numpy as np
+import sympy
+
+from .bonds import PortSpec
+from .errors import ModelError
+
+__all__ = [
+    "Category",
+    "Element",
+    "ELEMENT_TYPES",
+    "register_element",
+    "element_type",
+    "TimeFunction",
+    "StateFunction",
+    "StateView",
+    "resolve_parameter",
+]
+
+
+class Category(Enum):
+    """What an element is for the causality assignment and the equations."""
+
+    EFFORT_SOURCE = "Se"
+    FLOW_SOURCE = "Sf"
+    UNKNOWN_EFFORT = "Se*"
+    INERTIA = "I"
+    CAPACITANCE = "C"
+    RESISTANCE = "R"
+    EULER = "EJS"
+    TRANSFORMER = "TF"
+    GYRATOR = "GY"
+    ZERO = "0"
+    ONE = "1"
+
+    @property
+    def is_junction(self) -> bool:
+        return self in (Category.ZERO, Category.ONE)
+
+    @property
+    def is_two_port(self) -> bool:
+        return self in (Category.TRANSFORMER, Category.GYRATOR)
+
+    @property
+    def is_one_port(self) -> bool:
+        return not (self.is_junction or self.is_two_port)
+
+    @property
+    def is_storage(self) -> bool:
+        return self in (Category.INERTIA, Category.CAPACITANCE)
+
+    @property
+    def is_source(self) -> bool:
+        return self in (Category.EFFORT_SOURCE, Category.FLOW_SOURCE, Category.UNKNOWN_EFFORT)
+
+
+class Element(ABC):
+    """Base class of every bond graph element.
+
+    An element is a named node of a :class:`~bondgraph.BondGraph`. Elements are plain
+    objects compared by identity; the graph enforces unique names.
+
+    Class attributes (declarative, like a scipy tableau)
+    ----------------------------------------------------
+    kind : str
+        Registry key (``"I"``, ``"MTF"``, ...). Unique.
+    category : Category
+        The element's role in the causality assignment and in the equations.
+
+    Subclasses must implement (through a category base of :mod:`bondgraph.primitives`)
+    -----------------------------------------------------------------------------------
+    ``ports()``, ``parameters()``, ``problems()`` and their category's hooks.
+    """
+
+    kind: ClassVar[str] = ""
+    category: ClassVar[Category]
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"element name must be a non-empty string, got {name!r}")
+        self.name = name
+
+    # -- structure -----------------------------------------------------------------
+    def ports(self) -> tuple[PortSpec, ...]:
+        """The element's fixed ports; junctions return ``()`` (each bond is a port)."""
+        raise NotImplementedError
+
+    @property
+    def dim(self) -> int:
+        """Dimension of a one-port or a junction (two-ports: of their input port)."""
+        return self.ports()[0].dim
+
+    def parameters(self) -> dict[str, Any]:
+        """The element's parameters by name (used for labels and networkx export)."""
+        return {}
+
+    def problems(self) -> list[str]:
+        """Every problem with the element's own parameters, as messages naming it."""
+        return []
+
+    def state_dependencies(self) -> tuple[str, ...]:
+        """Names of the states the element's law reads (checked against the model)."""
+        return ()
+
+    def label(self) -> str:
+        """Short text for diagrams: kind and name."""
+        return f"{self.kind}: {self.name}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+ELEMENT_TYPES: dict[str, type[Element]] = {}
+"""Registry of element kinds: ``kind`` string -> class."""
+
+
+def register_element(cls: type[Element]) -> type[Element]:
+    """Class decorator: add an element kind to :data:`ELEMENT_TYPES`.
+
+    Raises
+    ------
+    ModelError
+        If the class has no ``kind`` or the kind is already registered.
+    """
+    kind = getattr(cls, "kind", "")
+    if not kind:
+        raise ModelError(f"element class {cls.__name__} has no 'kind' to register under")
+    if kind in ELEMENT_TYPES and ELEMENT_TYPES[kind] is not cls:
+        raise ModelError(
+            f"element kind {kind!r} is already registered by {ELEMENT_TYPES[kind].__name__}; "
+            f"choose another kind for {cls.__name__}"
+        )
+    ELEMENT_TYPES[kind] = cls
+    return cls
+
+
+def element_type(kind: str) -> type[Element]:
+    """The registered class of ``kind``.
+
+    Raises
+    ------
+    KeyError
+        With the closest registered kinds when ``kind`` is unknown.
+    """
+    try:
+        return ELEMENT_TYPES[kind]
+    except KeyError:
+        close = difflib.get_close_matches(str(kind), list(ELEMENT_TYPES), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(
+            f"unknown element kind {kind!r}{hint} Registered kinds: {sorted(ELEMENT_TYPES)}"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters
+# ---------------------------------------------------------------------------------------
+
+def is_symbolic(value: Any) -> bool:
+    """True when ``value`` is (or contains) a sympy expression with free symbols."""
+    if isinstance(value, sympy.Basic):
+        return bool(value.free_symbols)
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
+        return any(is_symbolic(v) for v in np.asarray(value, dtype=object).ravel())
+    return False
+
+
+def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: str,
+                      parameter: str) -> np.ndarray:
+    """Turn a parameter (number, array or sympy expression) into a float array.
+
+    Symbols are replaced by ``values[symbol.name]``.
+
+    Raises
+    ------
+    ModelError
+        Naming ``owner`` and ``parameter`` when a symbol has no value or the result is
+        not a finite real number.
+    """
+    if value is None:
+        raise ModelError(f"element '{owner}': parameter '{parameter}' is missing "
+                         f"(no physical default is assumed)")
+    arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+    if arr.dtype == object:
+        flat = []
+        missing: set[str] = set()
+        for v in arr.ravel():
+            if isinstance(v, sympy.Basic):
+                subs = {s: values[s.name] for s in v.free_symbols
+                        if values is not None and s.name in values}
+                left = [s.name for s in v.free_symbols if s not in subs]
+                if left:
+                    missing.update(left)
+                    flat.append(np.nan)
+                    continue
+                v = v.subs(subs)
+            try:
+                flat.append(complex(v))
+            except (TypeError, ValueError):
+                raise ModelError(f"element '{owner}': parameter '{parameter}' has a value "
+                                 f"{v!r} that is not a number") from None
+        if missing:
+            raise ModelError(f"element '{owner}': parameter '{parameter}' needs values for "
+                             f"symbol(s) {', '.join(sorted(missing))}: pass them as "
+                             f"parameters={{...}}")
+        carr = np.array(flat).reshape(arr.shape)
+        if np.any(np.abs(carr.imag) > 0):
+            raise ModelError(f"element '{owner}': parameter '{parameter}' is complex")
+        out = carr.real.astype(float)
+    else:
+        try:
+            out = np.asarray(arr, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is not "
+                             f"a number or an array of numbers") from None
+    if not np.all(np.isfinite(out)):
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is not "
+                         f"finite")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Varying source values and state access
+# ---------------------------------------------------------------------------------------
+
+class StateView(Mapping[str, np.ndarray]):
+    """Read-only access to a state vector by state name.
+
+    ``view["p_m"]`` is the slice of the state vector that holds the state ``p_m``.
+    """
+
+    __slots__ = ("_x", "_slices")
+
+    def __init__(self, x: np.ndarray, slices: Mapping[str, slice]):
+        self._x = x
+        self._slices = slices
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._x[self._slices[name]]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._slices), n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise KeyError(f"no state named {name!r}{hint}") from None
+
+    def __iter__(self):
+        return iter(self._slices)
+
+    def __len__(self) -> int:
+        return len(self._slices)
+
+
+@dataclass(frozen=True)
+class TimeFunction:
+    """A known value that varies with time, with its analytic time derivative.
+
+    Parameters
+    ----------
+    value : callable
+        ``value(t) -> float or ndarray, shape (dim,)``.
+    rate : callable, optional
+        ``rate(t)``, the time derivative of ``value``. Needed only where the constraint
+        equations see the source (Eq. (15) uses dU_1/dt); an error says so when missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = TimeFunction.sine(amplitude=2.0, omega=3.0)
+    >>> float(f.value(0.0)), float(f.rate(0.0))
+    (0.0, 6.0)
+    """
+
+    value: Callable[[float], Any]
+    rate: Callable[[float], Any] | None = None
+
+    @staticmethod
+    def sine(amplitude: float, omega: float, phase: float = 0.0,
+             offset: float = 0.0) -> "TimeFunction":
+        """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s)."""
+        return TimeFunction(lambda t: offset + amplitude * np.sin(omega * t + phase),
+                            lambda t: amplitude * omega * np.cos(omega * t + phase))
+
+    @staticmethod
+    def ramp(slope: float, start: float = 0.0, offset: float = 0.0) -> "TimeFunction":
+        """``offset`` until ``start``, then ``offset + slope (t - start)``."""
+        return TimeFunction(lambda t: offset + slope * max(t - start, 0.0),
+                            lambda t: slope if t >= start else 0.0)
+
+
+@dataclass(frozen=True)
+class StateFunction:
+    """A known value that depends on time and on the state (feedback, an actuator law).
+
+    Parameters
+    ----------
+    value : callable
+        ``value(t, state) -> float or ndarray``; ``state`` is a :class:`StateView`.
+    depends_on : sequence of str
+        Names of the states read (checked when the model is assembled).
+    """
+
+    value: Callable[[float, StateView], Any]
+    depends_on: Sequence[str] = ()

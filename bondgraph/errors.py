@@ -1,0 +1,92 @@
+"""The package's exception hierarchy.
+
+Every public entry point raises one of these (or a subclass) for bad input, never a
+bare numpy or networkx error.
+
+- :class:`BondGraphError`: base of every error of the package.
+- :class:`ModelError`: the graph or a parameter is invalid (also a ``ValueError``).
+- :class:`PortError`: a bond names a missing element or port, or a port is misused.
+- :class:`CausalityError`: causality cannot be assigned.
+- :class:`DifferentialCausalityError`: a storage element stays in differential causality
+  and no constraint junction can take an unknown effort source.
+- :class:`AlgebraicLoopError`: an algebraic loop cannot be solved (singular).
+- :class:`SingularConstraintError`: the constraint matrix (H4 or T_LE) loses rank.
+- :class:`IntegrationError`: the solver failed (raised only on request).
+- :class:`IntegrationWarning`: the solver failed and a partial result was returned.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BondGraphError",
+    "ModelError",
+    "PortError",
+    "CausalityError",
+    "DifferentialCausalityError",
+    "AlgebraicLoopError",
+    "SingularConstraintError",
+    "IntegrationError",
+    "IntegrationWarning",
+]
+
+
+class BondGraphError(Exception):
+    """Base class of every error raised by the package."""
+
+
+class ModelError(BondGraphError, ValueError):
+    """Fires when a graph, an element or a parameter is invalid; lists every problem found."""
+
+    def __init__(self, problems: str | list[str]):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems: list[str] = list(problems)
+        if len(self.problems) == 1:
+            msg = self.problems[0]
+        else:
+            msg = f"{len(self.problems)} problems found:\n" + "\n".join(
+                f"  - {p}" for p in self.problems
+            )
+        super().__init__(msg)
+
+
+class PortError(ModelError):
+    """Fires when a bond names a missing element or port, or connects a port twice."""
+
+
+class CausalityError(BondGraphError):
+    """Fires when causality cannot be assigned consistently."""
+
+
+class DifferentialCausalityError(CausalityError):
+    """Fires when a storage element is forced into differential causality and no
+    0-junction on its causal path can take an unknown effort source (Se*)."""
+
+
+class AlgebraicLoopError(CausalityError):
+    """Fires when an algebraic loop of the junction structure is singular."""
+
+
+class SingularConstraintError(BondGraphError):
+    """Fires when the constraint matrix (H4 of Eq. (15), or T_LE of Eq. (14)) loses rank
+    during a run: a singular configuration. Names the constraint sources and the time."""
+
+    def __init__(self, message: str, *, time: float | None = None,
+                 sources: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.time = time
+        self.sources = sources
+
+
+class IntegrationError(BondGraphError):
+    """Fires when the solver fails and the caller asked for ``raise_on_failure=True``.
+
+    The partial result computed up to the failure is kept in :attr:`result`."""
+
+    def __init__(self, message: str, result: object | None = None):
+        super().__init__(message)
+        self.result = result
+
+
+class IntegrationWarning(UserWarning):
+    """Emitted when the solver fails: the partial result up to the failure is returned."""

@@ -1,0 +1,304 @@
+"""The junction structure: the linear relations among bond variables and the J blocks
+of the paper's Eqs. (9)-(13).
+
+- :class:`JunctionLayout`: index structures compiled once from a causal graph.
+- :class:`JunctionStructure`: the J blocks evaluated at one configuration, by name.
+
+Symbols (paper notation, used only inside this module and :mod:`bondgraph.reduction`)
+-------------------------------------------------------------------------------------
+Every bond b has an effort e_b and a flow f_b; all of them form w. The junction
+elements (0, 1, TF/MTF, GY/MGY) give A(config) w = 0 (method.md section 5a). The field
+ports' causal strokes split w into the imposed v = [Z; D_out; U_1; U_2; E_out] and the
+received y = [dX/dt; D_in; E_in; C] (C: the Se* flows, the constraint). Solving
+A_u w_u = -A_i v (a sparse LU: the "sparse tableau") gives w = W v and y = J v:
+
+    J = [[J_XZ, J_XL, J_XU1, J_XU2, J_XE],     Eqs. (9)-(10)  (X = [X_i1; X_i2])
+         [J_LZ, J_LL, J_LU1, J_LU2, J_LE],     Eq. (11)
+         [J_EZ, J_EL, J_EU1, J_EU2, J_EE],     Eq. (12)
+         [J_CZ, J_CL, J_CU1, J_CU2, J_CE]]     Eq. (13)   (J_CU2 = 0 in a proper graph)
+
+and dJ/dt from the moduli' rates: dW/dt = -A_u^-1 (dA_u/dt W_u + dA_i/dt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .bonds import Causality
+from .causality import CausalGraph
+from .element import Category
+from .errors import AlgebraicLoopError, CausalityError
+
+__all__ = ["JunctionLayout", "JunctionStructure", "GROUPS_IMPOSED", "GROUPS_RECEIVED"]
+
+GROUPS_IMPOSED = ("Z", "L", "U1", "U2", "E")
+GROUPS_RECEIVED = ("X", "L", "E", "C")
+
+
+@dataclass(frozen=True)
+class JunctionStructure:
+    """The J blocks at one configuration.
+
+    Attributes
+    ----------
+    J : ndarray, shape (n_received, n_imposed)
+        The whole map y = J v.
+    blocks : dict
+        ``blocks["XZ"]`` is J_XZ, etc.: keys are a received group (X, L, E, C) followed
+        by an imposed group (Z, L, U1, U2, E).
+    W : ndarray, shape (n_variables, n_imposed)
+        Every bond variable as a function of v (efforts first, then flows).
+    """
+
+    J: np.ndarray
+    blocks: dict[str, np.ndarray]
+    W: np.ndarray
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.blocks[key]
+
+
+class JunctionLayout:
+    """Index structures of the junction structure, compiled once after causality.
+
+    Parameters
+    ----------
+    cg : CausalGraph
+    moduli : dict of str to Modulus
+        The numeric moduli of the two-ports (constant or state functions).
+    """
+
+    def __init__(self, cg: CausalGraph, moduli: dict):
+        g = cg.graph
+        self.elements = g.elements
+        self.bonds = g.bonds
+        self.bond_index = {b.name: i for i, b in enumerate(self.bonds)}
+        off = np.cumsum([0] + [b.dim for b in self.bonds])
+        self.offset = {b.name: int(off[i]) for i, b in enumerate(self.bonds)}
+        self.n_half = int(off[-1])
+        self.n_var = 2 * self.n_half
+
+        def e(bname):
+            o = self.offset[bname]
+            return list(range(o, o + self.bonds[self.bond_index[bname]].dim))
+
+        def f(bname):
+            o = self.n_half + self.offset[bname]
+            return list(range(o, o + self.bonds[self.bond_index[bname]].dim))
+
+        self.effort_idx, self.flow_idx = e, f
+
+        imposed = {k: [] for k in GROUPS_IMPOSED}
+        received = {k: [] for k in GROUPS_RECEIVED}
+        self.members = {k: [] for k in ("Z", "L", "U1", "U2", "E", "V1")}
+        v1: list[int] = []
+        for name, el in self.elements.items():
+            cat = el.category
+            if cat.is_junction or cat.is_two_port:
+                continue
+            (b,) = g.bonds_of(name)
+            gets_effort = cg.causality[b.name].effort_receiver(b) == name
+            ei, fi = e(b.name), f(b.name)
+            if cat is Category.INERTIA:
+                if not gets_effort:
+                    raise CausalityError(f"I '{name}' is in differential causality")
+                imposed["Z"] += fi
+                received["X"] += ei
+                self.members["Z"].append(name)
+            elif cat is Category.CAPACITANCE:
+                if gets_effort:
+                    raise CausalityError(f"C '{name}' is in differential causality")
+                imposed["Z"] += ei
+                received["X"] += fi
+                self.members["Z"].append(name)
+            elif cat is Category.RESISTANCE:
+                # resistance causality: flow in (D_in), effort out (D_out)
+                imposed["L"] += fi if gets_effort else ei
+                received["L"] += ei if gets_effort else fi
+                self.members["L"].append((name, not gets_effort))
+            elif cat is Category.EULER:
+                imposed["E"] += ei
+                received["E"] += fi
+                self.members["E"].append(name)
+            elif cat is Category.EFFORT_SOURCE:
+                imposed["U1"] += ei
+                v1 += fi
+                self.members["U1"].append(name)
+            elif cat is Category.FLOW_SOURCE:
+                imposed["U1"] += fi
+                v1 += ei
+                self.members["U1"].append(name)
+            elif cat is Category.UNKNOWN_EFFORT:
+                imposed["U2"] += ei
+                received["C"] += fi
+                self.members["U2"].append(name)
+        self.imposed_groups = imposed
+        self.received_groups = received
+        self.imp = np.array(sum((imposed[k] for k in GROUPS_IMPOSED), []), dtype=int)
+        self.rec = np.array(sum((received[k] for k in GROUPS_RECEIVED), []), dtype=int)
+        self.v1 = np.array(v1, dtype=int)
+        self.imp_slices = _slices(imposed, GROUPS_IMPOSED)
+        self.rec_slices = _slices(received, GROUPS_RECEIVED)
+        if len(set(self.imp.tolist())) != len(self.imp):
+            raise CausalityError("a bond variable is imposed by both of its ends "
+                                 "(two sources bonded directly?)")
+        unknown_mask = np.ones(self.n_var, dtype=bool)
+        unknown_mask[self.imp] = False
+        self.unk = np.flatnonzero(unknown_mask)
+        col_u = -np.ones(self.n_var, dtype=int)
+        col_u[self.unk] = np.arange(len(self.unk))
+        col_i = -np.ones(self.n_var, dtype=int)
+        col_i[self.imp] = np.arange(len(self.imp))
+        self.col_u, self.col_i = col_u, col_i
+
+        # junction equations: constant COO entries plus modulated blocks
+        rows, cols, vals = [], [], []
+        self.modulated: list[tuple[str, object, int, list[int], list[int], bool]] = []
+        r = 0
+
+        def add(row, col, val):
+            rows.append(row)
+            cols.append(col)
+            vals.append(val)
+
+        for name, el in self.elements.items():
+            cat = el.category
+            bl = g.bonds_of(name)
+            if cat.is_junction:
+                n = el.dim
+                signs = [b.sign_at(name) for b in bl]
+                first = bl[0]
+                if cat is Category.ZERO:
+                    same, summed = e, f
+                else:
+                    same, summed = f, e
+                for b in bl[1:]:
+                    for k in range(n):
+                        add(r + k, same(first.name)[k], 1.0)
+                        add(r + k, same(b.name)[k], -1.0)
+                    r += n
+                for k in range(n):
+                    for b, s in zip(bl, signs):
+                        add(r + k, summed(b.name)[k], float(s))
+                r += n
+            elif cat.is_two_port:
+                ports = {}
+                for b in bl:
+                    ports[b.tail_port if b.tail == name else b.head_port] = b
+                b1, b2 = ports["in"], ports["out"]
+                mod = moduli[name]
+                n2, n1 = mod.shape
+                tf = cat is Category.TRANSFORMER
+                # TF: f2 - mu f1 = 0 ; e1 - mu^T e2 = 0
+                # GY: e2 - r f1 = 0 ; e1 - r^T f2 = 0
+                lhs1 = f(b2.name) if tf else e(b2.name)
+                rhs1 = f(b1.name)
+                lhs2 = e(b1.name)
+                rhs2 = e(b2.name) if tf else f(b2.name)
+                for k in range(n2):
+                    add(r + k, lhs1[k], 1.0)
+                for k in range(n1):
+                    add(r + n2 + k, lhs2[k], 1.0)
+                block_start = len(vals)
+                for i in range(n2):
+                    for j in range(n1):
+                        add(r + i, rhs1[j], 0.0)            # -mu[i, j]
+                for j in range(n1):
+                    for i in range(n2):
+                        add(r + n2 + j, rhs2[i], 0.0)        # -mu[i, j] (transpose)
+                self.modulated.append((name, mod, block_start, n2, n1))
+                r += n1 + n2
+        self.n_eq = r
+        if self.n_eq != len(self.unk):
+            raise CausalityError(f"the junction structure has {self.n_eq} equations for "
+                                 f"{len(self.unk)} unknown bond variables; check for bonds "
+                                 f"between two one-port elements")
+        self.rows = np.array(rows, dtype=int)
+        self.cols = np.array(cols, dtype=int)
+        self.base = np.array(vals, dtype=float)
+        self.is_u = self.col_u[self.cols] >= 0
+        # position of each modulated entry in the data vector, in (i, j) then (j, i) order
+        for k, (name, mod, start, n2, n1) in enumerate(self.modulated):
+            if mod.constant is not None:
+                m = np.asarray(mod.constant, dtype=float)
+                self.base[start:start + n2 * n1] = -m.ravel()
+                self.base[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
+        self.dynamic = [(name, mod, start, n2, n1) for (name, mod, start, n2, n1)
+                        in self.modulated if mod.constant is None]
+
+    # ------------------------------------------------------------------------------------
+    def data(self, moduli_values: dict[str, np.ndarray]) -> np.ndarray:
+        """Coefficients of A at a configuration (modulated entries filled in)."""
+        d = self.base.copy()
+        for name, _mod, start, n2, n1 in self.dynamic:
+            m = moduli_values[name]
+            d[start:start + n2 * n1] = -m.ravel()
+            d[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
+        return d
+
+    def rate_data(self, moduli_rates: dict[str, np.ndarray]) -> np.ndarray:
+        """Coefficients of dA/dt (zero but for the modulated entries)."""
+        d = np.zeros_like(self.base)
+        for name, _mod, start, n2, n1 in self.dynamic:
+            m = moduli_rates[name]
+            d[start:start + n2 * n1] = -m.ravel()
+            d[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
+        return d
+
+    def split(self, data: np.ndarray) -> tuple[sp.csc_matrix, sp.csc_matrix]:
+        """(A_u, A_i): the columns of the unknown and of the imposed variables."""
+        u = self.is_u
+        A_u = sp.csc_matrix((data[u], (self.rows[u], self.col_u[self.cols[u]])),
+                            shape=(self.n_eq, len(self.unk)))
+        i = ~u
+        A_i = sp.csc_matrix((data[i], (self.rows[i], self.col_i[self.cols[i]])),
+                            shape=(self.n_eq, len(self.imp)))
+        return A_u, A_i
+
+    def factor(self, data: np.ndarray):
+        """Sparse LU of A_u and A_i; raises AlgebraicLoopError when A_u is singular."""
+        A_u, A_i = self.split(data)
+        if A_u.shape[0] == 0:
+            return None, A_i
+        try:
+            lu = spla.splu(A_u)
+        except RuntimeError:
+            raise AlgebraicLoopError(
+                "the junction structure cannot be solved for the received variables (its "
+                "matrix is singular): an algebraic loop or a transformer chain with a "
+                "singular modulus") from None
+        if not np.all(np.isfinite(lu.U.data)) or np.min(np.abs(lu.U.diagonal())) == 0.0:
+            raise AlgebraicLoopError("the junction structure matrix is singular at this "
+                                     "configuration")
+        return lu, A_i
+
+    def full_map(self, lu, A_i) -> np.ndarray:
+        """W: every bond variable as a linear function of the imposed vector v."""
+        W = np.zeros((self.n_var, len(self.imp)))
+        W[self.imp, np.arange(len(self.imp))] = 1.0
+        if lu is not None and A_i.shape[1]:
+            W[self.unk] = -lu.solve(A_i.toarray())
+        return W
+
+    def structure(self, W: np.ndarray) -> JunctionStructure:
+        """The J blocks from the full map W."""
+        J = W[self.rec]
+        blocks = {}
+        for rg in GROUPS_RECEIVED:
+            rs = self.rec_slices[rg]
+            for ig in GROUPS_IMPOSED:
+                blocks[rg + ig] = J[rs, self.imp_slices[ig]]
+        return JunctionStructure(J=J, blocks=blocks, W=W)
+
+
+def _slices(groups: dict[str, list[int]], order) -> dict[str, slice]:
+    out, start = {}, 0
+    for k in order:
+        n = len(groups[k])
+        out[k] = slice(start, start + n)
+        start += n
+    return out

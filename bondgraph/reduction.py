@@ -1,0 +1,546 @@
+"""Reduction of the junction structure and the fields to state equations, Eqs. (14)/(15).
+
+- :func:`assemble`: :class:`~bondgraph.CausalGraph` -> :class:`StateSpaceModel`.
+- :class:`StateSpaceModel`: ``rhs(t, x)``, ``constraint_forces(t, x)``, ``evaluate``
+  (every intermediate: J blocks, T, H, U_2) at any state.
+- :class:`Evaluation`: everything computed at one (t, x).
+- :class:`Baumgarte`: constraint stabilisation gains.
+
+Symbol table (paper notation, method.md section 5)
+---------------------------------------------------
+X        energy states [X_i1; X_i2] (momenta p of I, displacements q of C)
+Z = F X  co-energies (Eqs. (5)-(6)); F = blockdiag(inertia^-1, stiffness)
+D_out = R D_in       resistive field (Eq. (7)); R per element, R^-1 in conductance
+E_out = R_E E_in     EJS field (Eq. (8)); R_E = blockdiag(-h~), state dependent
+U_1, U_2 known and unknown (constraint) efforts; C the Se* flows (Eq. (13))
+A1..A5, B1..B4 the eliminations of D and E, with the corrections of method.md (a):
+  G   = (I_1 - J_LL R)^-1
+  A1  = [I_2 - J_EE R_E - J_EL R G J_LE R_E]^-1
+  A2  = J_EZ F + J_EL R G J_LZ F;   A4 = J_EU1 + J_EL R G J_LU1;   A5 = J_EU2 + J_EL R G J_LU2
+  B1  = G (J_LZ F + J_LE R_E A1 A2); B3 = G (J_LU1 + J_LE R_E A1 A4); B4 = G (J_LU2 + J_LE R_E A1 A5)
+  T_Y* for any output rows Y:  T_YX = Y_Z F + Y_L R B1 + Y_E R_E A1 A2, etc.
+dX/dt = T_X X + T_U1 U_1 + T_U2 U_2;  c = T_CX X + T_CU1 U_1 + T_LE U_2  (T_LE = T_CU2)
+Eq. (14): T_LE invertible:  U_2 = -T_LE^-1 (T_CX X + T_CU1 U_1)
+Eq. (15): J_CL = J_CE = 0:  H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt
+                                       + (dJ_CZ/dt) F X + (dJ_CU1/dt) U_1 [+ 2 alpha c + beta^2 Phi])
+          H_X = J_CZ F T_X, H_3 = J_CZ F T_U1, H_4 = J_CZ F T_U2. The dJ/dt terms are the
+          ones the paper omits (method.md (b)); the bracketed terms are Baumgarte's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from .causality import CausalGraph
+from .element import Category, StateView
+from .errors import ModelError, SingularConstraintError
+from .junction import JunctionLayout, JunctionStructure
+from .primitives import EJS, KinematicState, StorageBase, UnknownEffort, ZeroJunction
+
+__all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]
+
+RANK_RTOL = 1e-9
+"""Relative singular-value threshold below which H_4 (or T_LE) is taken as rank deficient."""
+
+
+@dataclass(frozen=True)
+class Baumgarte:
+    """Baumgarte stabilisation: c' + 2 alpha c + beta^2 Phi = 0 (alpha, beta in 1/s)."""
+
+    alpha: float = 10.0
+    beta: float = 10.0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything computed at one time and state (arrays in the model's orders).
+
+    Attributes
+    ----------
+    t : float
+    x : ndarray (n_states,)
+    xdot : ndarray (n_states,)
+    U1, U2 : ndarray
+        Known source values and unknown (constraint) efforts.
+    T_X, T_U1, T_U2 : ndarray
+        dX/dt = T_X X + T_U1 U1 + T_U2 U2.
+    constraint_flow : ndarray
+        c, the Se* flows (zero when the constraints hold at velocity level).
+    phi : ndarray
+        Position-level constraint values (NaN where a junction defines none).
+    H4 : ndarray or None
+        Eq. (15)'s constraint matrix (None in the Eq. (14) branch).
+    branch : str
+        ``"15"``, ``"14"`` or ``"none"`` (no unknown sources).
+    rank : int
+        Numerical rank of H_4 (or T_LE); equals ``U2.size`` unless redundant.
+    junction : JunctionStructure
+        The J blocks at this configuration.
+    bond_values : ndarray (n_variables,)
+        Every bond's effort then flow (see ``StateSpaceModel.bond_effort``).
+    """
+
+    t: float
+    x: np.ndarray
+    xdot: np.ndarray
+    U1: np.ndarray
+    U2: np.ndarray
+    T_X: np.ndarray
+    T_U1: np.ndarray
+    T_U2: np.ndarray
+    constraint_flow: np.ndarray
+    phi: np.ndarray
+    H4: np.ndarray | None
+    branch: str
+    rank: int
+    junction: JunctionStructure
+    bond_values: np.ndarray
+
+
+class StateSpaceModel:
+    """The assembled model: fields, junction structure and reduction, ready to evaluate.
+
+    Parameter values are kept apart from structure: :meth:`with_parameters` returns a
+    model with new values and the same causal graph. Build it with :func:`assemble`.
+
+    Attributes
+    ----------
+    causal : CausalGraph
+    state_names : tuple of str
+        Energy states (``p_<I>``, ``q_<C>``) then kinematic states.
+    n_states : int
+    unknown_sources : tuple of str
+        The Se* names, in the order of U_2.
+    """
+
+    def __init__(self, cg: CausalGraph, parameters: Mapping[str, float] | None = None):
+        self.causal = cg
+        self.graph = cg.graph
+        self.parameters: dict[str, float] = dict(parameters or {})
+        els = self.graph.elements
+        self._elements = els
+        p = self.parameters
+
+        # states ---------------------------------------------------------------------
+        self.storage: tuple[str, ...] = tuple(n for n, el in els.items()
+                                              if isinstance(el, StorageBase))
+        names, slices, start = [], {}, 0
+        for n in self.storage:
+            el = els[n]
+            names.append(el.state_name)
+            slices[el.state_name] = slice(start, start + el.dim)
+            start += el.dim
+        self.n_energy = start
+        self.kinematic: tuple[KinematicState, ...] = self.graph.kinematic_states
+        for ks in self.kinematic:
+            names.append(ks.name)
+            slices[ks.name] = slice(start, start + ks.dim)
+            start += ks.dim
+        self.state_names: tuple[str, ...] = tuple(names)
+        self.state_slices: dict[str, slice] = slices
+        self.n_states = start
+        energy_names = set(names[:len(self.storage)])
+
+        # fields ---------------------------------------------------------------------
+        blocks = [els[n].field_matrix(p) for n in self.storage]
+        self.F = sla.block_diag(*blocks) if blocks else np.zeros((0, 0))
+        moduli = {}
+        for n, el in els.items():
+            if el.category.is_two_port:
+                mod = el.modulus(p)
+                moduli[n] = mod
+                for dep in mod.depends_on:
+                    if dep in energy_names:
+                        raise ModelError(f"{el.kind} '{n}': its modulus depends on energy state "
+                                         f"'{dep}'; moduli may depend on kinematic states only "
+                                         f"(their rates must not need the constraint forces)")
+        self.moduli = moduli
+        self.layout = JunctionLayout(cg, moduli)
+        L = self.layout
+        rblocks = []
+        for name, resistance_causality in L.members["L"]:
+            r = els[name].resistance_matrix(p)
+            if not resistance_causality:
+                try:
+                    r = np.linalg.inv(r)
+                except np.linalg.LinAlgError:
+                    raise ModelError(f"R '{name}' is in conductance causality (effort in) and "
+                                     f"needs an invertible resistance") from None
+            rblocks.append(r)
+        self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
+        self.ejs: tuple[str, ...] = tuple(L.members["E"])
+        self.sources = {n: els[n].law(p) for n in L.members["U1"]}
+        self.unknown_sources: tuple[str, ...] = tuple(L.members["U2"])
+        self.u2_dims = [els[n].dim for n in self.unknown_sources]
+        u2_off = np.cumsum([0] + self.u2_dims)
+        self.u2_slices = {n: slice(int(u2_off[i]), int(u2_off[i + 1]))
+                          for i, n in enumerate(self.unknown_sources)}
+        self.u1_dims = [els[n].dim for n in L.members["U1"]]
+        self.n_u1 = int(sum(self.u1_dims))
+        self.n_u2 = int(u2_off[-1])
+        # position constraints per Se*
+        self.position_constraints = []
+        for n in self.unknown_sources:
+            el = els[n]
+            j = els.get(el.junction) if isinstance(el, UnknownEffort) and el.junction else None
+            pc = j.position_constraint if isinstance(j, ZeroJunction) else None
+            self.position_constraints.append(pc)
+        # kinematic sources: flow variable indices
+        self.kin_flow_idx = []
+        for ks in self.kinematic:
+            src = ks.source
+            if src in els:
+                b = self.graph.bonds_of(src)[0]
+            else:
+                b = self.graph.bond(src)
+            self.kin_flow_idx.append(np.array(L.flow_idx(b.name), dtype=int))
+        self._kin_rows = (np.concatenate(self.kin_flow_idx) if self.kin_flow_idx
+                          else np.zeros(0, dtype=int))
+        self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
+
+    # -- conveniences -------------------------------------------------------------------
+    def with_parameters(self, **values: float) -> "StateSpaceModel":
+        """A model with updated parameter values and the same causal graph."""
+        merged = dict(self.parameters)
+        merged.update(values)
+        return StateSpaceModel(self.causal, merged)
+
+    def state_index(self, name: str) -> slice:
+        """Slice of state ``name`` in the state vector."""
+        return self.state_slices[name] if name in self.state_slices else \
+            StateView(np.zeros(0), self.state_slices)[name]
+
+    def initial_state(self, values: Mapping[str, Any]) -> np.ndarray:
+        """The state vector from values keyed by state name (every state required).
+
+        Raises
+        ------
+        ModelError
+            Listing missing and unknown names, or a value of the wrong size.
+        """
+        missing = [n for n in self.state_names if n not in values]
+        unknown = [n for n in values if n not in self.state_slices]
+        problems = []
+        if missing:
+            problems.append(f"initial state: missing value(s) for {', '.join(missing)}")
+        if unknown:
+            problems.append(f"initial state: unknown state name(s) {', '.join(unknown)}; "
+                            f"states are {', '.join(self.state_names)}")
+        x = np.zeros(self.n_states)
+        for n, s in self.state_slices.items():
+            if n in values:
+                v = np.atleast_1d(np.asarray(values[n], dtype=float))
+                if v.size == 1 and s.stop - s.start > 1:
+                    problems.append(f"initial state '{n}': needs {s.stop - s.start} values")
+                    continue
+                if v.size != s.stop - s.start:
+                    problems.append(f"initial state '{n}': needs {s.stop - s.start} values, "
+                                    f"got {v.size}")
+                    continue
+                if not np.all(np.isfinite(v)):
+                    problems.append(f"initial state '{n}': values must be finite, got {v}")
+                    continue
+                x[s] = v
+        if problems:
+            raise ModelError(problems)
+        return x
+
+    def stored_energy(self, x: np.ndarray) -> float:
+        """Energy in the storage elements, sum of X^T F X / 2 (J)."""
+        X = np.asarray(x)[:self.n_energy]
+        return 0.5 * float(X @ self.F @ X)
+
+    def bond_index(self, bond: str) -> tuple[slice, slice]:
+        """(effort slice, flow slice) of ``bond`` in ``Evaluation.bond_values``."""
+        L = self.layout
+        b = self.graph.bond(bond)
+        o = L.offset[b.name]
+        return slice(o, o + b.dim), slice(L.n_half + o, L.n_half + o + b.dim)
+
+    # -- evaluation -----------------------------------------------------------------------
+    def _moduli(self, s: StateView, rates: StateView | None):
+        vals, dvals = {}, {}
+        for name, mod, *_ in self.layout.dynamic:
+            deps = [s[d] for d in mod.depends_on]
+            m = np.asarray(mod.value(*deps), dtype=float)
+            if m.shape != mod.shape:
+                el = self._elements[name]
+                raise ModelError(f"{el.kind} '{name}': modulus returned shape {m.shape}; "
+                                 f"valid: {mod.shape} (n_out, n_in)")
+            vals[name] = m
+            if rates is not None:
+                r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]),
+                               dtype=float)
+                if r.shape != mod.shape:
+                    el = self._elements[name]
+                    raise ModelError(f"{el.kind} '{name}': modulus_rate returned shape "
+                                     f"{r.shape}; valid: {mod.shape}")
+                dvals[name] = r
+        return vals, dvals
+
+    def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
+        """U_1 and dU_1/dt (None where a source has no rate) at time t (s)."""
+        u = [law.value(t, s) for law in self.sources.values()]
+        U1 = np.concatenate(u) if u else np.zeros(0)
+        rates = []
+        for name, law in self.sources.items():
+            if law.rate is None:
+                rates.append(np.full(self._elements[name].dim, np.nan))
+            else:
+                rates.append(law.rate(t, s))
+        dU1 = np.concatenate(rates) if rates else np.zeros(0)
+        return U1, dU1
+
+    def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
+                 redundancy_ok: bool = True) -> Evaluation:
+        """Evaluate every quantity of the reduction at time ``t`` and state ``x``.
+
+        Raises
+        ------
+        SingularConstraintError
+            When the constraint matrix is rank deficient and ``redundancy_ok`` is False,
+            or when neither Eq. (14) nor Eq. (15) applies.
+        """
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n_states,):
+            raise ModelError(f"state vector has shape {x.shape}; valid: ({self.n_states},) "
+                             f"for states {', '.join(self.state_names)}")
+        s = StateView(x, self.state_slices)
+        L = self.layout
+        X = x[:self.n_energy]
+        mvals, _ = self._moduli(s, None)
+        data = L.data(mvals)
+        lu, A_i = L.factor(data)
+        W = L.full_map(lu, A_i)
+        js = L.structure(W)
+        b = js.blocks
+        F, R = self.F, self.R
+        RE = (sla.block_diag(*[self._elements[n].euler_matrix(s) for n in self.ejs])
+              if self.ejs else np.zeros((0, 0)))
+
+        # eliminate D and E (corrected A1..A5, B1..B4)
+        nL, nE = R.shape[0], RE.shape[0]
+        G = np.linalg.inv(np.eye(nL) - b["LL"] @ R) if nL else np.zeros((0, 0))
+        A1 = np.linalg.inv(np.eye(nE) - b["EE"] @ RE - b["EL"] @ R @ G @ b["LE"] @ RE) \
+            if nE else np.zeros((0, 0))
+        A2 = b["EZ"] @ F + b["EL"] @ R @ G @ b["LZ"] @ F
+        A4 = b["EU1"] + b["EL"] @ R @ G @ b["LU1"]
+        A5 = b["EU2"] + b["EL"] @ R @ G @ b["LU2"]
+        B1 = G @ (b["LZ"] @ F + b["LE"] @ RE @ A1 @ A2)
+        B3 = G @ (b["LU1"] + b["LE"] @ RE @ A1 @ A4)
+        B4 = G @ (b["LU2"] + b["LE"] @ RE @ A1 @ A5)
+        RA1 = RE @ A1
+
+        def reduce(YZ, YL, YU1, YU2, YE):
+            return (YZ @ F + YL @ R @ B1 + YE @ RA1 @ A2,
+                    YU1 + YL @ R @ B3 + YE @ RA1 @ A4,
+                    YU2 + YL @ R @ B4 + YE @ RA1 @ A5)
+
+        T_X, T_U1, T_U2 = reduce(b["XZ"], b["XL"], b["XU1"], b["XU2"], b["XE"])
+        T_CX, T_CU1, T_LE = reduce(b["CZ"], b["CL"], b["CU1"], b["CU2"], b["CE"])
+        U1, dU1 = self.source_values(t, s)
+
+        # kinematic flows (before U2 is known; they must not depend on it)
+        Wk = W[self._kin_rows]
+        K_X, K_U1, K_U2 = reduce(Wk[:, L.imp_slices["Z"]], Wk[:, L.imp_slices["L"]],
+                                 Wk[:, L.imp_slices["U1"]], Wk[:, L.imp_slices["U2"]],
+                                 Wk[:, L.imp_slices["E"]])
+        kin_flow0 = K_X @ X + K_U1 @ U1
+
+        n2 = self.n_u2
+        H4 = None
+        rank = n2
+        c0 = T_CX @ X + T_CU1 @ U1
+        phi = self._phi(s)
+        if n2 == 0:
+            branch = "none"
+            U2 = np.zeros(0)
+        else:
+            scale = max(1.0, float(np.abs(js.J).max()))
+            coupled = max(np.abs(b["CL"]).max(initial=0.0), np.abs(b["CE"]).max(initial=0.0),
+                          np.abs(b["CU2"]).max(initial=0.0))
+            if coupled <= 1e-12 * scale:
+                branch = "15"
+                if np.abs(K_U2).max(initial=0.0) > 1e-12 * scale and L.dynamic:
+                    raise ModelError("a kinematic state integrates a flow that depends on the "
+                                     "constraint efforts; Eq. (15) cannot use it to modulate")
+                kin_rates = self._kin_rates(s, kin_flow0)
+                _, mrates = self._moduli(s, StateView(kin_rates, self._kin_slices_all()))
+                dJ_CZ, dJ_CU1 = self._constraint_rows_rate(lu, W, mrates)
+                need_du1 = np.abs(b["CU1"]).max(axis=0) > 0 if b["CU1"].size else \
+                    np.zeros(0, dtype=bool)
+                if np.any(need_du1 & ~np.isfinite(dU1)):
+                    bad = self._u1_names_at(np.flatnonzero(need_du1 & ~np.isfinite(dU1)))
+                    raise ModelError(f"source(s) {', '.join(bad)} enter the constraint "
+                                     f"equations, so Eq. (15) needs their time derivative: "
+                                     f"give TimeFunction(value, rate=...) (a state-dependent "
+                                     f"source cannot be used there)")
+                dU1z = np.where(np.isfinite(dU1), dU1, 0.0)
+                JCF = b["CZ"] @ F
+                H4 = JCF @ T_U2
+                rhs = (JCF @ T_X @ X + JCF @ T_U1 @ U1 + b["CU1"] @ dU1z
+                       + dJ_CZ @ (F @ X) + dJ_CU1 @ U1)
+                if stabilization is not None:
+                    rhs = rhs + 2.0 * stabilization.alpha * c0 + \
+                        stabilization.beta ** 2 * np.nan_to_num(phi)
+                U2, rank = _solve(H4, -rhs, spd_sign=True)
+            else:
+                branch = "14"
+                U2, rank = _solve(T_LE, -(T_CX @ X + T_CU1 @ U1), spd_sign=False)
+            if rank < n2 and not redundancy_ok:
+                raise SingularConstraintError(
+                    f"the constraint matrix of Eq. ({branch}) has rank {rank} < {n2} at "
+                    f"t = {t:.6g} s: " + self.deficient_sources_text(H4 if H4 is not None
+                                                                    else T_LE),
+                    time=t, sources=self.unknown_sources)
+        Xdot = T_X @ X + T_U1 @ U1 + T_U2 @ U2
+        kin_flow = kin_flow0 + K_U2 @ U2
+        kin_rates = self._kin_rates(s, kin_flow)
+        xdot = np.concatenate([Xdot, kin_rates])
+        c = c0 + T_LE @ U2
+        # all bond variables: v = [Z; D_out; U1; U2; E_out]
+        Din = B1 @ X + B3 @ U1 + B4 @ U2
+        Ein = A1 @ (A2 @ X + A4 @ U1 + A5 @ U2) if nE else np.zeros(0)
+        v = np.concatenate([F @ X, R @ Din, U1, U2, RE @ Ein])
+        return Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
+                          T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, branch=branch,
+                          rank=int(rank), junction=js, bond_values=W @ v)
+
+    def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
+        """dx/dt at (t, x): a fresh array of shape (n_states,)."""
+        return self.evaluate(t, x, stabilization=stabilization).xdot
+
+    def constraint_forces(self, t: float, x: np.ndarray,
+                          stabilization: Baumgarte | None = None) -> dict[str, np.ndarray]:
+        """U_2 by unknown source name (the Se* efforts) at (t, x)."""
+        ev = self.evaluate(t, x, stabilization=stabilization)
+        return {n: ev.U2[s].copy() for n, s in self.u2_slices.items()}
+
+    def deficient_sources_text(self, H: np.ndarray | None) -> str:
+        """Which unknown sources take part in the null space of ``H``."""
+        if H is None or H.size == 0:
+            return ""
+        u, sv, vt = np.linalg.svd(H)
+        tol = RANK_RTOL * max(sv.max(initial=0.0), 1e-300)
+        null = vt[sv <= tol] if np.any(sv <= tol) else vt[-1:]
+        weight = np.abs(null).sum(axis=0)
+        involved = [n for n, sl in self.u2_slices.items() if weight[sl].max() > 1e-8]
+        return (f"{len(H) - int(np.sum(sv > tol))} dependent constraint component(s) among "
+                f"{', '.join(involved)}")
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _kin_slices_all(self) -> dict[str, slice]:
+        out, start = {}, 0
+        for ks in self.kinematic:
+            out[ks.name] = slice(start, start + ks.dim)
+            start += ks.dim
+        return out
+
+    def _kin_rates(self, s: StateView, flows: np.ndarray) -> np.ndarray:
+        out, start = [], 0
+        for ks, idx in zip(self.kinematic, self.kin_flow_idx):
+            fl = flows[start:start + len(idx)]
+            start += len(idx)
+            if ks.rate is None:
+                out.append(fl)
+            else:
+                r = np.asarray(ks.rate(s[ks.name], fl), dtype=float)
+                if r.shape != (ks.dim,):
+                    raise ModelError(f"kinematic state '{ks.name}': rate returned shape "
+                                     f"{r.shape}; valid: ({ks.dim},)")
+                out.append(r)
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def _constraint_rows_rate(self, lu, W, mrates):
+        """dJ_CZ/dt and dJ_CU1/dt from the moduli' rates."""
+        L = self.layout
+        rows_c = L.rec[L.rec_slices["C"]]
+        nz = L.imp_slices["Z"]
+        nu1 = L.imp_slices["U1"]
+        if not L.dynamic or lu is None:
+            return (np.zeros((len(rows_c), nz.stop - nz.start)),
+                    np.zeros((len(rows_c), nu1.stop - nu1.start)))
+        dd = L.rate_data(mrates)
+        dA_u, dA_i = L.split(dd)
+        # dW_u/dt = -A_u^-1 (dA_u W_u + dA_i), only the C rows are needed
+        pos = L.col_u[rows_c]
+        sel = np.zeros((len(L.unk), len(rows_c)))
+        sel[pos, np.arange(len(rows_c))] = 1.0
+        Zt = lu.solve(sel, trans="T")           # columns: rows of A_u^-1
+        M = dA_u @ W[L.unk] + dA_i.toarray()
+        dWc = -(Zt.T @ M)
+        return dWc[:, nz], dWc[:, nu1]
+
+    def _phi(self, s: StateView) -> np.ndarray:
+        out = []
+        for n, pc in zip(self.unknown_sources, self.position_constraints):
+            d = self.u2_slices[n].stop - self.u2_slices[n].start
+            if pc is None:
+                out.append(np.full(d, np.nan))
+            else:
+                val = np.asarray(pc.value(*[s[k] for k in pc.depends_on]), dtype=float)
+                if val.shape != (d,):
+                    raise ModelError(f"position constraint of '{n}' returned shape {val.shape};"
+                                     f" valid: ({d},)")
+                out.append(val)
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def _u1_names_at(self, idx) -> list[str]:
+        names, owner = [], []
+        for n, d in zip(self.sources, self.u1_dims):
+            owner += [n] * d
+        for i in idx:
+            if owner[i] not in names:
+                names.append(owner[i])
+        return names
+
+
+def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool) -> tuple[np.ndarray, int]:
+    """Solve H u = rhs; Cholesky when H is (+/-) SPD, else minimum-norm least squares.
+
+    Returns the solution and the numerical rank of H.
+    """
+    if H.size == 0:
+        return np.zeros(0), 0
+    if spd_sign:
+        sign = 1.0 if np.trace(H) >= 0 else -1.0
+        try:
+            cf = sla.cho_factor(sign * H, check_finite=True)
+            d = np.diag(cf[0])
+            if d.min() > np.sqrt(RANK_RTOL) * d.max():
+                return sla.cho_solve(cf, sign * rhs), H.shape[0]
+        except (np.linalg.LinAlgError, ValueError):
+            pass
+    if not np.all(np.isfinite(H)):
+        raise SingularConstraintError("the constraint matrix has non-finite entries")
+    u, sv, vt = np.linalg.svd(H)
+    tol = RANK_RTOL * sv.max(initial=0.0)
+    rank = int(np.sum(sv > tol))
+    inv = np.where(sv > tol, 1.0 / np.where(sv > tol, sv, 1.0), 0.0)
+    return vt.T @ (inv * (u.T @ rhs)), rank
+
+
+def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None
+             ) -> StateSpaceModel:
+    """Build the numeric state-space model of a causal graph.
+
+    Parameters
+    ----------
+    cg : CausalGraph
+        From :func:`~bondgraph.assign_causality`.
+    parameters : mapping of str to float, optional
+        Values for the sympy symbols used as element parameters.
+
+    Returns
+    -------
+    StateSpaceModel
+    """
+    if not isinstance(cg, CausalGraph):
+        raise ModelError(f"assemble expects a CausalGraph (from assign_causality), got "
+                         f"{type(cg).__name__}")
+    return StateSpaceModel(cg, parameters)

@@ -1,0 +1,161 @@
+"""Simulation results.
+
+- :class:`SimulationResult`: frozen, typed; scipy's field names plus named accessors.
+- :class:`Status`: how a run ended, with a message table.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SimulationResult", "Status"]
+
+
+class Status(Enum):
+    """How a run ended."""
+
+    SUCCESS = 0
+    EVENT = 1
+    STEP_FAILED = -1
+    SINGULAR = -2
+    NON_FINITE = -3
+    CALLBACK_ERROR = -4
+
+    @property
+    def success(self) -> bool:
+        return self.value >= 0
+
+    @property
+    def description(self) -> str:
+        return {
+            Status.SUCCESS: "reached the end of the time span",
+            Status.EVENT: "a terminal event occurred",
+            Status.STEP_FAILED: "the solver could not take a step (step size below its floor)",
+            Status.SINGULAR: "the constraints became singular (a singular configuration)",
+            Status.NON_FINITE: "the state or its derivative became non-finite",
+            Status.CALLBACK_ERROR: "a user function raised an error",
+        }[self]
+
+
+def _lookup(mapping: Mapping[str, Any], name: str, what: str):
+    try:
+        return mapping[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, list(mapping), n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(f"no {what} named {name!r}{hint}") from None
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """The outcome of :func:`~bondgraph.simulate`, on the output time grid.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_points,)
+        Output times (s). On failure, the output times reached before it.
+    x : ndarray, shape (n_states, n_points)
+        States (scipy's orientation, like ``OdeResult.y``).
+    state_names : tuple of str
+    constraint_forces : mapping of str to ndarray (dim, n_points)
+        Every unknown effort source's effort (U_2), keyed by its name (``Se*_...``).
+    constraint_flow : ndarray, shape (n_u2, n_points)
+        The Se* flows c (velocity-level constraint violation).
+    phi : ndarray, shape (n_u2, n_points)
+        Position-level constraint values (NaN where none is defined).
+    bond_values : ndarray, shape (n_variables, n_points)
+        Every bond's effort and flow; read them with :meth:`effort` and :meth:`flow`.
+    stored_energy : ndarray, shape (n_points,)
+        Energy in the I and C elements (J).
+    status : Status
+    message : str
+    success : bool
+    failure_time : float or None
+        Time (s) of the failure, when the run failed.
+    nfev : int
+        Number of derivative evaluations by the solver.
+    n_steps, n_rejected : int
+        Accepted and rejected steps.
+    rank_deficiency : int
+        Dependent (redundant) constraint components at the initial state.
+    branch : str
+        ``"15"``, ``"14"`` or ``"none"``: which reduction solved for U_2.
+    sol : callable or None
+        Dense output over the whole run when asked for.
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    state_names: tuple[str, ...]
+    constraint_forces: Mapping[str, np.ndarray]
+    constraint_flow: np.ndarray
+    phi: np.ndarray
+    bond_values: np.ndarray
+    stored_energy: np.ndarray
+    status: Status
+    message: str
+    success: bool
+    failure_time: float | None
+    nfev: int
+    n_steps: int
+    n_rejected: int
+    rank_deficiency: int
+    branch: str
+    sol: Any = None
+    _state_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
+    _bond_slices: Mapping[str, tuple[slice, slice]] = field(default_factory=dict, repr=False)
+    t_events: tuple[np.ndarray, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "constraint_forces",
+                           MappingProxyType(dict(self.constraint_forces)))
+        for a in ("t", "x", "constraint_flow", "phi", "bond_values", "stored_energy"):
+            arr = getattr(self, a)
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
+
+    def state(self, name: str) -> np.ndarray:
+        """State ``name`` over time: shape (dim, n_points), or (n_points,) when dim = 1."""
+        s = _lookup(self._state_slices, name, "state")
+        v = self.x[s]
+        return v[0] if v.shape[0] == 1 else v
+
+    def effort(self, bond: str) -> np.ndarray:
+        """Effort of ``bond`` over time: (dim, n_points), or (n_points,) for a scalar bond."""
+        e, _ = _lookup(self._bond_slices, bond, "bond")
+        v = self.bond_values[e]
+        return v[0] if v.shape[0] == 1 else v
+
+    def flow(self, bond: str) -> np.ndarray:
+        """Flow of ``bond`` over time: (dim, n_points), or (n_points,) for a scalar bond."""
+        _, f = _lookup(self._bond_slices, bond, "bond")
+        v = self.bond_values[f]
+        return v[0] if v.shape[0] == 1 else v
+
+    def constraint_force(self, name: str) -> np.ndarray:
+        """Effort of unknown source ``name`` (e.g. ``"Se*_J3"``): (dim, n_points)."""
+        return _lookup(self.constraint_forces, name, "unknown effort source")
+
+    @property
+    def max_abs_phi(self) -> float:
+        """Largest |Phi| over the run (NaN-free entries only; 0 when none defined)."""
+        finite = self.phi[np.isfinite(self.phi)]
+        return float(np.abs(finite).max()) if finite.size else 0.0
+
+    @property
+    def max_abs_constraint_flow(self) -> float:
+        """Largest |c| over the run."""
+        return float(np.abs(self.constraint_flow).max()) if self.constraint_flow.size else 0.0
+
+    def __repr__(self) -> str:
+        span = f"{self.t[0]:.4g}..{self.t[-1]:.4g} s" if self.t.size else "empty"
+        return (f"SimulationResult({self.status.name}: {self.t.size} points over {span}, "
+                f"{len(self.state_names)} states, {len(self.constraint_forces)} constraint "
+                f"sources, nfev={self.nfev}, max|c|={self.max_abs_constraint_flow:.2e})")

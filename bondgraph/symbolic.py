@@ -1,0 +1,248 @@
+"""Symbolic state equations (sympy), for verification and LaTeX.
+
+- :func:`symbolic_equations`: the reduction of :mod:`bondgraph.reduction` done in sympy.
+- :class:`SymbolicEquations`: states, inputs, dX/dt, T matrices, U_2, and ``latex()``.
+
+Parameters may be sympy symbols. Sources with a constant value enter with that value;
+time-varying sources enter as functions of ``t``. Moduli must be constant or sympy
+matrices of scalar kinematic states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from .causality import CausalGraph, assign_causality
+from .element import Category, TimeFunction, StateFunction, is_symbolic
+from .errors import ModelError, SingularConstraintError
+from .graph import BondGraph
+from .junction import JunctionLayout
+from .primitives import EJS, Modulus, StorageBase
+
+__all__ = ["symbolic_equations", "SymbolicEquations"]
+
+
+@dataclass(frozen=True)
+class SymbolicEquations:
+    """dX/dt = T_X X + T_U1 U_1 + T_U2 U_2 with U_2 solved, as sympy objects.
+
+    Attributes
+    ----------
+    states : sympy.Matrix
+        State symbols (energy states, then kinematic states).
+    inputs : sympy.Matrix
+        U_1 (known source values or functions of t).
+    xdot : sympy.Matrix
+        The right-hand side with U_2 eliminated, simplified.
+    T_X, T_U1, T_U2 : sympy.Matrix
+    U2 : sympy.Matrix
+        The unknown efforts as functions of the states and inputs.
+    branch : str
+        ``"15"``, ``"14"`` or ``"none"``.
+    """
+
+    states: sympy.Matrix
+    inputs: sympy.Matrix
+    xdot: sympy.Matrix
+    T_X: sympy.Matrix
+    T_U1: sympy.Matrix
+    T_U2: sympy.Matrix
+    U2: sympy.Matrix
+    branch: str
+
+    def latex(self) -> str:
+        """LaTeX of dX/dt = f(X, U_1), one equation per state."""
+        lines = []
+        for s, e in zip(self.states, self.xdot):
+            lines.append(rf"\dot{{{sympy.latex(s)}}} &= {sympy.latex(e)}")
+        return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}"
+
+
+def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
+                       ) -> SymbolicEquations:
+    """Derive the state equations symbolically.
+
+    Parameters
+    ----------
+    model : BondGraph or CausalGraph
+    simplify : bool
+        Simplify the result (slow for large graphs).
+
+    Raises
+    ------
+    ModelError
+        If a modulus is a Python callable (no symbolic form) or a source depends on the state.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from bondgraph import models, symbolic_equations
+    >>> m, k, b, F = sympy.symbols("m k b F", positive=True)
+    >>> eq = symbolic_equations(models.mass_spring_damper(m, k, b, F))
+    >>> eq.xdot.T
+    Matrix([[F - b*p_m/m - k*q_k, p_m/m]])
+    """
+    cg = model if isinstance(model, CausalGraph) else assign_causality(model)
+    g = cg.graph
+    els = g.elements
+    t = sympy.Symbol("t")
+    # numeric layout gives the structure; moduli replaced by their symbolic form
+    dummy = {}
+    for n, el in els.items():
+        if el.category.is_two_port:
+            dummy[n] = Modulus(el.shape, constant=np.zeros(el.shape))
+    L = JunctionLayout(cg, dummy)
+    data = [sympy.Integer(int(v)) if float(v).is_integer() else sympy.Float(v)
+            for v in L.base]
+    kin_syms = {}
+    for ks in g.kinematic_states:
+        if ks.dim != 1 or ks.rate is not None:
+            kin_syms[ks.name] = None
+        else:
+            kin_syms[ks.name] = sympy.Symbol(ks.name)
+    for name, _mod, start, n2, n1 in L.modulated:
+        el = els[name]
+        try:
+            m = el.modulus_symbolic()
+        except ModelError:
+            raise
+        except NotImplementedError as exc:
+            raise ModelError(str(exc)) from None
+        m = m.subs({s: kin_syms[s.name] for s in m.free_symbols
+                    if s.name in kin_syms and kin_syms[s.name] is not None})
+        for i in range(n2):
+            for j in range(n1):
+                data[start + i * n1 + j] = -m[i, j]
+                data[start + n2 * n1 + j * n2 + i] = -m[i, j]
+    A = sympy.zeros(L.n_eq, L.n_var)
+    for r, c, v in zip(L.rows, L.cols, data):
+        A[int(r), int(c)] += v
+    A_u = A.extract(list(range(L.n_eq)), [int(i) for i in L.unk])
+    A_i = A.extract(list(range(L.n_eq)), [int(i) for i in L.imp])
+    W = sympy.zeros(L.n_var, len(L.imp))
+    for k, i in enumerate(L.imp):
+        W[int(i), k] = 1
+    if L.n_eq:
+        sol = A_u.LUsolve(-A_i)
+        for k, i in enumerate(L.unk):
+            W[int(i), :] = sol[k, :]
+    Jm = W.extract([int(i) for i in L.rec], list(range(len(L.imp))))
+
+    def blk(rg, ig):
+        rs, cs = L.rec_slices[rg], L.imp_slices[ig]
+        return Jm[rs.start:rs.stop, cs.start:cs.stop]
+
+    storage = [n for n, el in els.items() if isinstance(el, StorageBase)]
+    X = sympy.Matrix([sympy.Symbol(f"{els[n].state_name}_{i}") if els[n].dim > 1
+                      else sympy.Symbol(els[n].state_name)
+                      for n in storage for i in range(els[n].dim)])
+    state_by_name = {}
+    k = 0
+    for n in storage:
+        d = els[n].dim
+        state_by_name[els[n].state_name] = X[k:k + d, 0]
+        k += d
+    F = sympy.diag(*[els[n].field_matrix_symbolic() for n in storage]) if storage else \
+        sympy.zeros(0, 0)
+    Rb = []
+    for name, res in L.members["L"]:
+        r = els[name].resistance_matrix_symbolic()
+        Rb.append(r if res else r.inv())
+    R = sympy.diag(*Rb) if Rb else sympy.zeros(0, 0)
+    RE = sympy.diag(*[els[n].euler_matrix_symbolic(state_by_name[f"p_{els[n].momentum}"])
+                      for n in L.members["E"]]) if L.members["E"] else sympy.zeros(0, 0)
+    u1 = []
+    for n in L.members["U1"]:
+        el = els[n]
+        v = el.value
+        if isinstance(v, StateFunction):
+            raise ModelError(f"{el.kind} '{n}' depends on the state; symbolic equations need "
+                             f"sources of time only")
+        if isinstance(v, TimeFunction):
+            u1 += [sympy.Function(n)(t)] if el.dim == 1 else \
+                [sympy.Function(f"{n}_{i}")(t) for i in range(el.dim)]
+        else:
+            arr = np.asarray(v, dtype=object)
+            vals = [v] * el.dim if arr.ndim == 0 else list(arr.ravel())
+            u1 += [sympy.sympify(x) for x in vals]
+    U1 = sympy.Matrix(u1) if u1 else sympy.zeros(0, 1)
+    nL, nE = R.shape[0], RE.shape[0]
+    G = (sympy.eye(nL) - blk("L", "L") * R).inv() if nL else sympy.zeros(0, 0)
+    A1 = (sympy.eye(nE) - blk("E", "E") * RE - blk("E", "L") * R * G * blk("L", "E") * RE
+          ).inv() if nE else sympy.zeros(0, 0)
+    A2 = blk("E", "Z") * F + blk("E", "L") * R * G * blk("L", "Z") * F
+    A4 = blk("E", "U1") + blk("E", "L") * R * G * blk("L", "U1")
+    A5 = blk("E", "U2") + blk("E", "L") * R * G * blk("L", "U2")
+    B1 = G * (blk("L", "Z") * F + blk("L", "E") * RE * A1 * A2)
+    B3 = G * (blk("L", "U1") + blk("L", "E") * RE * A1 * A4)
+    B4 = G * (blk("L", "U2") + blk("L", "E") * RE * A1 * A5)
+
+    def reduce(rg):
+        return (blk(rg, "Z") * F + blk(rg, "L") * R * B1 + blk(rg, "E") * RE * A1 * A2,
+                blk(rg, "U1") + blk(rg, "L") * R * B3 + blk(rg, "E") * RE * A1 * A4,
+                blk(rg, "U2") + blk(rg, "L") * R * B4 + blk(rg, "E") * RE * A1 * A5)
+
+    T_X, T_U1, T_U2 = reduce("X")
+    T_CX, T_CU1, T_LE = reduce("C")
+    n2 = T_U2.shape[1]
+    if n2 == 0:
+        branch, U2 = "none", sympy.zeros(0, 1)
+    elif blk("C", "L").is_zero_matrix is not False and \
+            blk("C", "E").is_zero_matrix is not False and \
+            blk("C", "U2").is_zero_matrix is not False:
+        branch = "15"
+        JCZ, JCU1 = blk("C", "Z"), blk("C", "U1")
+        dU1 = U1.diff(t)
+        # dJ/dt through scalar kinematic states
+        kin = [(ks, kin_syms[ks.name]) for ks in g.kinematic_states
+               if kin_syms.get(ks.name) is not None]
+        dJCZ = sympy.zeros(*JCZ.shape)
+        dJCU1 = sympy.zeros(*JCU1.shape)
+        for ks, sym in kin:
+            fr = L.flow_idx(g.bonds_of(ks.source)[0].name if ks.source in els
+                            else ks.source)[0]
+            rowW = W[int(fr), :]
+            # kinematic rate = flow as a function of v = [Z; D; U1; U2; E] with U2 -> 0
+            flow = _row_value(rowW, L, F, X, R, B1, B3, RE, A1, A2, A4, U1)
+            dJCZ += JCZ.diff(sym) * flow
+            dJCU1 += JCU1.diff(sym) * flow
+        H4 = JCZ * F * T_U2
+        rhs = JCZ * F * T_X * X + JCZ * F * T_U1 * U1 + JCU1 * dU1 + dJCZ * F * X + dJCU1 * U1
+        if H4.det() == 0:
+            raise SingularConstraintError("H_4 is singular in the symbolic reduction")
+        U2 = -H4.LUsolve(rhs)
+    else:
+        branch = "14"
+        if T_LE.det() == 0:
+            raise SingularConstraintError("T_LE is singular in the symbolic reduction")
+        U2 = -T_LE.LUsolve(T_CX * X + T_CU1 * U1)
+    Xdot = T_X * X + T_U1 * U1 + (T_U2 * U2 if n2 else sympy.zeros(X.shape[0], 1))
+    kin_states, kin_rates = [], []
+    for ks in g.kinematic_states:
+        sym = kin_syms.get(ks.name)
+        if sym is None:
+            raise ModelError(f"kinematic state '{ks.name}': symbolic equations support scalar "
+                             f"kinematic states that integrate a flow directly")
+        fr = L.flow_idx(g.bonds_of(ks.source)[0].name if ks.source in els else ks.source)[0]
+        v = sympy.Matrix.vstack(F * X, R * (B1 * X + B3 * U1 + B4 * U2), U1, U2,
+                                RE * A1 * (A2 * X + A4 * U1 + A5 * U2)) if True else None
+        kin_states.append(sym)
+        kin_rates.append((W[int(fr), :] * v)[0])
+    states = sympy.Matrix(list(X) + kin_states)
+    xdot = sympy.Matrix(list(Xdot) + kin_rates)
+    if simplify:
+        xdot = xdot.applyfunc(lambda e: sympy.simplify(sympy.expand(e)))
+        U2 = U2.applyfunc(sympy.simplify)
+    return SymbolicEquations(states=states, inputs=U1, xdot=xdot, T_X=T_X, T_U1=T_U1,
+                             T_U2=T_U2, U2=U2, branch=branch)
+
+
+def _row_value(rowW, L, F, X, R, B1, B3, RE, A1, A2, A4, U1):
+    """A bond variable's value with U_2 = 0 (kinematic flows must not depend on U_2)."""
+    v = sympy.Matrix.vstack(F * X, R * (B1 * X + B3 * U1), U1,
+                            sympy.zeros(L.imp_slices["U2"].stop - L.imp_slices["U2"].start, 1),
+                            RE * A1 * (A2 * X + A4 * U1))
+    return (rowW * v)[0]
