@@ -245,8 +245,10 @@ class _Pass:
         elif cat in (Category.EFFORT_SOURCE, Category.UNKNOWN_EFFORT):
             (i,) = bonds
             if self.recv(name, i) is True:
+                other = self.elements[self.bonds[i].other(name)]
                 raise _Conflict(name, [i], f"{el.kind} '{name}' must impose its effort, but "
-                                f"{self.bonds[i]} gives it one")
+                                f"{other.kind} '{other.name}' already imposes one on "
+                                f"{self.bonds[i]} (two effort sources on one effort?)")
         elif cat is Category.FLOW_SOURCE:
             (i,) = bonds
             if self.recv(name, i) is False:

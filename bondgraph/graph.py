@@ -189,8 +189,11 @@ class BondGraph:
             el2.name = names[n]
             self.add(el2)
         for b in inner.bonds:
-            self.connect(names[b.tail], names[b.head], tail_port=b.tail_port,
-                         head_port=b.head_port, name=f"{prefix}.{b.name}")
+            junction = {n for n in (b.tail, b.head) if inner.elements[n].category.is_junction}
+            self.connect(names[b.tail], names[b.head],
+                         tail_port=None if b.tail in junction else b.tail_port,
+                         head_port=None if b.head in junction else b.head_port,
+                         name=f"{prefix}.{b.name}")
         for ks in inner.kinematic_states:
             src = names.get(ks.source, ks.source)
             self.add_kinematic_state(KinematicState(f"{prefix}.{ks.name}", src, ks.dim,

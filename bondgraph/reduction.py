@@ -79,6 +79,8 @@ class Evaluation:
         ``"15"``, ``"14"`` or ``"none"`` (no unknown sources).
     rank : int
         Numerical rank of H_4 (or T_LE); equals ``U2.size`` unless redundant.
+    constraint_scale : float
+        Largest singular value (or pivot) of H_4 (or T_LE).
     junction : JunctionStructure
         The J blocks at this configuration.
     bond_values : ndarray (n_variables,)
@@ -98,6 +100,7 @@ class Evaluation:
     H4: np.ndarray | None
     branch: str
     rank: int
+    constraint_scale: float
     junction: JunctionStructure
     bond_values: np.ndarray
 
@@ -118,7 +121,9 @@ class StateSpaceModel:
         The Se* names, in the order of U_2.
     """
 
-    def __init__(self, cg: CausalGraph, parameters: Mapping[str, float] | None = None):
+    def __init__(self, cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
+                 omit_rate_terms: bool = False):
+        self.omit_rate_terms = bool(omit_rate_terms)
         self.causal = cg
         self.graph = cg.graph
         self.parameters: dict[str, float] = dict(parameters or {})
@@ -208,7 +213,7 @@ class StateSpaceModel:
         """A model with updated parameter values and the same causal graph."""
         merged = dict(self.parameters)
         merged.update(values)
-        return StateSpaceModel(self.causal, merged)
+        return StateSpaceModel(self.causal, merged, omit_rate_terms=self.omit_rate_terms)
 
     def state_index(self, name: str) -> slice:
         """Slice of state ``name`` in the state vector."""
@@ -297,8 +302,11 @@ class StateSpaceModel:
         return U1, dU1
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
-                 redundancy_ok: bool = True) -> Evaluation:
+                 redundancy_ok: bool = True, rank_reference: float = 0.0) -> Evaluation:
         """Evaluate every quantity of the reduction at time ``t`` and state ``x``.
+
+        ``rank_reference`` is a scale of the constraint matrix (e.g. at the initial state)
+        below which its singular values count as lost rank.
 
         Raises
         ------
@@ -355,6 +363,7 @@ class StateSpaceModel:
         n2 = self.n_u2
         H4 = None
         rank = n2
+        cscale = 0.0
         c0 = T_CX @ X + T_CU1 @ U1
         phi = self._phi(s)
         if n2 == 0:
@@ -372,6 +381,8 @@ class StateSpaceModel:
                 kin_rates = self._kin_rates(s, kin_flow0)
                 _, mrates = self._moduli(s, StateView(kin_rates, self._kin_slices_all()))
                 dJ_CZ, dJ_CU1 = self._constraint_rows_rate(lu, W, mrates)
+                if self.omit_rate_terms:      # the seed's printed (15c), for comparison only
+                    dJ_CZ, dJ_CU1 = 0.0 * dJ_CZ, 0.0 * dJ_CU1
                 need_du1 = np.abs(b["CU1"]).max(axis=0) > 0 if b["CU1"].size else \
                     np.zeros(0, dtype=bool)
                 if np.any(need_du1 & ~np.isfinite(dU1)):
@@ -388,10 +399,11 @@ class StateSpaceModel:
                 if stabilization is not None:
                     rhs = rhs + 2.0 * stabilization.alpha * c0 + \
                         stabilization.beta ** 2 * np.nan_to_num(phi)
-                U2, rank = _solve(H4, -rhs, spd_sign=True)
+                U2, rank, cscale = _solve(H4, -rhs, spd_sign=True, reference=rank_reference)
             else:
                 branch = "14"
-                U2, rank = _solve(T_LE, -(T_CX @ X + T_CU1 @ U1), spd_sign=False)
+                U2, rank, cscale = _solve(T_LE, -(T_CX @ X + T_CU1 @ U1), spd_sign=False,
+                                          reference=rank_reference)
             if rank < n2 and not redundancy_ok:
                 raise SingularConstraintError(
                     f"the constraint matrix of Eq. ({branch}) has rank {rank} < {n2} at "
@@ -409,7 +421,8 @@ class StateSpaceModel:
         v = np.concatenate([F @ X, R @ Din, U1, U2, RE @ Ein])
         return Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
                           T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, branch=branch,
-                          rank=int(rank), junction=js, bond_values=W @ v)
+                          rank=int(rank), constraint_scale=cscale, junction=js,
+                          bond_values=W @ v)
 
     def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
         """dx/dt at (t, x): a fresh array of shape (n_states,)."""
@@ -500,33 +513,40 @@ class StateSpaceModel:
         return names
 
 
-def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool) -> tuple[np.ndarray, int]:
-    """Solve H u = rhs; Cholesky when H is (+/-) SPD, else minimum-norm least squares.
+def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
+           reference: float = 0.0) -> tuple[np.ndarray, int, float]:
+    """Solve H u = rhs: Cholesky when H is (+/-) SPD and well conditioned, else the
+    minimum-norm least-squares solution.
 
-    Returns the solution and the numerical rank of H.
+    Rank is judged against ``max(largest singular value, reference)``, so that a matrix
+    that shrinks as a whole during a run (a singular configuration) is caught too.
+    Returns the solution, the numerical rank and the scale of H.
     """
     if H.size == 0:
-        return np.zeros(0), 0
+        return np.zeros(0), 0, 0.0
+    if not np.all(np.isfinite(H)):
+        raise SingularConstraintError("the constraint matrix has non-finite entries")
     if spd_sign:
         sign = 1.0 if np.trace(H) >= 0 else -1.0
         try:
-            cf = sla.cho_factor(sign * H, check_finite=True)
-            d = np.diag(cf[0])
-            if d.min() > np.sqrt(RANK_RTOL) * d.max():
-                return sla.cho_solve(cf, sign * rhs), H.shape[0]
+            cf = sla.cho_factor(sign * H)
+            piv = np.diag(cf[0]) ** 2
+            scale = float(piv.max())
+            if piv.min() > RANK_RTOL * max(scale, reference):
+                return sla.cho_solve(cf, sign * rhs), H.shape[0], max(scale, float(np.abs(
+                    np.diag(H)).max()))
         except (np.linalg.LinAlgError, ValueError):
             pass
-    if not np.all(np.isfinite(H)):
-        raise SingularConstraintError("the constraint matrix has non-finite entries")
     u, sv, vt = np.linalg.svd(H)
-    tol = RANK_RTOL * sv.max(initial=0.0)
+    scale = float(sv.max(initial=0.0))
+    tol = RANK_RTOL * max(scale, reference)
     rank = int(np.sum(sv > tol))
     inv = np.where(sv > tol, 1.0 / np.where(sv > tol, sv, 1.0), 0.0)
-    return vt.T @ (inv * (u.T @ rhs)), rank
+    return vt.T @ (inv * (u.T @ rhs)), rank, scale
 
 
-def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None
-             ) -> StateSpaceModel:
+def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
+             omit_rate_terms: bool = False) -> StateSpaceModel:
     """Build the numeric state-space model of a causal graph.
 
     Parameters
@@ -535,6 +555,10 @@ def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None
         From :func:`~bondgraph.assign_causality`.
     parameters : mapping of str to float, optional
         Values for the sympy symbols used as element parameters.
+    omit_rate_terms : bool
+        Drop the dJ_C/dt terms from Eq. (15), as the seed paper prints it. Wrong for
+        modulated constraints (reactions lose their centripetal parts, constraints
+        drift); offered only to demonstrate that.
 
     Returns
     -------
@@ -543,4 +567,4 @@ def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None
     if not isinstance(cg, CausalGraph):
         raise ModelError(f"assemble expects a CausalGraph (from assign_causality), got "
                          f"{type(cg).__name__}")
-    return StateSpaceModel(cg, parameters)
+    return StateSpaceModel(cg, parameters, omit_rate_terms=omit_rate_terms)

@@ -138,6 +138,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
     ev0 = model.evaluate(t0, x_init, stabilization=stabilization, redundancy_ok=True)
     rank0 = ev0.rank
+    reference = ev0.constraint_scale
     deficiency = model.n_u2 - rank0
     if strict and deficiency > 0:
         raise SingularConstraintError(
@@ -147,11 +148,17 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
     def fun(t, x):
         try:
-            ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True)
-        except BondGraphError:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True,
+                                    rank_reference=reference)
+        except SingularConstraintError:
             raise
         except Exception as exc:  # a user callable (source, modulus, rate) raised
             raise _UserError(f"{type(exc).__name__}: {exc}") from exc
+        if not np.all(np.isfinite(ev.U1)):
+            bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
+            raise _NonFinite(f"source(s) {', '.join(bad)} returned a non-finite value at "
+                             f"t = {t:.6g} s")
         if ev.rank < rank0:
             raise SingularConstraintError(
                 f"singular configuration at t = {t:.6g} s: the constraint matrix lost rank "
@@ -262,8 +269,11 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
     kept = n
     for i in range(n):
         try:
-            ev = model.evaluate(ts[i], X[:, i], stabilization=stabilization,
-                                redundancy_ok=True)
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                ev = model.evaluate(ts[i], X[:, i], stabilization=stabilization,
+                                    redundancy_ok=True)
+            if not np.all(np.isfinite(ev.bond_values)):
+                raise FloatingPointError
         except Exception:  # the failure point itself: keep what was computed before it
             kept = i
             break

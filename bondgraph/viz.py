@@ -138,7 +138,9 @@ def _edge_attrs(bond: Bond, stroke: Causality | None, highlight: bool) -> dict[s
         label = f"{label} (dim {bond.dim})"
     attrs: dict[str, str] = {
         "label": label,
-        "color": f"{color}:invis:{color}" if bond.dim > 1 else color,
+        # two colours without fractions: parallel lines (an "invis" middle colour would
+        # hide the tail arrow, which graphviz draws in the second colour)
+        "color": f"{color}:{color}" if bond.dim > 1 else color,
     }
     if stroke is None:
         attrs["arrowhead"] = _POWER_ARROW

@@ -1,0 +1,34 @@
+"""Shared test configuration: the ``slow`` marker (``--runslow``) and tolerance helpers."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "helpers"))
+sys.path.insert(0, os.path.join(HERE, "validation"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run the suites marked slow (large fuzz runs)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow suite: run with --runslow (make test-slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def normalized_error(actual, expected, rtol, atol):
+    """scipy's tolerance-normalised error: max |a - e| / (atol + rtol |e|); <= 1 passes."""
+    a = np.asarray(actual, dtype=float)
+    e = np.asarray(expected, dtype=float)
+    return float(np.max(np.abs(a - e) / (atol + rtol * np.abs(e))))

@@ -1,0 +1,84 @@
+"""Graphs beyond the canonical models, for cross-checks: EJS, algebraic loops, vector TFs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bondgraph import (
+    C, EJS, I, MTF, R, TF, BondGraph, OneJunction, Se, Sf, TimeFunction, ZeroJunction,
+    KinematicState,
+)
+
+
+def spinning_body(inertia=(0.2, 0.5, 0.9), damping=0.05, torque=(0.1, -0.2, 0.05)):
+    """A rigid body's rotational part: I (3D), EJS, a torque and a rotational damper."""
+    bg = BondGraph("spinning_body")
+    bg.add(Se("M", list(torque), dim=3), OneJunction("w", dim=3),
+           I("J", list(inertia), dim=3), EJS("ejs", momentum="J"), R("d", damping, dim=3))
+    for a, h in [("M", "w"), ("w", "J"), ("w", "ejs"), ("w", "d")]:
+        bg.connect(a, h)
+    return bg
+
+
+def algebraic_loop():
+    """R1 and R2 in an algebraic loop (J_LL != 0): Se-1a-R1, 1a-0b-R2, 0b-1c-{R3, I, C}."""
+    bg = BondGraph("algebraic_loop")
+    bg.add(Se("E", TimeFunction.sine(1.0, 2.0, offset=0.5)), OneJunction("a"), R("R1", 2.0),
+           ZeroJunction("b"), R("R2", 3.0), OneJunction("c"), R("R3", 0.5), I("L", 0.7),
+           C("K", 5.0))
+    for a, h in [("E", "a"), ("a", "R1"), ("a", "b"), ("b", "R2"), ("b", "c"), ("c", "R3"),
+                 ("c", "L"), ("c", "K")]:
+        bg.connect(a, h)
+    return bg
+
+
+def vector_constraint():
+    """Two 3D masses joined through a constant 3x3 transformer: v2 = T v1 (Se* of dim 3),
+    one of them on a 3D spring, driven by a 3D force and a flow source elsewhere."""
+    T = np.array([[1.0, 0.2, 0.0], [0.0, 0.9, -0.3], [0.1, 0.0, 1.1]])
+    bg = BondGraph("vector_constraint")
+    bg.add(Se("F", [1.0, -2.0, 0.5], dim=3), OneJunction("v1", dim=3),
+           I("m1", np.diag([1.0, 2.0, 1.5]), dim=3), TF("T", T), ZeroJunction("c", dim=3),
+           OneJunction("v2", dim=3), I("m2", [[2.0, 0.1, 0.0], [0.1, 1.0, 0.0], [0.0, 0.0, 3.0]],
+                                          dim=3),
+           C("k", np.diag([10.0, 20.0, 30.0]), dim=3))
+    for a, h in [("F", "v1"), ("v1", "m1"), ("v1", "T"), ("T", "c"), ("c", "v2"),
+                 ("v2", "m2"), ("v2", "k")]:
+        bg.connect(a, h)
+    return bg
+
+
+def double_pendulum_cartesian(m1=1.0, m2=0.5, l1=1.0, l2=0.7, g=9.81):
+    """Two point masses in the plane, rods from primitives: MTFs modulated by positions."""
+    bg = BondGraph("double_pendulum_cartesian")
+    bg.add(Se("g1", [0.0, -m1 * g], dim=2), Se("g2", [0.0, -m2 * g], dim=2),
+           OneJunction("v1", dim=2), OneJunction("v2", dim=2),
+           I("m1", m1, dim=2), I("m2", m2, dim=2),
+           MTF("rod1_dir", lambda r: (r / l1)[None, :],
+               modulus_rate=lambda r, rd: (rd / l1)[None, :], depends_on=("r1",), shape=(1, 2)),
+           ZeroJunction("rod1", constraint=True),
+           # rod 2 constrains (r2 - r1) . (v2 - v1) = 0
+           ZeroJunction("rel", dim=2), OneJunction("vrel", dim=2),
+           MTF("rod2_dir", lambda r1, r2: ((r2 - r1) / l2)[None, :],
+               modulus_rate=lambda r1, r2, d1, d2: ((d2 - d1) / l2)[None, :],
+               depends_on=("r1", "r2"), shape=(1, 2)),
+           ZeroJunction("rod2", constraint=True))
+    for a, h in [("g1", "v1"), ("v1", "m1"), ("g2", "v2"), ("v2", "m2"),
+                 ("v1", "rod1_dir"), ("rod1_dir", "rod1"),
+                 ("v2", "rel"), ("rel", "v1"), ("rel", "vrel"), ("vrel", "rod2_dir"),
+                 ("rod2_dir", "rod2")]:
+        bg.connect(a, h)
+    bg.add_kinematic_state(KinematicState("r1", "v1", 2))
+    bg.add_kinematic_state(KinematicState("r2", "v2", 2))
+    return bg
+
+
+def prescribed_flow():
+    """A mass pushed through a spring by a time-varying flow source (Sf with a rate)."""
+    bg = BondGraph("prescribed_flow")
+    bg.add(Sf("v0", TimeFunction.sine(0.3, 4.0)), ZeroJunction("spring_node"), C("k", 50.0),
+           OneJunction("v"), I("m", 2.0), R("b", 0.4))
+    for a, h in [("v0", "spring_node"), ("spring_node", "k"), ("spring_node", "v"),
+                 ("v", "m"), ("v", "b")]:
+        bg.connect(a, h)
+    return bg

@@ -1,0 +1,124 @@
+"""simulate(): output grid, solvers, events, dense output, and failures that keep work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bondgraph import (
+    IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, Status,
+    TimeFunction, assemble, assign_causality, models, simulate,
+)
+
+
+def msd(force=0.0):
+    return assemble(assign_causality(models.mass_spring_damper(1.0, 4.0, 0.0, force)))
+
+
+X0 = {"p_m": 0.0, "q_k": 0.1}
+
+
+class TestOutput:
+    def test_output_grid_and_named_states(self):
+        r = simulate(msd(), (0.0, 2.0), X0, t_eval=np.linspace(0, 2, 11))
+        assert r.t.shape == (11,) and r.x.shape == (2, 11)
+        assert r.state_names == ("p_m", "q_k")
+        assert np.allclose(r.state("q_k"), 0.1 * np.cos(2 * r.t), atol=1e-7)
+        assert r.success and r.status is Status.SUCCESS and r.nfev > 0 and r.n_steps > 0
+        with pytest.raises(KeyError, match="did you mean 'q_k'"):
+            r.state("q_kk")
+
+    @pytest.mark.parametrize("method", ["RK45", "DOP853"])
+    def test_methods_reach_their_tolerance(self, method):
+        r = simulate(msd(), (0.0, 3.0), X0, t_eval=[3.0], method=method, rtol=1e-10,
+                     atol=1e-12)
+        assert r.state("q_k")[-1] == pytest.approx(0.1 * np.cos(6.0), abs=1e-8)
+
+    def test_result_is_frozen(self):
+        r = simulate(msd(), (0.0, 1.0), X0)
+        with pytest.raises(Exception):
+            r.t = np.zeros(3)
+        with pytest.raises(ValueError):
+            r.x[0, 0] = 1.0
+        with pytest.raises(TypeError):
+            r.constraint_forces["x"] = 1
+
+    def test_dense_output(self):
+        r = simulate(msd(), (0.0, 2.0), X0, dense_output=True, rtol=1e-10, atol=1e-12)
+        assert r.sol(1.234)[1] == pytest.approx(0.1 * np.cos(2 * 1.234), abs=1e-8)
+
+    def test_terminal_event(self):
+        def crosses_zero(t, x):
+            return x[1]
+        crosses_zero.terminal = True
+        crosses_zero.direction = -1
+        r = simulate(msd(), (0.0, 5.0), X0, events=[crosses_zero], rtol=1e-10, atol=1e-12)
+        assert r.status is Status.EVENT
+        assert r.t_events[0][0] == pytest.approx(np.pi / 4, abs=1e-8)
+        assert r.t[-1] == pytest.approx(np.pi / 4, abs=1e-8)
+
+
+class TestBadArguments:
+    @pytest.mark.parametrize("kw, match", [
+        ({"t_span": (1.0, 0.0)}, "end > start"),
+        ({"method": "Euler"}, "unknown method 'Euler'"),
+        ({"rtol": -1.0}, "rtol must be positive"),
+        ({"t_eval": [0.5, 0.2]}, "t_eval must be sorted"),
+    ])
+    def test_bad_arguments_raise_model_error(self, kw, match):
+        args = {"t_span": (0.0, 1.0)}
+        args.update(kw)
+        with pytest.raises(ModelError, match=match):
+            simulate(msd(), args.pop("t_span"), X0, **args)
+
+    def test_bad_initial_state(self):
+        with pytest.raises(ModelError, match="missing value"):
+            simulate(msd(), (0, 1), {"p_m": 0.0})
+
+
+class TestFailuresKeepWork:
+    def failing_force(self, t_fail, kind):
+        def value(t):
+            if t > t_fail:
+                if kind == "raise":
+                    raise RuntimeError("sensor lost")
+                return np.inf
+            return 0.0
+        return TimeFunction(value, lambda t: 0.0)
+
+    @pytest.mark.parametrize("kind, status", [("raise", Status.CALLBACK_ERROR),
+                                              ("inf", Status.NON_FINITE)])
+    def test_partial_result_and_warning(self, kind, status):
+        model = msd(self.failing_force(0.5, kind))
+        with pytest.warns(IntegrationWarning, match="simulation failed"):
+            r = simulate(model, (0.0, 1.0), X0, t_eval=np.linspace(0, 1, 101))
+        assert not r.success and r.status is status
+        assert 0.45 < r.failure_time <= 0.52
+        assert r.t[-1] <= 0.5 and r.t.size >= 45
+        assert np.allclose(r.state("q_k"), 0.1 * np.cos(2 * r.t), atol=1e-7)
+        if kind == "raise":
+            assert "sensor lost" in r.message
+
+    def test_raise_on_failure_carries_the_partial_result(self):
+        model = msd(self.failing_force(0.3, "raise"))
+        with pytest.raises(IntegrationError, match="sensor lost") as err:
+            simulate(model, (0.0, 1.0), X0, raise_on_failure=True)
+        assert err.value.result.t[-1] <= 0.3 and err.value.result.t.size > 10
+
+    def test_step_size_failure(self):
+        blow_up = TimeFunction(lambda t: 1.0 / (1.0 - t) ** 3, lambda t: 3.0 / (1.0 - t) ** 4)
+        with pytest.warns(IntegrationWarning):
+            r = simulate(msd(blow_up), (0.0, 2.0), X0, t_eval=np.linspace(0, 2, 201))
+        assert not r.success
+        assert r.status in (Status.STEP_FAILED, Status.NON_FINITE)
+        assert 0.9 < r.failure_time <= 1.0
+        assert r.t[-1] < 1.0
+
+
+def test_singular_constraint_is_reported_with_its_time():
+    """A constraint whose modulus vanishes: H4 = 0; strict evaluation refuses it."""
+    model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
+    x = model.initial_state({"p_m": [0.0, 0.0], "r": [0.0, 0.0]})   # |r| = 0: no direction
+    with pytest.raises(SingularConstraintError, match=r"rank 0 < 1 at t = 0.25 s.*Se\*_rod") as err:
+        model.evaluate(0.25, x, redundancy_ok=False)
+    assert err.value.time == 0.25
