@@ -8,7 +8,7 @@ The pipeline, one artefact per stage (none mutates its input)::
 Graph and elements
     BondGraph, Component, Element, Category, register_element, ELEMENT_TYPES,
     Se, Sf, UnknownEffort (Se*), I, C, R, TF, MTF, GY, MGY, EJS, ZeroJunction,
-    OneJunction, KinematicState, PositionConstraint, TimeFunction, StateFunction,
+    OneJunction, KinematicState, WorkState, PositionConstraint, TimeFunction, StateFunction,
     StateView, Bond, PortSpec, Causality, skew
 Stages
     validate, assign_causality, CausalGraph, InsertedSource, assemble,
@@ -59,6 +59,7 @@ from .primitives import (
     I,
     KinematicState,
     OneJunction,
+    WorkState,
     PositionConstraint,
     R,
     Se,
@@ -79,7 +80,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BondGraph", "Component", "Element", "Category", "register_element", "ELEMENT_TYPES",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
-    "ZeroJunction", "OneJunction", "KinematicState", "PositionConstraint", "TimeFunction",
+    "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
+    "TimeFunction",
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",

@@ -20,8 +20,9 @@ name. Edge attributes: ``dim`` (int), ``tail_port`` and ``head_port`` (str; opti
 ``from_networkx``: inferred as for :meth:`BondGraph.connect`), and, in a causal graph,
 ``causality`` (a :class:`~bondgraph.Causality`).
 
-Graph attributes: ``name`` (str) and ``kinematic_states`` (tuple of
-:class:`~bondgraph.KinematicState`).
+Graph attributes: ``name`` (str), ``kinematic_states`` (tuple of
+:class:`~bondgraph.KinematicState`) and ``work_states`` (tuple of
+:class:`~bondgraph.WorkState`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import networkx as nx
 from .bonds import Bond
 from .element import Category, Element, element_type
 from .errors import ModelError, PortError
-from .primitives import KinematicState
+from .primitives import KinematicState, WorkState
 
 __all__ = ["BondGraph", "Component"]
 
@@ -85,6 +86,7 @@ class BondGraph:
         self.name = name
         self._g = nx.MultiDiGraph(name=name)
         self._kinematic: dict[str, KinematicState] = {}
+        self._work: dict[str, WorkState] = {}
         self._component_ports: dict[str, str] = {}
         self._bonds: dict[str, Bond] = {}
         self._counter = itertools.count(1)
@@ -109,6 +111,11 @@ class BondGraph:
     def kinematic_states(self) -> tuple[KinematicState, ...]:
         """Non-energy states (positions, orientations), in the order they were added."""
         return tuple(self._kinematic.values())
+
+    @property
+    def work_states(self) -> tuple[WorkState, ...]:
+        """States that integrate the power on a bond, in the order they were added."""
+        return tuple(self._work.values())
 
     @property
     def component_ports(self) -> dict[str, str]:
@@ -174,7 +181,10 @@ class BondGraph:
     def _add_component(self, comp: Component) -> None:
         prefix = comp.name
         inner = comp.graph
-        names = {n: f"{prefix}.{n}" for n in inner.elements}
+        def full(n: str) -> str:
+            return n if n.startswith(f"{prefix}.") else f"{prefix}.{n}"
+
+        names = {n: full(n) for n in inner.elements}
         dup = [v for v in names.values() if v in self]
         if dup:
             raise ModelError(f"graph '{self.name}': component '{prefix}' adds names that "
@@ -193,11 +203,13 @@ class BondGraph:
             self.connect(names[b.tail], names[b.head],
                          tail_port=None if b.tail in junction else b.tail_port,
                          head_port=None if b.head in junction else b.head_port,
-                         name=f"{prefix}.{b.name}")
+                         name=full(b.name))
         for ks in inner.kinematic_states:
             src = names.get(ks.source, ks.source)
-            self.add_kinematic_state(KinematicState(f"{prefix}.{ks.name}", src, ks.dim,
-                                                    ks.rate))
+            self.add_kinematic_state(KinematicState(full(ks.name), src, ks.dim, ks.rate,
+                                                    ks.reads))
+        for ws in inner.work_states:
+            self.add_work_state(WorkState(full(ws.name), names.get(ws.source, ws.source)))
         for port, node in comp.ports.items():
             self._component_ports[f"{prefix}.{port}"] = names[node]
 
@@ -255,12 +267,22 @@ class BondGraph:
         self._kinematic[state.name] = state
         return state
 
+    def add_work_state(self, state: WorkState) -> WorkState:
+        """Add a state that integrates the power on ``state.source``'s bond (J)."""
+        if not isinstance(state, WorkState):
+            raise ModelError(f"graph '{self.name}': expected a WorkState, got {state!r}")
+        if state.name in self._work or state.name in self._kinematic:
+            raise ModelError(f"graph '{self.name}': duplicate state name '{state.name}'")
+        self._work[state.name] = state
+        return state
+
     def copy(self) -> "BondGraph":
         """An independent copy (elements are shared; they are not mutated by the package)."""
         new = BondGraph(self.name)
         new._g = self._g.copy()
         new._bonds = dict(self._bonds)
         new._kinematic = dict(self._kinematic)
+        new._work = dict(self._work)
         new._component_ports = dict(self._component_ports)
         new._counter = itertools.count(len(self._bonds) + 1)
         return new
@@ -268,7 +290,8 @@ class BondGraph:
     # -- networkx interchange ---------------------------------------------------------
     def to_networkx(self) -> nx.MultiDiGraph:
         """A plain networkx copy following the module's attribute schema."""
-        g = nx.MultiDiGraph(name=self.name, kinematic_states=self.kinematic_states)
+        g = nx.MultiDiGraph(name=self.name, kinematic_states=self.kinematic_states,
+                            work_states=self.work_states)
         for n, el in self.elements.items():
             g.add_node(n, element=el, kind=el.kind, **el.parameters())
         for b in self.bonds:
@@ -335,6 +358,8 @@ class BondGraph:
                 problems.append(f"edge {u!r} -> {v!r}: {exc}")
         for ks in g.graph.get("kinematic_states", ()):
             bg.add_kinematic_state(ks)
+        for ws in g.graph.get("work_states", ()):
+            bg.add_work_state(ws)
         if problems:
             raise ModelError(problems)
         return bg

@@ -58,7 +58,8 @@ from .errors import ModelError
 __all__ = [
     "SourceBase", "StorageBase", "ResistorBase", "EulerBase", "TwoPortBase", "JunctionBase",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
-    "ZeroJunction", "OneJunction", "KinematicState", "PositionConstraint", "Modulus",
+    "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
+    "Modulus",
     "skew",
 ]
 
@@ -826,26 +827,52 @@ class OneJunction(JunctionBase):
 
 @dataclass(frozen=True)
 class KinematicState:
-    """A non-energy state that integrates a flow: d(state)/dt = rate(state, flow).
+    """A non-energy state that integrates flows: d(state)/dt = rate(state, *flows, *reads).
 
     Parameters
     ----------
     name : str
-        State name (e.g. ``"r_m2"``), unique among all states.
-    source : str
-        A 1-junction (its common flow) or a one-port element (its bond's flow) of the
-        graph, or a bond name.
+        State name (e.g. ``"m2.r"``), unique among all states.
+    source : str or tuple of str
+        Where the flow(s) come from: a 1-junction (its common flow), a one-port element
+        (its bond's flow) or a bond name; several for a rate that combines flows.
     dim : int
         Dimension of the state.
     rate : callable, optional
-        ``rate(state, flow) -> ndarray (dim,)``; default: the flow itself (dims equal).
-        Orientation quaternions use ``0.5 q (x) (0, omega)``.
+        ``rate(state, *flows, *read_states) -> ndarray (dim,)``; default: the (single)
+        flow itself (dims equal). Orientation quaternions use ``0.5 q (x) (0, omega)``.
+    reads : tuple of str
+        Other kinematic states whose values ``rate`` also needs (e.g. orientations).
+    """
+
+    name: str
+    source: str | tuple[str, ...]
+    dim: int
+    rate: Callable[..., np.ndarray] | None = None
+    reads: tuple[str, ...] = ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The flow sources as a tuple."""
+        return (self.source,) if isinstance(self.source, str) else tuple(self.source)
+
+
+@dataclass(frozen=True)
+class WorkState:
+    """A state that integrates the power on a bond: d(state)/dt = e . f (J).
+
+    Parameters
+    ----------
+    name : str
+        State name (e.g. ``"work.M"``), unique among all states.
+    source : str
+        A one-port element (its bond) or a bond name. The power is counted in the bond's
+        direction: for a source's bond (pointing out of the source) it is the work the
+        source does on the system; for an R's bond, the energy it dissipates.
     """
 
     name: str
     source: str
-    dim: int
-    rate: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
 
 # ---------------------------------------------------------------------------------------

@@ -40,7 +40,9 @@ from .causality import CausalGraph
 from .element import Category, StateView
 from .errors import ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
-from .primitives import EJS, KinematicState, StorageBase, UnknownEffort, ZeroJunction
+from .primitives import (
+    EJS, KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
+)
 
 __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]
 
@@ -146,6 +148,12 @@ class StateSpaceModel:
             names.append(ks.name)
             slices[ks.name] = slice(start, start + ks.dim)
             start += ks.dim
+        self.n_kinematic = start - self.n_energy
+        self.work: tuple[WorkState, ...] = self.graph.work_states
+        for ws in self.work:
+            names.append(ws.name)
+            slices[ws.name] = slice(start, start + 1)
+            start += 1
         self.state_names: tuple[str, ...] = tuple(names)
         self.state_slices: dict[str, slice] = slices
         self.n_states = start
@@ -195,17 +203,19 @@ class StateSpaceModel:
             j = els.get(el.junction) if isinstance(el, UnknownEffort) and el.junction else None
             pc = j.position_constraint if isinstance(j, ZeroJunction) else None
             self.position_constraints.append(pc)
-        # kinematic sources: flow variable indices
+        # kinematic sources: flow variable indices (one array per source)
+        def bond_of(src: str):
+            return self.graph.bonds_of(src)[0] if src in els else self.graph.bond(src)
+
         self.kin_flow_idx = []
         for ks in self.kinematic:
-            src = ks.source
-            if src in els:
-                b = self.graph.bonds_of(src)[0]
-            else:
-                b = self.graph.bond(src)
-            self.kin_flow_idx.append(np.array(L.flow_idx(b.name), dtype=int))
+            for src in ks.sources:
+                self.kin_flow_idx.append(np.array(L.flow_idx(bond_of(src).name), dtype=int))
         self._kin_rows = (np.concatenate(self.kin_flow_idx) if self.kin_flow_idx
                           else np.zeros(0, dtype=int))
+        self.work_idx = [(np.array(L.effort_idx(bond_of(w.source).name), dtype=int),
+                          np.array(L.flow_idx(bond_of(w.source).name), dtype=int))
+                         for w in self.work]
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
 
     # -- conveniences -------------------------------------------------------------------
@@ -413,16 +423,18 @@ class StateSpaceModel:
         Xdot = T_X @ X + T_U1 @ U1 + T_U2 @ U2
         kin_flow = kin_flow0 + K_U2 @ U2
         kin_rates = self._kin_rates(s, kin_flow)
-        xdot = np.concatenate([Xdot, kin_rates])
         c = c0 + T_LE @ U2
         # all bond variables: v = [Z; D_out; U1; U2; E_out]
         Din = B1 @ X + B3 @ U1 + B4 @ U2
         Ein = A1 @ (A2 @ X + A4 @ U1 + A5 @ U2) if nE else np.zeros(0)
         v = np.concatenate([F @ X, R @ Din, U1, U2, RE @ Ein])
+        bond_values = W @ v
+        powers = np.array([bond_values[e] @ bond_values[f] for e, f in self.work_idx])
+        xdot = np.concatenate([Xdot, kin_rates, powers])
         return Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
                           T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, branch=branch,
                           rank=int(rank), constraint_scale=cscale, junction=js,
-                          bond_values=W @ v)
+                          bond_values=bond_values)
 
     def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
         """dx/dt at (t, x): a fresh array of shape (n_states,)."""
@@ -448,6 +460,7 @@ class StateSpaceModel:
 
     # -- helpers ----------------------------------------------------------------------------
     def _kin_slices_all(self) -> dict[str, slice]:
+        """Slices of the kinematic states within the kinematic-rate vector."""
         out, start = {}, 0
         for ks in self.kinematic:
             out[ks.name] = slice(start, start + ks.dim)
@@ -455,14 +468,19 @@ class StateSpaceModel:
         return out
 
     def _kin_rates(self, s: StateView, flows: np.ndarray) -> np.ndarray:
-        out, start = [], 0
-        for ks, idx in zip(self.kinematic, self.kin_flow_idx):
-            fl = flows[start:start + len(idx)]
-            start += len(idx)
+        out, start, k = [], 0, 0
+        for ks in self.kinematic:
+            fls = []
+            for _ in ks.sources:
+                n = len(self.kin_flow_idx[k])
+                fls.append(flows[start:start + n])
+                start += n
+                k += 1
             if ks.rate is None:
-                out.append(fl)
+                out.append(fls[0])
             else:
-                r = np.asarray(ks.rate(s[ks.name], fl), dtype=float)
+                r = np.asarray(ks.rate(s[ks.name], *fls, *[s[n] for n in ks.reads]),
+                               dtype=float)
                 if r.shape != (ks.dim,):
                     raise ModelError(f"kinematic state '{ks.name}': rate returned shape "
                                      f"{r.shape}; valid: ({ks.dim},)")

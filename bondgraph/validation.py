@@ -16,10 +16,12 @@ __all__ = ["validate", "state_names"]
 
 
 def state_names(bg: BondGraph) -> tuple[str, ...]:
-    """Energy states (``p_<I>``, ``q_<C>``, in order of addition), then kinematic states."""
+    """Energy states (``p_<I>``, ``q_<C>``, in order of addition), then kinematic states,
+    then work states."""
     energy = tuple(el.state_name for el in bg.elements.values()
                    if isinstance(el, StorageBase))
-    return energy + tuple(k.name for k in bg.kinematic_states)
+    return (energy + tuple(k.name for k in bg.kinematic_states)
+            + tuple(w.name for w in bg.work_states))
 
 
 def validate(bg: BondGraph) -> None:
@@ -92,25 +94,42 @@ def validate(bg: BondGraph) -> None:
             if target is None or target.category is not Category.INERTIA or target.dim != 3:
                 problems.append(f"EJS '{name}': momentum '{el.momentum}' must name a 3-dim I "
                                 f"element of the graph")
+    kin_names = {k.name for k in bg.kinematic_states}
     for ks in bg.kinematic_states:
-        src = ks.source
+        dims = []
+        for src in ks.sources:
+            if src in elements:
+                el = elements[src]
+                if not (el.category is Category.ONE or el.category.is_one_port):
+                    problems.append(f"kinematic state '{ks.name}': source '{src}' is a "
+                                    f"{el.kind}; valid sources: a 1-junction, a one-port "
+                                    f"element or a bond")
+                    continue
+                dims.append(el.dim)
+            else:
+                try:
+                    dims.append(bg.bond(src).dim)
+                except KeyError:
+                    problems.append(f"kinematic state '{ks.name}': source '{src}' is neither "
+                                    f"an element nor a bond of the graph")
+        for r in ks.reads:
+            if r not in kin_names:
+                problems.append(f"kinematic state '{ks.name}' reads '{r}', which is not a "
+                                f"kinematic state of the graph")
+        if ks.rate is None and (len(ks.sources) != 1 or (dims and dims[0] != ks.dim)):
+            problems.append(f"kinematic state '{ks.name}' has dim {ks.dim} but integrates "
+                            f"flows of dims {dims}; give a rate function or match the dims")
+    for ws in bg.work_states:
+        src = ws.source
         if src in elements:
-            el = elements[src]
-            ok = el.category is Category.ONE or el.category.is_one_port
-            if not ok:
-                problems.append(f"kinematic state '{ks.name}': source '{src}' is a {el.kind}; "
-                                f"valid sources: a 1-junction, a one-port element or a bond")
-                continue
-            fdim = el.dim
+            if not elements[src].category.is_one_port:
+                problems.append(f"work state '{ws.name}': source '{src}' must be a one-port "
+                                f"element or a bond")
         else:
             try:
-                fdim = bg.bond(src).dim
+                bg.bond(src)
             except KeyError:
-                problems.append(f"kinematic state '{ks.name}': source '{src}' is neither an "
-                                f"element nor a bond of the graph")
-                continue
-        if ks.rate is None and fdim != ks.dim:
-            problems.append(f"kinematic state '{ks.name}' has dim {ks.dim} but integrates a "
-                            f"flow of dim {fdim}; give a rate function or match the dims")
+                problems.append(f"work state '{ws.name}': source '{src}' is neither an element "
+                                f"nor a bond of the graph")
     if problems:
         raise ModelError(problems)

@@ -1,0 +1,114 @@
+"""Spatial utilities shared by the element library: skew matrices, unit quaternions.
+
+- :func:`skew`, :func:`vee`: x~ y = x cross y, and its inverse.
+- :func:`quat_to_matrix`: rotation matrix A (body -> global) of a quaternion (w, x, y, z).
+- :func:`matrix_to_quat`: the inverse (scalar part >= 0).
+- :func:`quat_rate`: dq/dt = 1/2 q (x) (0, omega^b) (omega^b in body coordinates).
+- :func:`body_rate_from_quat_rate`: omega^b from q and dq/dt.
+- :func:`quat_multiply`, :func:`axis_angle_matrix`, :func:`frame_from_axis`.
+
+Quaternions are scalar first and rotate body coordinates into global ones. Functions
+normalise their quaternion argument, so a quaternion state that drifts off unit length
+still gives a rotation matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .primitives import skew
+
+__all__ = ["skew", "vee", "quat_to_matrix", "matrix_to_quat", "quat_rate",
+           "body_rate_from_quat_rate", "quat_multiply", "axis_angle_matrix",
+           "frame_from_axis", "unit"]
+
+
+def vee(m: np.ndarray) -> np.ndarray:
+    """The vector of a skew-symmetric matrix (its skew-symmetric part), shape (3,)."""
+    return 0.5 * np.array([m[2, 1] - m[1, 2], m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]])
+
+
+def unit(v, what: str = "vector") -> np.ndarray:
+    """``v`` / |v|; raises ValueError for a zero or non-finite vector."""
+    v = np.asarray(v, dtype=float)
+    n = float(np.linalg.norm(v))
+    if not np.isfinite(n) or n == 0.0:
+        raise ValueError(f"{what} {v.tolist()} has no direction (zero length or not finite)")
+    return v / n
+
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix (body -> global) of quaternion ``q`` = (w, x, y, z), normalised."""
+    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def matrix_to_quat(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion (w, x, y, z), w >= 0, of a rotation matrix."""
+    m = np.asarray(m, dtype=float)
+    t = np.trace(m)
+    if t > 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    q /= np.linalg.norm(q)
+    return q if q[0] >= 0 else -q
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a (x) b of quaternions (w, x, y, z)."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
+    """dq/dt = 1/2 q (x) (0, omega^b); omega^b in rad/s, body coordinates."""
+    w, x, y, z = q
+    a, b, c = omega_body
+    return 0.5 * np.array([-x * a - y * b - z * c,
+                           w * a + y * c - z * b,
+                           w * b - x * c + z * a,
+                           w * c + x * b - y * a])
+
+
+def body_rate_from_quat_rate(q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
+    """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 (rad/s, body coordinates)."""
+    conj = np.array([q[0], -q[1], -q[2], -q[3]])
+    return 2.0 * quat_multiply(conj, qdot)[1:] / float(np.dot(q, q))
+
+
+def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation matrix of ``angle`` (rad) about the unit ``axis`` (right-hand rule)."""
+    a = unit(axis, "rotation axis")
+    k = skew(a)
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def frame_from_axis(axis: np.ndarray) -> np.ndarray:
+    """A right-handed orthonormal frame [d1, d2, a] (columns) whose third axis is ``axis``.
+
+    The choice of d1 is deterministic: the coordinate axis least aligned with ``axis``,
+    made perpendicular.
+    """
+    a = unit(axis, "joint axis")
+    helper = np.eye(3)[int(np.argmin(np.abs(a)))]
+    d1 = unit(helper - np.dot(helper, a) * a)
+    d2 = np.cross(a, d1)
+    return np.column_stack([d1, d2, a])

@@ -1,0 +1,32 @@
+"""The spatial multibody element library, built on the :mod:`bondgraph` core.
+
+Bodies and loads
+    RigidBody, Inertia, Ground, PointForce, BodyMoment, PointVelocityMTF
+Joints
+    RevoluteJoint, PrismaticJoint, SphericalJoint, FixedJoint, Joint,
+    AxisSpring, AxisDamper, AxisActuator
+Assembly and results
+    Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
+    EnergyLedger
+Canonical mechanisms
+    elements.models
+"""
+
+from __future__ import annotations
+
+from . import models
+from .forces import BodyMoment, Load, PointForce
+from .joints import (
+    AxisActuator, AxisDamper, AxisSpring, FixedJoint, Joint, PrismaticJoint, RevoluteJoint,
+    SphericalJoint,
+)
+from .mechanism import AssemblyError, Mechanism, MechanismModel
+from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
+from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
+
+__all__ = [
+    "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
+    "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
+    "AxisSpring", "AxisDamper", "AxisActuator", "Mechanism", "MechanismModel",
+    "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
+]

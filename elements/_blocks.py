@@ -1,0 +1,152 @@
+"""Jacobian blocks: the one mechanism by which joints and loads attach to bodies.
+
+A block is a 0-junction ``J`` of dimension n whose bonds bring, from body junctions
+k (a body's ``.v`` or ``.w``), the flows ``mu_k f_k`` with ``mu_k = -G_k``, so that the
+flow of one further bond pointing into ``J`` (its port) is
+
+    f_port = sum_k G_k f_k
+
+and the common effort e of J acts on each body as the generalised force G_k^T e
+(a force on ``.v``, a body-frame moment on ``.w``). Joints leave constraint blocks'
+ports open (the causality assignment inserts an Se* there: its flow is sum G_k f_k =
+dPhi/dt, its effort the reaction); a joint's free direction is a block whose port is the
+joint's axis 1-junction; a load is a block whose port is its effort source.
+
+G_k are functions of the bodies' kinematic states (orientation quaternions, positions);
+:class:`Geometry` turns those state values (and their rates) into the rotation
+matrices, positions, angular velocities and velocities the G functions use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bondgraph import MTF, TF, BondGraph, PositionConstraint, ZeroJunction
+from bondgraph.spatial import body_rate_from_quat_rate, quat_to_matrix
+
+__all__ = ["Term", "Block", "Geometry", "build_block"]
+
+
+class Geometry:
+    """Kinematic quantities of the (up to two) bodies a block reads.
+
+    Attributes set from states: ``A[b]`` (rotation body -> global), ``r[b]`` (centre of
+    mass, global); from rates: ``w[b]`` (angular velocity, body coordinates), ``v[b]``
+    (centre-of-mass velocity, global). Ground bodies have A = E, r = 0, w = v = 0.
+    """
+
+    __slots__ = ("A", "r", "w", "v")
+
+    def __init__(self):
+        self.A: dict[str, np.ndarray] = {}
+        self.r: dict[str, np.ndarray] = {}
+        self.w: dict[str, np.ndarray] = {}
+        self.v: dict[str, np.ndarray] = {}
+
+
+@dataclass
+class Term:
+    """G_k of one body junction: ``junction`` is ``"<body>.v"`` or ``"<body>.w"``.
+
+    ``G(geo) -> (n, 3)`` and ``G_rate(geo) -> (n, 3)`` (geo has rates); ``constant`` set
+    when G never changes (then a TF is used and no rate is needed).
+    """
+
+    junction: str
+    G: Callable[[Geometry], np.ndarray] | None = None
+    G_rate: Callable[[Geometry], np.ndarray] | None = None
+    constant: np.ndarray | None = None
+
+
+@dataclass
+class Block:
+    """A 0-junction ``name`` of dimension ``dim`` with its terms.
+
+    ``phi(geo) -> (dim,)`` is the position-level constraint (constraint blocks only),
+    defined so that dPhi/dt = sum G_k f_k on Phi = 0.
+    """
+
+    name: str
+    dim: int
+    terms: list[Term]
+    bodies: tuple  # RigidBody objects whose states the G functions read
+    phi: Callable[[Geometry], np.ndarray] | None = None
+    constraint: bool = False
+    label: str | None = None
+
+
+def _deps(bodies) -> tuple[str, ...]:
+    out = []
+    for b in bodies:
+        if not b.is_ground:
+            out += [b.q, b.r]
+    return tuple(out)
+
+
+def _geometry(bodies, values, rates=None) -> Geometry:
+    geo = Geometry()
+    k = 0
+    for b in bodies:
+        if b.is_ground:
+            geo.A[b.name] = np.eye(3)
+            geo.r[b.name] = np.zeros(3)
+            geo.w[b.name] = np.zeros(3)
+            geo.v[b.name] = np.zeros(3)
+            continue
+        q, r = values[k], values[k + 1]
+        geo.A[b.name] = quat_to_matrix(q)
+        geo.r[b.name] = np.asarray(r, dtype=float)
+        if rates is not None:
+            geo.w[b.name] = body_rate_from_quat_rate(q, rates[k])
+            geo.v[b.name] = np.asarray(rates[k + 1], dtype=float)
+        k += 2
+    return geo
+
+
+def _mtf_functions(term: Term, bodies):
+    deps = _deps(bodies)
+    n = len(deps)
+
+    def value(*vals):
+        return -term.G(_geometry(bodies, vals))
+
+    def rate(*args):
+        return -term.G_rate(_geometry(bodies, args[:n], args[n:]))
+
+    return value, rate, deps
+
+
+def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
+                port_name: str | None = None) -> None:
+    """Add ``block`` to ``bg``: its 0-junction, one MTF or TF per term, and, when
+    ``port_from`` is given, the port bond ``port_from -> block`` (its flow is
+    sum G_k f_k)."""
+    pc = None
+    if block.phi is not None:
+        deps = _deps(block.bodies)
+        bodies = block.bodies
+        pc = PositionConstraint(lambda *vals, f=block.phi: f(_geometry(bodies, vals)), deps)
+    bg.add(ZeroJunction(block.name, dim=block.dim, constraint=block.constraint,
+                        constraint_label=block.label, position_constraint=pc))
+    for term in block.terms:
+        body, kind = term.junction.rsplit(".", 1)
+        ename = f"{block.name}.{body}.{kind}"
+        if term.constant is not None:
+            g = np.asarray(term.constant, dtype=float)
+            if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, np.eye(3)):
+                bg.connect(block.name, term.junction, name=f"{ename}.b")    # mu = -E
+                continue
+            if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, -np.eye(3)):
+                bg.connect(term.junction, block.name, name=f"{ename}.b")    # mu = +E
+                continue
+            bg.add(TF(ename, -g))
+        else:
+            value, rate, deps = _mtf_functions(term, block.bodies)
+            bg.add(MTF(ename, value, modulus_rate=rate, depends_on=deps, shape=(block.dim, 3)))
+        bg.connect(term.junction, ename, name=f"{ename}.b1")
+        bg.connect(ename, block.name, name=f"{ename}.b2")
+    if port_from is not None:
+        bg.connect(port_from, block.name, name=port_name or f"{block.name}.port")

@@ -1,0 +1,103 @@
+"""Loads on bodies: forces at points and moments, in the global or the body frame.
+
+- :class:`PointForce`: a force (N) at a body point.
+- :class:`BodyMoment`: a moment (N m) on a body.
+
+Gravity is a mechanism setting (:class:`~elements.Mechanism` ``gravity``): an effort
+source m g on each body's translational junction. Joint springs, dampers and actuators
+are attached to joints (:mod:`elements.joints`).
+
+Each load is a block (:mod:`elements._blocks`) whose port is an effort source
+``<load>.source``: its flow is the point's velocity (or the body's angular velocity) in
+the load's frame, so its power is the load's power on the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from bondgraph import ModelError, StateFunction, TimeFunction
+from bondgraph.spatial import skew
+
+from ._blocks import Block, Geometry, Term
+from .rigid_body import RigidBody
+
+__all__ = ["PointForce", "BodyMoment", "Load"]
+
+
+def _check_vector(name: str, value: Any) -> Any:
+    if isinstance(value, (TimeFunction, StateFunction)):
+        return value
+    arr = np.asarray(value, dtype=float) if not isinstance(value, str) else None
+    if arr is None or arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ModelError(f"load '{name}': its value must be 3 finite numbers, a TimeFunction "
+                         f"or a StateFunction, got {value!r}")
+    return arr
+
+
+class Load:
+    """Base of loads: a block on one body and the effort source at its port."""
+
+    def __init__(self, name: str, body: RigidBody, value: Any,
+                 frame: Literal["global", "body"]):
+        if not isinstance(name, str) or not name or "." in name:
+            raise ModelError(f"load name must be a non-empty string without '.', got {name!r}")
+        if not isinstance(body, RigidBody) or body.is_ground:
+            raise ModelError(f"load '{name}': body must be a moving RigidBody, got {body!r}")
+        if frame not in ("global", "body"):
+            raise ModelError(f"load '{name}': frame must be 'global' or 'body', got {frame!r}")
+        self.name, self.body, self.frame = name, body, frame
+        self.value = _check_vector(name, value)
+
+    @property
+    def source(self) -> str:
+        """Name of the load's effort source element."""
+        return f"{self.name}.source"
+
+    def block(self) -> Block:
+        raise NotImplementedError
+
+
+class PointForce(Load):
+    """A force (N) at a point of a body, in global or body coordinates.
+
+    The effort source's flow is the point's velocity in the same coordinates, so its
+    power is the force's power.
+    """
+
+    def __init__(self, name: str, body: RigidBody, point: Any, force: Any,
+                 frame: Literal["global", "body"] = "global"):
+        super().__init__(name, body, force, frame)
+        self.point = body.point(point)
+
+    def block(self) -> Block:
+        b, r = self.body.name, self.point
+        rt = skew(r)
+        if self.frame == "global":
+            terms = [Term(f"{b}.v", constant=np.eye(3))]
+            if np.any(r):
+                terms.append(Term(f"{b}.w", lambda g: -g.A[b] @ rt,
+                                  lambda g: -g.A[b] @ skew(g.w[b]) @ rt))
+        else:
+            terms = [Term(f"{b}.v", lambda g: g.A[b].T, lambda g: -skew(g.w[b]) @ g.A[b].T)]
+            if np.any(r):
+                terms.append(Term(f"{b}.w", constant=-rt))
+        return Block(f"{self.name}", 3, terms, (self.body,))
+
+
+class BodyMoment(Load):
+    """A moment (N m) on a body, in global or body coordinates."""
+
+    def __init__(self, name: str, body: RigidBody, moment: Any,
+                 frame: Literal["global", "body"] = "global"):
+        super().__init__(name, body, moment, frame)
+
+    def block(self) -> Block:
+        b = self.body.name
+        if self.frame == "global":
+            terms = [Term(f"{b}.w", lambda g: g.A[b], lambda g: g.A[b] @ skew(g.w[b]))]
+        else:
+            terms = [Term(f"{b}.w", constant=np.eye(3))]
+        return Block(f"{self.name}", 3, terms, (self.body,))

@@ -1,0 +1,468 @@
+"""Joints: constraint 0-junctions (with their Phi) and free-direction ports.
+
+- :class:`Joint`: base; parent body alpha, child body beta, joint point P on the parent
+  and Q on the child, joint frame given by the axis (parent coordinates).
+- :class:`RevoluteJoint` (5 constraints, 1 freedom: the angle about the axis).
+- :class:`PrismaticJoint` (5 constraints, the seed's Eqs. (1)-(4); 1 freedom: the slide).
+- :class:`SphericalJoint` (3 constraints, no axis port).
+- :class:`FixedJoint` (6 constraints).
+
+Conventions (method.md section 3). The joint coordinate is the child's motion relative
+to the parent: the revolute angle is the child's rotation about the axis (right-hand
+rule), the prismatic slide the child's displacement along the axis. At coordinate 0 the
+joint points coincide and the child's orientation is the parent's times
+``rest_rotation`` (default: the identity). Revolute d1, d2 are fixed on the child; the
+prismatic translational directions d1, d2 are fixed on the child and its axis on the
+parent, as in the seed. Each constraint block's Phi has dPhi/dt equal to its constraint
+flow on Phi = 0 (P = E), so Baumgarte stabilisation pairs them correctly.
+
+Springs (stiffness, rest position), dampers and actuators (constant, TimeFunction or
+StateFunction effort) attach to a joint's free direction, the 1-junction ``<joint>.axis``
+(flow: the joint rate; effort: the torque or force on the child along the axis, minus
+that on the parent); any bond graph can attach there too (a DC motor's gyrator, say).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bondgraph import ModelError, StateFunction, TimeFunction
+from bondgraph.spatial import (
+    axis_angle_matrix, frame_from_axis, skew, unit, vee,
+)
+
+from ._blocks import Block, Geometry, Term
+from .rigid_body import RigidBody
+
+__all__ = ["Joint", "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint",
+           "AxisSpring", "AxisDamper", "AxisActuator"]
+
+
+@dataclass(frozen=True)
+class AxisSpring:
+    """A linear spring on a joint's free direction: effort = stiffness (q - rest).
+
+    stiffness in N/m (prismatic) or N m/rad (revolute); rest in m or rad."""
+
+    stiffness: float
+    rest: float = 0.0
+
+
+@dataclass(frozen=True)
+class AxisDamper:
+    """A linear damper on a joint's free direction: effort = coefficient * rate
+    (N s/m or N m s/rad)."""
+
+    coefficient: float
+
+
+@dataclass(frozen=True)
+class AxisActuator:
+    """An effort source on a joint's free direction (N or N m on the child along the axis):
+    a number, a TimeFunction or a StateFunction."""
+
+    effort: Any
+
+
+class Joint:
+    """Base class of joints. Subclasses define the constraint blocks, the free direction,
+    forward kinematics and the coordinate.
+
+    Parameters
+    ----------
+    name : str
+    parent, child : RigidBody
+        alpha and beta. The child cannot be the ground (swap them).
+    parent_point, child_point : str or 3-vector
+        The joint point on each body (name or body coordinates from its centre, m).
+    axis : 3-vector, optional
+        Joint axis in parent coordinates (revolute and prismatic).
+    rest_rotation : (3, 3) array, optional
+        Child orientation relative to the parent at coordinate 0 (default identity).
+    spring, damper, actuator : optional
+        Attachments on the free direction (see AxisSpring, AxisDamper, AxisActuator; a
+        plain number for ``spring`` is a stiffness with rest 0, for ``damper`` a
+        coefficient, for ``actuator`` a constant effort).
+    """
+
+    type_name = "joint"
+    n_free = 0
+
+    def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
+                 parent_point: Any = (0.0, 0.0, 0.0), child_point: Any = (0.0, 0.0, 0.0),
+                 axis: Any = None, rest_rotation: Any = None, spring: Any = None,
+                 damper: Any = None, actuator: Any = None):
+        if not isinstance(name, str) or not name or "." in name:
+            raise ModelError(f"joint name must be a non-empty string without '.', got {name!r}")
+        self.name = name
+        for role, b in (("parent", parent), ("child", child)):
+            if not isinstance(b, RigidBody):
+                raise ModelError(f"joint '{name}': {role} must be a RigidBody (or the ground), "
+                                 f"got {b!r}")
+        if parent is child:
+            raise ModelError(f"joint '{name}' joins body '{parent.name}' to itself")
+        if child.is_ground:
+            raise ModelError(f"joint '{name}': the child is the ground; make the ground the "
+                             f"parent and '{parent.name}' the child")
+        self.parent, self.child = parent, child
+        self.P = parent.point(parent_point)
+        self.Q = child.point(child_point)
+        if rest_rotation is None:
+            R0 = np.eye(3)
+        else:
+            R0 = np.asarray(rest_rotation, dtype=float)
+            if R0.shape != (3, 3) or not np.allclose(R0 @ R0.T, np.eye(3), atol=1e-9) or \
+                    np.linalg.det(R0) < 0:
+                raise ModelError(f"joint '{name}': rest_rotation must be a proper rotation "
+                                 f"matrix, got {rest_rotation!r}")
+        self.R0 = R0
+        if self.n_free or axis is not None:
+            if axis is None:
+                raise ModelError(f"{self.type_name} joint '{name}' needs an axis (parent "
+                                 f"coordinates)")
+            try:
+                self.Fa = frame_from_axis(axis)
+            except ValueError as exc:
+                raise ModelError(f"joint '{name}': {exc}; give a non-zero axis") from None
+        else:
+            self.Fa = np.eye(3)
+        self.Fb = self.R0.T @ self.Fa          # the joint frame in child coordinates
+        self.springs: list[AxisSpring] = []
+        self.dampers: list[AxisDamper] = []
+        self.actuators: list[AxisActuator] = []
+        if spring is not None:
+            self.add_spring(spring)
+        if damper is not None:
+            self.add_damper(damper)
+        if actuator is not None:
+            self.add_actuator(actuator)
+
+    # attachments -----------------------------------------------------------------------
+    def _need_axis(self, what: str):
+        if not self.n_free:
+            raise ModelError(f"{self.type_name} joint '{self.name}' has no free-direction "
+                             f"port for a {what}")
+
+    def add_spring(self, spring: AxisSpring | float, rest: float = 0.0) -> AxisSpring:
+        """Attach a linear spring (stiffness > 0) on the free direction."""
+        self._need_axis("spring")
+        s = spring if isinstance(spring, AxisSpring) else AxisSpring(float(spring), rest)
+        if not np.isfinite(s.stiffness) or s.stiffness <= 0 or not np.isfinite(s.rest):
+            raise ModelError(f"joint '{self.name}': spring stiffness must be positive and "
+                             f"finite and its rest position finite, got {s}")
+        self.springs.append(s)
+        return s
+
+    def add_damper(self, damper: AxisDamper | float) -> AxisDamper:
+        """Attach a linear damper (coefficient >= 0) on the free direction."""
+        self._need_axis("damper")
+        d = damper if isinstance(damper, AxisDamper) else AxisDamper(float(damper))
+        if not np.isfinite(d.coefficient) or d.coefficient < 0:
+            raise ModelError(f"joint '{self.name}': damper coefficient must be >= 0 and "
+                             f"finite, got {d.coefficient}")
+        self.dampers.append(d)
+        return d
+
+    def add_actuator(self, actuator: AxisActuator | Any) -> AxisActuator:
+        """Attach an effort source (constant, TimeFunction or StateFunction)."""
+        self._need_axis("actuator")
+        a = actuator if isinstance(actuator, AxisActuator) else AxisActuator(actuator)
+        if not isinstance(a.effort, (TimeFunction, StateFunction)):
+            try:
+                v = float(a.effort)
+            except (TypeError, ValueError):
+                raise ModelError(f"joint '{self.name}': actuator effort must be a number, a "
+                                 f"TimeFunction or a StateFunction, got {a.effort!r}") from None
+            if not np.isfinite(v):
+                raise ModelError(f"joint '{self.name}': actuator effort must be finite")
+        self.actuators.append(a)
+        return a
+
+    # names -------------------------------------------------------------------------------
+    @property
+    def axis_junction(self) -> str:
+        """The free direction's 1-junction (flow: the joint rate)."""
+        return f"{self.name}.axis"
+
+    @property
+    def coordinate_state(self) -> str:
+        """Kinematic state holding the joint coordinate (rad or m)."""
+        return f"{self.name}.coord"
+
+    # geometry helpers --------------------------------------------------------------------
+    def _bodies(self):
+        return (self.parent, self.child)
+
+    def _terms(self, pairs):
+        """Terms for the non-ground bodies among (junction, G, G_rate, constant)."""
+        out = []
+        for body, kind, G, Gr, const in pairs:
+            if body.is_ground:
+                continue
+            out.append(Term(f"{body.name}.{kind}", G, Gr, const))
+        return out
+
+    def _spherical_block(self) -> Block:
+        """v_P - v_Q = 0; Phi = r_P - r_Q (global)."""
+        a, b, P, Q = self.parent.name, self.child.name, self.P, self.Q
+        Pt, Qt = skew(P), skew(Q)
+        E = np.eye(3)
+
+        def phi(g: Geometry):
+            return (g.r[a] + g.A[a] @ P) - (g.r[b] + g.A[b] @ Q)
+
+        pairs = [(self.parent, "v", None, None, E), (self.child, "v", None, None, -E)]
+        if np.any(P):       # a point at the centre of mass adds no rotational term
+            pairs.append((self.parent, "w", (lambda g: -g.A[a] @ Pt),
+                          (lambda g: -g.A[a] @ skew(g.w[a]) @ Pt), None))
+        if np.any(Q):
+            pairs.append((self.child, "w", (lambda g: g.A[b] @ Qt),
+                          (lambda g: g.A[b] @ skew(g.w[b]) @ Qt), None))
+        terms = self._terms(pairs)
+        return Block(f"{self.name}.t", 3, terms, self._bodies(), phi, True, f"{self.name}.t")
+
+    def _orientation_block(self) -> Block:
+        """omega_alpha - omega_beta = 0 (global); Phi = vee(A_a F_a (A_b F_b)^T)."""
+        a, b, Fa, Fb = self.parent.name, self.child.name, self.Fa, self.Fb
+
+        def phi(g: Geometry):
+            return vee(g.A[a] @ Fa @ Fb.T @ g.A[b].T)
+
+        terms = self._terms([
+            (self.parent, "w", (lambda g: g.A[a]), (lambda g: g.A[a] @ skew(g.w[a])), None),
+            (self.child, "w", (lambda g: -g.A[b]), (lambda g: -g.A[b] @ skew(g.w[b])), None),
+        ])
+        return Block(f"{self.name}.r", 3, terms, self._bodies(), phi, True, f"{self.name}.r")
+
+    # to be provided by subclasses ----------------------------------------------------------
+    def constraint_blocks(self) -> list[Block]:
+        raise NotImplementedError
+
+    def axis_block(self) -> Block | None:
+        return None
+
+    def child_pose(self, A_a: np.ndarray, r_a: np.ndarray, q) -> tuple[np.ndarray, np.ndarray]:
+        """(A_b, r_b): the child's rotation and centre for the parent's pose and coordinate."""
+        raise NotImplementedError
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        """(omega_b, v_b) global, from the parent's (omega_a, v_a, global) and the rate."""
+        raise NotImplementedError
+
+    def coordinate(self, A_a, r_a, A_b, r_b) -> float:
+        """The joint coordinate computed from the two bodies' poses (principal value)."""
+        raise NotImplementedError
+
+    def n_constraints(self) -> int:
+        return sum(b.dim for b in self.constraint_blocks())
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, parent={self.parent.name!r}, "
+                f"child={self.child.name!r})")
+
+
+class RevoluteJoint(Joint):
+    """Revolute joint: 3 translational and 2 rotational constraints; the angle about the
+    axis is free (rad, child relative to parent, right-hand rule)."""
+
+    type_name = "revolute"
+    n_free = 1
+
+    def constraint_blocks(self) -> list[Block]:
+        a, b, Fa, Fb = self.parent.name, self.child.name, self.Fa, self.Fb
+        D = Fb[:, :2]                  # d1, d2 fixed on the child (child coordinates)
+        ax = Fa[:, 2]                  # the axis fixed on the parent (parent coordinates)
+
+        # Phi = [-a_alpha . d2_beta ; a_alpha . d1_beta]: dPhi/dt = D^T (w_alpha - w_beta)
+        def phi(g: Geometry):
+            aa = g.A[a] @ ax
+            d = g.A[b] @ D
+            return np.array([-aa @ d[:, 1], aa @ d[:, 0]])
+
+        def G_a(g):
+            return D.T @ g.A[b].T @ g.A[a]
+
+        def G_a_rate(g):
+            return D.T @ (-skew(g.w[b]) @ g.A[b].T @ g.A[a] + g.A[b].T @ g.A[a] @ skew(g.w[a]))
+
+        terms = self._terms([
+            (self.parent, "w", G_a, G_a_rate, None),
+            (self.child, "w", None, None, -D.T),
+        ])
+        rot = Block(f"{self.name}.r", 2, terms, self._bodies(), phi, True, f"{self.name}.r")
+        return [self._spherical_block(), rot]
+
+    def axis_block(self) -> Block:
+        a, b, Fb = self.parent.name, self.child.name, self.Fb
+        ab = Fb[:, 2][None, :]         # the axis on the child (child coordinates)
+
+        def G_a(g):
+            return -ab @ g.A[b].T @ g.A[a]
+
+        def G_a_rate(g):
+            return -ab @ (-skew(g.w[b]) @ g.A[b].T @ g.A[a] + g.A[b].T @ g.A[a] @ skew(g.w[a]))
+
+        terms = self._terms([
+            (self.parent, "w", G_a, G_a_rate, None),
+            (self.child, "w", None, None, ab),
+        ])
+        return Block(f"{self.name}.axis0", 1, terms, self._bodies())
+
+    def child_pose(self, A_a, r_a, q):
+        Rj = self.Fa @ axis_angle_matrix(np.array([0.0, 0.0, 1.0]), float(q)) @ self.Fa.T
+        A_b = A_a @ Rj @ self.R0
+        r_P = r_a + A_a @ self.P
+        return A_b, r_P - A_b @ self.Q
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        axis = A_a @ self.Fa[:, 2]
+        w_b = w_a + axis * float(qd)
+        r_P = r_a + A_a @ self.P
+        v_P = v_a + np.cross(w_a, r_P - r_a)
+        return w_b, v_P + np.cross(w_b, r_b - r_P)
+
+    def coordinate(self, A_a, r_a, A_b, r_b):
+        rel = self.Fa.T @ A_a.T @ A_b @ self.R0.T @ self.Fa
+        return float(np.arctan2(rel[1, 0], rel[0, 0]))
+
+
+class PrismaticJoint(Joint):
+    """Prismatic joint (the seed's Eqs. (1)-(4)): 2 translational and 3 rotational
+    constraints; the slide along the axis is free (m, child relative to parent).
+
+    The translational constraint is Phi = [d1; d2]^T (r_P - r_Q) with d1, d2 fixed on the
+    child (h = r_P - r_Q in both Eq. (1) and Eq. (4), method.md); its rate carries the
+    term -h^T d~ omega_beta of the rotating directions.
+    """
+
+    type_name = "prismatic"
+    n_free = 1
+
+    def constraint_blocks(self) -> list[Block]:
+        a, b, P, Q, Fb = self.parent.name, self.child.name, self.P, self.Q, self.Fb
+        D = Fb[:, :2]                  # child coordinates
+        Pt, Qt = skew(P), skew(Q)
+
+        def h_of(g):
+            return (g.r[a] + g.A[a] @ P) - (g.r[b] + g.A[b] @ Q)
+
+        def hdot_of(g):
+            return (g.v[a] + g.A[a] @ np.cross(g.w[a], P)) - (g.v[b] + g.A[b] @ np.cross(g.w[b], Q))
+
+        def phi(g):
+            return D.T @ g.A[b].T @ h_of(g)
+
+        def DT(g):                     # D^T in global use: D_b^T A_b^T
+            return D.T @ g.A[b].T
+
+        def DT_rate(g):
+            return -D.T @ skew(g.w[b]) @ g.A[b].T
+
+        def Gbw(g):
+            u = Q + g.A[b].T @ h_of(g)   # P relative to the child's centre, child coordinates
+            return np.array([np.cross(D[:, 0], u), np.cross(D[:, 1], u)])
+
+        def Gbw_rate(g):
+            u = Q + g.A[b].T @ h_of(g)
+            ud = g.A[b].T @ hdot_of(g) - np.cross(g.w[b], u - Q)
+            return np.array([np.cross(D[:, 0], ud), np.cross(D[:, 1], ud)])
+
+        terms = self._terms([
+            (self.parent, "v", DT, DT_rate, None),
+            (self.parent, "w", (lambda g: -DT(g) @ g.A[a] @ Pt),
+             (lambda g: -(DT_rate(g) @ g.A[a] + DT(g) @ g.A[a] @ skew(g.w[a])) @ Pt), None),
+            (self.child, "v", (lambda g: -DT(g)), (lambda g: -DT_rate(g)), None),
+            (self.child, "w", Gbw, Gbw_rate, None),
+        ])
+        if not np.any(P):
+            terms = [t for t in terms if t.junction != f"{a}.w"]
+        trans = Block(f"{self.name}.t", 2, terms, self._bodies(), phi, True, f"{self.name}.t")
+        return [trans, self._orientation_block()]
+
+    def axis_block(self) -> Block:
+        a, b, P, Q, Fa = self.parent.name, self.child.name, self.P, self.Q, self.Fa
+        da = Fa[:, 2][None, :]         # the axis on the parent (parent coordinates)
+        Pt, Qt = skew(P), skew(Q)
+
+        def dT(g):
+            return da @ g.A[a].T
+
+        def dT_rate(g):
+            return -da @ skew(g.w[a]) @ g.A[a].T
+
+        # sdot = d_a^T (v_Q - v_P)
+        terms = self._terms([
+            (self.parent, "v", (lambda g: -dT(g)), (lambda g: -dT_rate(g)), None),
+            (self.parent, "w", None, None, da @ Pt),
+            (self.child, "v", dT, dT_rate, None),
+            (self.child, "w", (lambda g: -dT(g) @ g.A[b] @ Qt),
+             (lambda g: -(dT_rate(g) @ g.A[b] + dT(g) @ g.A[b] @ skew(g.w[b])) @ Qt), None),
+        ])
+        if not np.any(P):
+            terms = [t for t in terms if t.junction != f"{a}.w"]
+        if not np.any(Q):
+            terms = [t for t in terms if t.junction != f"{b}.w"]
+        return Block(f"{self.name}.axis0", 1, terms, self._bodies())
+
+    def child_pose(self, A_a, r_a, q):
+        A_b = A_a @ self.R0
+        r_Q = r_a + A_a @ self.P + A_a @ self.Fa[:, 2] * float(q)
+        return A_b, r_Q - A_b @ self.Q
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        axis = A_a @ self.Fa[:, 2]
+        r_Q = r_b + A_b @ self.Q
+        v_Q = v_a + np.cross(w_a, r_Q - r_a) + axis * float(qd)
+        return w_a.copy(), v_Q + np.cross(w_a, r_b - r_Q)
+
+    def coordinate(self, A_a, r_a, A_b, r_b):
+        r_P = r_a + A_a @ self.P
+        r_Q = r_b + A_b @ self.Q
+        return float((A_a @ self.Fa[:, 2]) @ (r_Q - r_P))
+
+
+class SphericalJoint(Joint):
+    """Spherical joint: the joint points coincide (3 constraints); rotation is free.
+
+    It has no axis port; its coordinate is the child's rotation relative to the parent
+    (reported as a rotation matrix by the results)."""
+
+    type_name = "spherical"
+    n_free = 0
+
+    def constraint_blocks(self) -> list[Block]:
+        return [self._spherical_block()]
+
+    def child_pose(self, A_a, r_a, q):
+        Rrel = np.eye(3) if q is None else np.asarray(q, dtype=float)
+        A_b = A_a @ Rrel @ self.R0
+        return A_b, r_a + A_a @ self.P - A_b @ self.Q
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        w_b = w_a + (np.zeros(3) if qd is None else A_a @ np.asarray(qd, dtype=float))
+        r_P = r_a + A_a @ self.P
+        v_P = v_a + np.cross(w_a, r_P - r_a)
+        return w_b, v_P + np.cross(w_b, r_b - r_P)
+
+
+class FixedJoint(Joint):
+    """Fixed joint: the joint points coincide and the orientations are locked
+    (6 constraints)."""
+
+    type_name = "fixed"
+    n_free = 0
+
+    def constraint_blocks(self) -> list[Block]:
+        return [self._spherical_block(), self._orientation_block()]
+
+    def child_pose(self, A_a, r_a, q):
+        A_b = A_a @ self.R0
+        return A_b, r_a + A_a @ self.P - A_b @ self.Q
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        r_P = r_a + A_a @ self.P
+        v_P = v_a + np.cross(w_a, r_P - r_a)
+        return w_a.copy(), v_P + np.cross(w_a, r_b - r_P)

@@ -1,0 +1,79 @@
+"""Canonical mechanisms, shared by tests, examples, docs and benchmarks.
+
+- :func:`three_body_prismatic`: the seed paper's example (benchmarks.md section 1).
+- :func:`chain`: chain-N of cubes (benchmarks.md section 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .joints import PrismaticJoint, RevoluteJoint
+from .mechanism import Mechanism
+from .rigid_body import Inertia, RigidBody
+
+__all__ = ["three_body_prismatic", "chain", "THREE_BODY"]
+
+THREE_BODY = {"m_rotor": 1.0, "m1": 1.0, "m2": 1.0, "inertia": 4.167e-4, "M": 0.1,
+              "K": 500.0, "a": 0.3, "b": 0.1, "c": 0.15, "g": 9.8}
+"""Parameters of the seed paper's example (SI units)."""
+
+
+def three_body_prismatic(M: float = THREE_BODY["M"], K: float = THREE_BODY["K"],
+                         g: float = THREE_BODY["g"]) -> Mechanism:
+    """The seed paper's three-body mechanism, exactly as benchmarks.md section 1::
+
+              Z
+              |  J1 (revolute, Z) at the origin, moment M on the rotor
+        ground+--[rotor]----a=0.3----o J2 (revolute, rotor's y)
+                                     |  b = 0.1
+                                    [m1]   (cube; its centre b below J2)
+                                     |  J3 (prismatic along m1's z), spring K
+                                    [m2]   (cube; its centre c = 0.15 below J2 at s = 0)
+
+    Bodies ``rotor``, ``m1``, ``m2``; joints ``J1``, ``J2``, ``J3``. All body frames are
+    aligned with the global frame at t = 0; gravity (0, 0, -g).
+
+    Parameters
+    ----------
+    M : float
+        Moment on J1 about +Z, ground on rotor (N m).
+    K : float
+        Spring along J3 (N/m), unstretched at slide 0.
+    g : float
+        Gravitational acceleration (m/s^2).
+    """
+    p = THREE_BODY
+    mech = Mechanism("three_body_prismatic", gravity=(0.0, 0.0, -g))
+    inertia = Inertia.principal(p["inertia"], p["inertia"], p["inertia"])
+    rotor = mech.add_body(RigidBody("rotor", p["m_rotor"], inertia))
+    m1 = mech.add_body(RigidBody("m1", p["m1"], inertia))
+    m2 = mech.add_body(RigidBody("m2", p["m2"], inertia))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rotor, axis=(0, 0, 1), actuator=M))
+    mech.add_joint(RevoluteJoint("J2", rotor, m1, parent_point=(p["a"], 0, 0),
+                                 child_point=(0, 0, p["b"]), axis=(0, 1, 0)))
+    mech.add_joint(PrismaticJoint("J3", m1, m2, parent_point=(0, 0, p["b"] - p["c"]),
+                                  child_point=(0, 0, 0), axis=(0, 0, 1), spring=K))
+    return mech
+
+
+def chain(n: int, *, bend: float = 0.3, g: float = 9.81) -> tuple[Mechanism, dict[str, float]]:
+    """chain-N (benchmarks.md section 3): N unit cubes (1 kg, side 0.05 m) hanging from
+    the origin, joint i at (0, 0, -0.2 (i-1)) in the reference configuration, body i's
+    centre 0.1 m below joint i; odd joints turn about the parent's x, even about its y.
+
+    Returns the mechanism and the initial joint coordinates (``bend`` rad each).
+    """
+    mech = Mechanism(f"chain{n}", gravity=(0.0, 0.0, -g))
+    inertia = Inertia.solid_cube(1.0, 0.05)
+    parent = mech.ground
+    q0 = {}
+    for i in range(1, n + 1):
+        body = mech.add_body(RigidBody(f"b{i}", 1.0, inertia))
+        axis = (1.0, 0.0, 0.0) if i % 2 == 1 else (0.0, 1.0, 0.0)
+        ppoint = (0.0, 0.0, 0.0) if i == 1 else (0.0, 0.0, -0.1)
+        mech.add_joint(RevoluteJoint(f"J{i}", parent, body, parent_point=ppoint,
+                                     child_point=(0.0, 0.0, 0.1), axis=axis))
+        q0[f"J{i}"] = bend
+        parent = body
+    return mech, q0

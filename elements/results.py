@@ -1,0 +1,414 @@
+"""Mechanism results by name, the energy ledger, and export (CSV, MAT, JSON, plots).
+
+- :class:`MechanismResult`: wraps a :class:`~bondgraph.SimulationResult` of a mechanism.
+- :class:`BodyResult`, :class:`JointResult`, :class:`EnergyLedger`: named views.
+
+Reaction convention (benchmarks.md): a joint's reaction is the force and moment that the
+parent exerts on the child through the joint's constraints only (axis springs, dampers
+and actuators are reported apart), in global coordinates, the moment taken about the
+joint's point on the child; also given in the child's joint frame. It is the child's
+share G_child^T U_2 of the constraint efforts actually applied (stabilisation included).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bondgraph import SimulationResult
+from bondgraph.spatial import quat_to_matrix, skew
+
+from ._blocks import _deps, _geometry
+
+__all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]
+
+
+@dataclass(frozen=True)
+class BodyResult:
+    """A body over time (global coordinates unless said otherwise).
+
+    position (3, n) m; quaternion (4, n) (w, x, y, z, body -> global); rotation (n, 3, 3);
+    velocity (3, n) m/s; angular_velocity (3, n) rad/s global; angular_velocity_body (3, n).
+    """
+
+    name: str
+    position: np.ndarray
+    quaternion: np.ndarray
+    rotation: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    angular_velocity_body: np.ndarray
+
+
+@dataclass(frozen=True)
+class JointResult:
+    """A joint over time.
+
+    q, qd : (n,) coordinate and rate (rad, rad/s or m, m/s); NaN for joints without one.
+    force, moment : (3, n) the constraint reaction of the parent on the child (N, N m),
+        global coordinates, the moment about the joint's point on the child.
+    force_joint, moment_joint : (3, n) the same in the child's joint frame (d1, d2, axis).
+    point : (3, n) the joint's point on the child (global, m).
+    spring, damper, actuator : (n,) axis efforts (N or N m), zero where absent.
+    """
+
+    name: str
+    q: np.ndarray
+    qd: np.ndarray
+    force: np.ndarray
+    moment: np.ndarray
+    force_joint: np.ndarray
+    moment_joint: np.ndarray
+    point: np.ndarray
+    spring: np.ndarray
+    damper: np.ndarray
+    actuator: np.ndarray
+    max_abs_phi: float
+    max_abs_constraint_flow: float
+
+
+@dataclass(frozen=True)
+class EnergyLedger:
+    """Energies (J) over time: kinetic, gravity and spring potential, the work done by each
+    source (actuators, loads) and the energy each damper dissipated.
+
+    ``balance`` = kinetic + gravity + springs - sum(work) + sum(dissipated): constant when
+    the simulation is right.
+    """
+
+    kinetic: np.ndarray
+    gravity: np.ndarray
+    springs: np.ndarray
+    work: dict[str, np.ndarray]
+    dissipated: dict[str, np.ndarray]
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.kinetic + self.gravity + self.springs
+
+    @property
+    def balance(self) -> np.ndarray:
+        w = sum(self.work.values()) if self.work else 0.0
+        d = sum(self.dissipated.values()) if self.dissipated else 0.0
+        return self.total - w + d
+
+    @property
+    def relative_drift(self) -> float:
+        """max |balance - balance[0]| / max(max |kinetic|, max |potential|, 1e-300)."""
+        b = self.balance
+        scale = max(np.abs(self.kinetic).max(), np.abs(self.gravity).max(),
+                    np.abs(self.springs).max(), 1e-300)
+        return float(np.abs(b - b[0]).max() / scale)
+
+
+class MechanismResult:
+    """Results of a mechanism simulation, by body and joint name.
+
+    Attributes
+    ----------
+    raw : SimulationResult
+        The bond-graph level result (states, every bond, every Se*).
+    t : ndarray (n,)
+    """
+
+    def __init__(self, mm, raw: SimulationResult, stabilization):
+        self.model = mm
+        self.raw = raw
+        self.t = raw.t
+        self.stabilization = stabilization
+        self._bodies: dict[str, BodyResult] = {}
+        self._joints: dict[str, JointResult] = {}
+
+    # -- convenience ---------------------------------------------------------------------
+    @property
+    def success(self) -> bool:
+        return self.raw.success
+
+    @property
+    def message(self) -> str:
+        return self.raw.message
+
+    def _x(self, name):
+        return self.raw.x[self.model.model.state_slices[name]]
+
+    def body(self, name: str) -> BodyResult:
+        """A body's motion by name."""
+        if name not in self._bodies:
+            b = self.model.mechanism.body(name)
+            if b.is_ground:
+                raise KeyError(f"'{name}' is the ground: it does not move")
+            quat = self._x(b.q)
+            n = self.t.size
+            rot = np.array([quat_to_matrix(quat[:, i]) for i in range(n)]) if n else \
+                np.zeros((0, 3, 3))
+            wb = np.linalg.solve(b.inertia.matrix, self._x(b.angular_momentum))
+            wg = np.einsum("nij,jn->in", rot, wb) if n else np.zeros((3, 0))
+            self._bodies[name] = BodyResult(name, self._x(b.r), quat, rot,
+                                            self._x(b.linear_momentum) / b.mass, wg, wb)
+        return self._bodies[name]
+
+    def joint(self, name: str) -> JointResult:
+        """A joint's coordinate, rate, reaction and axis efforts by name."""
+        if name not in self._joints:
+            self._joints[name] = self._joint(name)
+        return self._joints[name]
+
+    def _joint(self, name: str) -> JointResult:
+        mm = self.model
+        j = mm.mechanism.joint(name)
+        m = mm.model
+        n = self.t.size
+        raw = self.raw
+        F = np.zeros((3, n))
+        Mb = np.zeros((3, n))
+        point = np.zeros((3, n))
+        Fj = np.zeros((3, n))
+        Mj = np.zeros((3, n))
+        Mg = np.zeros((3, n))
+        child = j.child.name
+        phi_max, c_max = 0.0, 0.0
+        for blk in mm.blocks[name]:
+            src = f"Se*_{blk.label}"
+            lam = raw.constraint_forces[src]
+            sl = m.u2_slices[src]
+            phi_max = max(phi_max, float(np.abs(raw.phi[sl]).max(initial=0.0)))
+            c_max = max(c_max, float(np.abs(raw.constraint_flow[sl]).max(initial=0.0)))
+            deps = _deps(blk.bodies)
+            for i in range(n):
+                geo = _geometry(blk.bodies, [raw.x[m.state_slices[d], i] for d in deps])
+                for t in blk.terms:
+                    if not t.junction.startswith(child + "."):
+                        continue
+                    g = t.constant if t.constant is not None else t.G(geo)
+                    gen = g.T @ lam[:, i]
+                    if t.junction.endswith(".v"):
+                        F[:, i] += gen
+                    else:
+                        Mb[:, i] += gen
+        quat = self._x(j.child.q)
+        for i in range(n):
+            A = quat_to_matrix(quat[:, i])
+            rq = A @ j.Q
+            point[:, i] = self._x(j.child.r)[:, i] + rq
+            Mg[:, i] = A @ Mb[:, i] - np.cross(rq, F[:, i])
+            frame = A @ j.Fb
+            Fj[:, i] = frame.T @ F[:, i]
+            Mj[:, i] = frame.T @ Mg[:, i]
+        zeros = np.zeros(n)
+        if j.n_free:
+            q = raw.state(j.coordinate_state)
+            qd = raw.flow(f"{j.name}.axis.b")
+            spring = sum((raw.effort(f"{e}.b") for e in self._axis(j, "spring")), zeros)
+            damper = sum((raw.effort(f"{e}.b") for e in self._axis(j, "damper")), zeros)
+            actuator = sum((raw.effort(f"{e}.b") for e in self._axis(j, "actuator")), zeros)
+        else:
+            q = qd = np.full(n, np.nan)
+            spring = damper = actuator = zeros
+        return JointResult(name, q, qd, F, Mg, Fj, Mj, point, spring, damper, actuator,
+                           phi_max, c_max)
+
+    def _axis(self, j, kind):
+        return [e for e in self.model.graph.elements if e.startswith(f"{j.name}.{kind}")]
+
+    # -- energy ------------------------------------------------------------------------------
+    @property
+    def energy(self) -> EnergyLedger:
+        """The energy ledger (kinetic, gravity, springs, work, dissipated)."""
+        mm = self.model
+        mech = mm.mechanism
+        n = self.t.size
+        ke = np.zeros(n)
+        pe = np.zeros(n)
+        for b in mech.bodies.values():
+            p = self._x(b.linear_momentum)
+            h = self._x(b.angular_momentum)
+            ke += 0.5 * np.sum(p * p, axis=0) / b.mass
+            ke += 0.5 * np.sum(h * np.linalg.solve(b.inertia.matrix, h), axis=0)
+            pe -= b.mass * (mech.gravity @ self._x(b.r))
+        springs = np.zeros(n)
+        for name, el in mm.graph.elements.items():
+            if el.kind == "C":
+                qs = self._x(f"q_{name}")
+                springs += 0.5 * np.sum(qs * (el.field_matrix() @ qs), axis=0)
+        work, diss = {}, {}
+        for ws in mm.graph.work_states:
+            val = self.raw.state(ws.name)
+            if ws.name.endswith(".dissipated"):
+                diss[ws.source] = val
+            else:
+                work[ws.source] = val
+        return EnergyLedger(ke, pe, springs, work, diss)
+
+    # -- drift ------------------------------------------------------------------------------
+    @property
+    def max_abs_phi(self) -> float:
+        """Largest |Phi| over all joints and output times (m or rad)."""
+        return self.raw.max_abs_phi
+
+    @property
+    def max_abs_constraint_flow(self) -> float:
+        """Largest |c| over all joints and output times (m/s or rad/s)."""
+        return self.raw.max_abs_constraint_flow
+
+    def summary(self) -> dict[str, Any]:
+        """Solver statistics, drift, energy balance and redundancy as a JSON-able dict."""
+        raw = self.raw
+        led = self.energy
+        return {
+            "mechanism": self.model.mechanism.name,
+            "success": bool(raw.success), "status": raw.status.name, "message": raw.message,
+            "failure_time": raw.failure_time,
+            "t_start": float(self.t[0]) if self.t.size else None,
+            "t_end": float(self.t[-1]) if self.t.size else None,
+            "n_output_points": int(self.t.size), "nfev": int(raw.nfev),
+            "n_steps": int(raw.n_steps), "reduction": f"Eq. ({raw.branch})",
+            "stabilization": (None if self.stabilization is None else
+                              {"baumgarte_alpha": self.stabilization.alpha,
+                               "baumgarte_beta": self.stabilization.beta}),
+            "max_abs_phi": self.max_abs_phi,
+            "max_abs_constraint_flow": self.max_abs_constraint_flow,
+            "energy_balance_relative_drift": led.relative_drift,
+            "redundant_constraints": int(raw.rank_deficiency),
+            "constraint_sources": list(self.model.model.unknown_sources),
+            "inserted_by_causality": [s.name for s in self.model.causal.constraint_sources],
+        }
+
+    def __repr__(self) -> str:
+        return (f"MechanismResult({self.model.mechanism.name!r}: {self.raw.status.name}, "
+                f"{self.t.size} points, max|Phi|={self.max_abs_phi:.2e}, "
+                f"energy drift={self.energy.relative_drift:.2e})")
+
+    # -- export ------------------------------------------------------------------------------
+    def columns(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """(bodies, joints, energy) columns named ``<body or joint>.<quantity>``."""
+        bodies: dict[str, np.ndarray] = {"t": self.t}
+        for name in self.model.mechanism.bodies:
+            b = self.body(name)
+            for k, ax in enumerate("xyz"):
+                bodies[f"{name}.{ax}"] = b.position[k]
+            for k, ax in enumerate("wxyz"):
+                bodies[f"{name}.q{ax}"] = b.quaternion[k]
+            for k, ax in enumerate("xyz"):
+                bodies[f"{name}.v{ax}"] = b.velocity[k]
+            for k, ax in enumerate("xyz"):
+                bodies[f"{name}.w{ax}"] = b.angular_velocity[k]
+        joints: dict[str, np.ndarray] = {"t": self.t}
+        for name in self.model.mechanism.joints:
+            j = self.joint(name)
+            joints[f"{name}.q"] = j.q
+            joints[f"{name}.qd"] = j.qd
+            for k, ax in enumerate("xyz"):
+                joints[f"{name}.F{ax}"] = j.force[k]
+            for k, ax in enumerate("xyz"):
+                joints[f"{name}.M{ax}"] = j.moment[k]
+            joints[f"{name}.F"] = np.linalg.norm(j.force, axis=0)
+            for k, ax in enumerate(("d1", "d2", "axis")):
+                joints[f"{name}.F_{ax}"] = j.force_joint[k]
+            for k, ax in enumerate(("d1", "d2", "axis")):
+                joints[f"{name}.M_{ax}"] = j.moment_joint[k]
+            joints[f"{name}.spring"] = j.spring
+            joints[f"{name}.damper"] = j.damper
+            joints[f"{name}.actuator"] = j.actuator
+        led = self.energy
+        energy = {"t": self.t, "kinetic": led.kinetic, "gravity": led.gravity,
+                  "springs": led.springs}
+        for k, v in led.work.items():
+            energy[f"work.{k}"] = v
+        for k, v in led.dissipated.items():
+            energy[f"dissipated.{k}"] = v
+        energy["balance"] = led.balance
+        return bodies, joints, energy
+
+    def units(self) -> dict[str, dict[str, str]]:
+        """Units and frames of every exported column (the CSV's JSON sidecar)."""
+        out: dict[str, dict[str, str]] = {"t": {"unit": "s"}}
+        for name in self.model.mechanism.bodies:
+            for ax in "xyz":
+                out[f"{name}.{ax}"] = {"unit": "m", "frame": "global",
+                                       "meaning": "centre of mass position"}
+                out[f"{name}.v{ax}"] = {"unit": "m/s", "frame": "global",
+                                        "meaning": "centre of mass velocity"}
+                out[f"{name}.w{ax}"] = {"unit": "rad/s", "frame": "global",
+                                        "meaning": "angular velocity"}
+            for ax in "wxyz":
+                out[f"{name}.q{ax}"] = {"unit": "1", "frame": "body -> global",
+                                        "meaning": "orientation quaternion, scalar first"}
+        for name, j in self.model.mechanism.joints.items():
+            lin = j.type_name == "prismatic"
+            out[f"{name}.q"] = {"unit": "m" if lin else "rad", "meaning": "joint coordinate"}
+            out[f"{name}.qd"] = {"unit": "m/s" if lin else "rad/s", "meaning": "joint rate"}
+            for ax in "xyz":
+                out[f"{name}.F{ax}"] = {"unit": "N", "frame": "global",
+                                        "meaning": "constraint force, parent on child"}
+                out[f"{name}.M{ax}"] = {"unit": "N m", "frame": "global",
+                                        "meaning": "constraint moment, parent on child, about "
+                                                   "the joint point on the child"}
+            out[f"{name}.F"] = {"unit": "N", "meaning": "magnitude of the constraint force"}
+            for ax in ("d1", "d2", "axis"):
+                out[f"{name}.F_{ax}"] = {"unit": "N", "frame": "child joint frame"}
+                out[f"{name}.M_{ax}"] = {"unit": "N m", "frame": "child joint frame"}
+            for k in ("spring", "damper", "actuator"):
+                out[f"{name}.{k}"] = {"unit": "N" if lin else "N m",
+                                      "meaning": f"{k} effort along the axis, on the child"}
+        for k in ("kinetic", "gravity", "springs", "balance"):
+            out[k] = {"unit": "J"}
+        return out
+
+    def write(self, out_dir: str, *, stem: str = "result", mat_name: str | None = None
+              ) -> dict[str, str]:
+        """Write bodies.csv, joints.csv, energy.csv (+ units.json), summary.json and a MAT
+        file into ``out_dir``; each file is written to a temporary name, then renamed.
+
+        Returns the paths by kind.
+        """
+        os.makedirs(out_dir, exist_ok=True)
+        bodies, joints, energy = self.columns()
+        paths = {}
+        for kind, cols in (("bodies", bodies), ("joints", joints), ("energy", energy)):
+            path = os.path.join(out_dir, f"{kind}.csv")
+            _atomic_csv(path, cols)
+            paths[kind] = path
+        units = self.units()
+        paths["units"] = os.path.join(out_dir, "units.json")
+        _atomic_text(paths["units"], json.dumps(units, indent=2))
+        paths["summary"] = os.path.join(out_dir, "summary.json")
+        _atomic_text(paths["summary"], json.dumps(self.summary(), indent=2))
+        try:
+            import scipy.io
+            mat = {}
+            for cols in (bodies, joints, energy):
+                for k, v in cols.items():
+                    mat[k.replace(".", "_").replace("*", "star")] = np.asarray(v)
+            mpath = os.path.join(out_dir, mat_name or f"{stem}.mat")
+            tmp = mpath + ".tmp"
+            scipy.io.savemat(tmp, mat, do_compression=True)
+            os.replace(tmp, mpath)
+            paths["mat"] = mpath
+        except ImportError:  # pragma: no cover - scipy is a dependency
+            pass
+        return paths
+
+
+def _atomic_text(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _atomic_csv(path: str, cols: dict[str, np.ndarray]) -> None:
+    tmp = path + ".tmp"
+    names = list(cols)
+    data = np.column_stack([np.asarray(cols[n], dtype=float) for n in names]) if names else \
+        np.zeros((0, 0))
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        for row in data:
+            w.writerow([repr(float(v)) for v in row])
+    os.replace(tmp, path)
