@@ -34,7 +34,7 @@ test-slow: $(STAMP) dot
 	$(PY) -m pytest -q --runslow
 
 demo: $(STAMP) dot
-	$(PY) examples/demo.py --out out/demo
+	$(PY) examples/three_body_prismatic.py --out out/three_body_prismatic
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -229,6 +229,25 @@ class JunctionLayout:
                 self.base[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
         self.dynamic = [(name, mod, start, n2, n1) for (name, mod, start, n2, n1)
                         in self.modulated if mod.constant is None]
+        # CSC structure of A_u and A_i, fixed after causality: per evaluation only the data
+        # vector is refilled (no COO -> CSC conversion)
+        self._csc_u = self._csc_pattern(self.is_u, self.col_u, len(self.unk))
+        self._csc_i = self._csc_pattern(~self.is_u, self.col_i, len(self.imp))
+
+    def _csc_pattern(self, mask, colmap, ncols):
+        idx = np.flatnonzero(mask)
+        cols = colmap[self.cols[idx]]
+        rows = self.rows[idx]
+        order = np.lexsort((rows, cols))
+        idx, rows, cols = idx[order], rows[order], cols[order]
+        # merge duplicates (a coefficient written twice at one position) by summation
+        key = cols.astype(np.int64) * (self.n_eq + 1) + rows
+        uniq, first = np.unique(key, return_index=True)
+        group = np.cumsum(np.r_[0, np.diff(key) != 0])
+        indptr = np.zeros(ncols + 1, dtype=np.int32)
+        np.add.at(indptr, cols[first] + 1, 1)
+        indptr = np.cumsum(indptr).astype(np.int32)
+        return idx, group, len(uniq), rows[first].astype(np.int32), indptr, ncols
 
     # ------------------------------------------------------------------------------------
     def data(self, moduli_values: dict[str, np.ndarray]) -> np.ndarray:
@@ -251,13 +270,12 @@ class JunctionLayout:
 
     def split(self, data: np.ndarray) -> tuple[sp.csc_matrix, sp.csc_matrix]:
         """(A_u, A_i): the columns of the unknown and of the imposed variables."""
-        u = self.is_u
-        A_u = sp.csc_matrix((data[u], (self.rows[u], self.col_u[self.cols[u]])),
-                            shape=(self.n_eq, len(self.unk)))
-        i = ~u
-        A_i = sp.csc_matrix((data[i], (self.rows[i], self.col_i[self.cols[i]])),
-                            shape=(self.n_eq, len(self.imp)))
-        return A_u, A_i
+        out = []
+        for idx, group, n, indices, indptr, ncols in (self._csc_u, self._csc_i):
+            vals = np.zeros(n)
+            np.add.at(vals, group, data[idx])
+            out.append(sp.csc_matrix((vals, indices, indptr), shape=(self.n_eq, ncols)))
+        return out[0], out[1]
 
     def factor(self, data: np.ndarray):
         """Sparse LU of A_u and A_i; raises AlgebraicLoopError when A_u is singular."""

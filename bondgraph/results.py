@@ -85,6 +85,8 @@ class SimulationResult:
         Accepted and rejected steps.
     rank_deficiency : int
         Dependent (redundant) constraint components at the initial state.
+    redundancy : str
+        Which unknown sources take part in the redundancy ("" when none).
     branch : str
         ``"15"``, ``"14"`` or ``"none"``: which reduction solved for U_2.
     sol : callable or None
@@ -108,6 +110,7 @@ class SimulationResult:
     n_rejected: int
     rank_deficiency: int
     branch: str
+    redundancy: str
     sol: Any = None
     _state_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
     _bond_slices: Mapping[str, tuple[slice, slice]] = field(default_factory=dict, repr=False)

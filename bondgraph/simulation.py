@@ -140,6 +140,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     rank0 = ev0.rank
     reference = ev0.constraint_scale
     deficiency = model.n_u2 - rank0
+    redundancy = (model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)
+                  if deficiency > 0 else "")
     if strict and deficiency > 0:
         raise SingularConstraintError(
             f"redundant constraints at the initial state (strict mode): "
@@ -243,7 +245,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             break
 
     result = _collect(model, ts, xs, stabilization, status, message, failure_time, solver,
-                      n_steps, deficiency, ev0.branch,
+                      n_steps, deficiency, redundancy, ev0.branch,
                       OdeSolution(ts_dense, interpolants) if dense_output and interpolants
                       else None, t_events)
     if not status.success:
@@ -256,7 +258,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
 
 def _collect(model, ts, xs, stabilization, status, message, failure_time, solver, n_steps,
-             deficiency, branch, sol, t_events) -> SimulationResult:
+             deficiency, redundancy, branch, sol, t_events) -> SimulationResult:
     n = len(ts)
     X = np.array(xs).T if n else np.zeros((model.n_states, 0))
     L = model.layout
@@ -290,6 +292,7 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
         constraint_flow=C[:, :kept], phi=PHI[:, :kept], bond_values=BV[:, :kept],
         stored_energy=E[:kept], status=status, message=message, success=status.success,
         failure_time=failure_time, nfev=int(solver.nfev), n_steps=n_steps,
-        n_rejected=0, rank_deficiency=int(deficiency), branch=branch, sol=sol,
+        n_rejected=0, rank_deficiency=int(deficiency), redundancy=redundancy, branch=branch,
+        sol=sol,
         _state_slices=dict(model.state_slices), _bond_slices=bond_slices,
         t_events=tuple(np.asarray(v) for v in t_events))

@@ -86,6 +86,20 @@ def _deps(bodies) -> tuple[str, ...]:
     return tuple(out)
 
 
+_ROTATION_CACHE: dict[bytes, np.ndarray] = {}
+
+
+def _rotation(q: np.ndarray) -> np.ndarray:
+    """quat_to_matrix, memoised: one evaluation reads each body's quaternion many times."""
+    key = q.tobytes()
+    A = _ROTATION_CACHE.get(key)
+    if A is None:
+        if len(_ROTATION_CACHE) > 512:
+            _ROTATION_CACHE.clear()
+        A = _ROTATION_CACHE[key] = quat_to_matrix(q)
+    return A
+
+
 def _geometry(bodies, values, rates=None) -> Geometry:
     geo = Geometry()
     k = 0
@@ -97,7 +111,7 @@ def _geometry(bodies, values, rates=None) -> Geometry:
             geo.v[b.name] = np.zeros(3)
             continue
         q, r = values[k], values[k + 1]
-        geo.A[b.name] = quat_to_matrix(q)
+        geo.A[b.name] = _rotation(np.asarray(q, dtype=float))
         geo.r[b.name] = np.asarray(r, dtype=float)
         if rates is not None:
             geo.w[b.name] = body_rate_from_quat_rate(q, rates[k])

@@ -68,6 +68,7 @@ class Mechanism:
         self.bodies: dict[str, RigidBody] = {}
         self.joints: dict[str, Joint] = {}
         self.loads: dict[str, Load] = {}
+        self.subsystems: dict[str, Any] = {}
 
     def _check_name(self, name: str, what: str):
         taken = set(self.bodies) | set(self.joints) | set(self.loads) | {self.ground.name}
@@ -107,6 +108,15 @@ class Mechanism:
         self.loads[load.name] = load
         return load
 
+    def add_subsystem(self, name: str, build) -> None:
+        """Attach any bond graph: ``build(bg)`` adds elements and bonds to the mechanism's
+        graph when it is built (connect them to a joint's ``<joint>.axis`` 1-junction or a
+        body's ``<body>.v`` / ``<body>.w``). Element names should start with ``name.``."""
+        if not callable(build):
+            raise ModelError(f"subsystem '{name}': build must be a callable taking the graph")
+        self._check_name(name, "subsystem")
+        self.subsystems[name] = build
+
     def body(self, name: str) -> RigidBody:
         """The body called ``name`` (or the ground)."""
         if name == self.ground.name:
@@ -141,14 +151,27 @@ class Mechanism:
                     reached.add(j.child.name)
                     remaining.remove(j)
                     progress = True
-        loops = [j for j in remaining if j.parent.name in reached and j.child.name in reached]
-        missing = [b for b in self.bodies if b not in reached]
-        if missing:
-            raise ModelError(f"mechanism '{self.name}': bodies {', '.join(missing)} are not "
-                             f"connected to the ground through joints whose parent comes "
-                             f"first (a free body needs a joint chain from the ground, e.g. "
-                             f"a 'free' body is not supported yet)")
+        # bodies not reached from the ground float freely: they root trees of their own
+        for name in self.bodies:
+            if name in reached:
+                continue
+            reached.add(name)
+            progress = True
+            while progress:
+                progress = False
+                for j in list(remaining):
+                    if j.parent.name in reached and j.child.name not in reached:
+                        tree.append(j)
+                        reached.add(j.child.name)
+                        remaining.remove(j)
+                        progress = True
+        loops = list(remaining)
         return tree, loops
+
+    def free_bodies(self) -> list[str]:
+        """Bodies that are nobody's child: they float (6 freedoms) unless in a loop."""
+        children = {j.child.name for j in self.joints.values()}
+        return [b for b in self.bodies if b not in children]
 
     def build(self) -> BondGraph:
         """The mechanism's vector bond graph (a new, ordinary, editable BondGraph)."""
@@ -190,6 +213,8 @@ class Mechanism:
             bg.add(Se(load.source, load.value, dim=3))
             bg.connect(load.source, load.name, name=f"{load.source}.b")
             bg.add_work_state(WorkState(f"{load.name}.work", load.source))
+        for name, build in self.subsystems.items():
+            build(bg)
         return bg
 
     def assemble(self, *, strict: bool = False) -> "MechanismModel":
@@ -237,10 +262,14 @@ class MechanismModel:
         """(rotation body -> global, centre of mass) of every body at state ``x``."""
         return {n: self._body_state(x, b) for n, b in self.mechanism.bodies.items()}
 
-    def _forward(self, q: Mapping[str, Any], qd: Mapping[str, Any]):
+    def _forward(self, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
         mech = self.mechanism
         pose = {mech.ground.name: (np.eye(3), np.zeros(3))}
         twist = {mech.ground.name: (np.zeros(3), np.zeros(3))}
+        for name in mech.free_bodies():
+            A, r, w, v = _free_state(name, (free or {}).get(name))
+            pose[name] = (A, r)
+            twist[name] = (w, v)
         for j in self.tree:
             A_a, r_a = pose[j.parent.name]
             w_a, v_a = twist[j.parent.name]
@@ -274,7 +303,8 @@ class MechanismModel:
         return m.initial_state(vals)
 
     def initial_state(self, q: Mapping[str, Any] | None = None,
-                      qd: Mapping[str, Any] | None = None, *, tol: float = 1e-12,
+                      qd: Mapping[str, Any] | None = None, *,
+                      free: Mapping[str, Mapping[str, Any]] | None = None, tol: float = 1e-12,
                       max_iterations: int = 50) -> np.ndarray:
         """A consistent state from joint coordinates ``q`` and rates ``qd`` (by joint name).
 
@@ -282,7 +312,10 @@ class MechanismModel:
         Closed loops: the coordinates of the tree joints not named in ``q`` are solved by
         Newton's method on the loop joints' Phi = 0 (minimum-norm steps), and their rates
         from c = 0. Spherical joints take a rotation matrix and an angular velocity
-        (parent coordinates).
+        (parent coordinates). Free bodies (nobody's child) take their pose and twist from
+        ``free[name]``: a mapping with ``rotation`` (3x3, body -> global), ``position``
+        (m), ``angular_velocity`` (rad/s, global) and ``velocity`` (m/s), each defaulting
+        to the identity or zero.
 
         Raises
         ------
@@ -303,7 +336,13 @@ class MechanismModel:
             free = [j.name for j in self.tree if j.n_free and j.name not in q]
             q = self._close_loops(q, free, tol, max_iterations)
             qd = self._close_rates(q, qd, [j for j in free if j not in qd])
-        pose, twist = self._forward(q, qd)
+        unknown = [n for n in (free or {}) if n not in self.mechanism.free_bodies()]
+        if unknown:
+            raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
+                             f"free bodies; free bodies: "
+                             f"{', '.join(self.mechanism.free_bodies()) or 'none'}")
+        self._free = dict(free or {})
+        pose, twist = self._forward(q, qd, self._free)
         coords = {}
         for j in self.mechanism.joints.values():
             if j.n_free:
@@ -316,7 +355,7 @@ class MechanismModel:
         return self.state_from_poses(pose, twist, coords)
 
     def _loop_residual(self, q):
-        pose, _ = self._forward(q, {})
+        pose, _ = self._forward(q, {}, getattr(self, "_free", None))
         out = []
         for j in self.loop_joints:
             for blk in self.blocks[j.name]:
@@ -372,7 +411,8 @@ class MechanismModel:
             return qd
 
         def c_of(z):
-            pose, twist = self._forward(q, dict(qd, **dict(zip(free, z))))
+            pose, twist = self._forward(q, dict(qd, **dict(zip(free, z))),
+                                        getattr(self, "_free", None))
             coords = {j.name: 0.0 for j in self.mechanism.joints.values() if j.n_free}
             coords.update({k: float(v) for k, v in q.items() if np.ndim(v) == 0})
             x = self.state_from_poses(pose, twist, coords)
@@ -509,6 +549,25 @@ class MechanismModel:
         return MechanismResult(self, _join(self.model, parts, stab), stab)
 
 
+def _free_state(name, spec):
+    spec = dict(spec or {})
+    allowed = {"rotation", "position", "angular_velocity", "velocity"}
+    bad = set(spec) - allowed
+    if bad:
+        raise ModelError(f"free body '{name}': unknown key(s) {', '.join(sorted(bad))}; valid: "
+                         f"{', '.join(sorted(allowed))}")
+    A = np.asarray(spec.get("rotation", np.eye(3)), dtype=float)
+    if A.shape != (3, 3) or not np.allclose(A @ A.T, np.eye(3), atol=1e-9):
+        raise ModelError(f"free body '{name}': rotation must be a 3x3 rotation matrix")
+    vecs = []
+    for key in ("position", "angular_velocity", "velocity"):
+        v = np.asarray(spec.get(key, np.zeros(3)), dtype=float)
+        if v.shape != (3,) or not np.all(np.isfinite(v)):
+            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers")
+        vecs.append(v)
+    return A, vecs[0], vecs[1], vecs[2]
+
+
 def _deps(bodies):
     from ._blocks import _deps as d
     return d(bodies)
@@ -528,5 +587,5 @@ def _join(model, parts, stab):
         nfev = sum(p.nfev for p in parts)
 
     return _collect(model, ts, xs, stab, last.status, last.message, last.failure_time, _S,
-                    sum(p.n_steps for p in parts), parts[0].rank_deficiency, parts[0].branch,
-                    None, [])
+                    sum(p.n_steps for p in parts), parts[0].rank_deficiency, parts[0].redundancy,
+                    parts[0].branch, None, [])

@@ -54,7 +54,9 @@ class JointResult:
         global coordinates, the moment about the joint's point on the child.
     force_joint, moment_joint : (3, n) the same in the child's joint frame (d1, d2, axis).
     point : (3, n) the joint's point on the child (global, m).
-    spring, damper, actuator : (n,) axis efforts (N or N m), zero where absent.
+    spring, damper, actuator : (n,) efforts on the child along the joint axis (N or N m;
+        the parent feels the opposite), zero where absent: a spring gives -k (q - rest), a
+        damper -d qd.
     """
 
     name: str
@@ -203,8 +205,10 @@ class MechanismResult:
         if j.n_free:
             q = raw.state(j.coordinate_state)
             qd = raw.flow(f"{j.name}.axis.b")
-            spring = sum((raw.effort(f"{e}.b") for e in self._axis(j, "spring")), zeros)
-            damper = sum((raw.effort(f"{e}.b") for e in self._axis(j, "damper")), zeros)
+            # efforts on the child along the axis: springs and dampers hang off the axis
+            # junction (their bonds point away from it), actuators feed it
+            spring = -sum((raw.effort(f"{e}.b") for e in self._axis(j, "spring")), zeros)
+            damper = -sum((raw.effort(f"{e}.b") for e in self._axis(j, "damper")), zeros)
             actuator = sum((raw.effort(f"{e}.b") for e in self._axis(j, "actuator")), zeros)
         else:
             q = qd = np.full(n, np.nan)
@@ -274,6 +278,7 @@ class MechanismResult:
             "max_abs_constraint_flow": self.max_abs_constraint_flow,
             "energy_balance_relative_drift": led.relative_drift,
             "redundant_constraints": int(raw.rank_deficiency),
+            "redundancy": raw.redundancy,
             "constraint_sources": list(self.model.model.unknown_sources),
             "inserted_by_causality": [s.name for s in self.model.causal.constraint_sources],
         }

@@ -200,9 +200,10 @@ class RigidBody:
         bg.connect(self.v, f"{n}.linear", name=f"{n}.b_linear")
         bg.connect(self.w, f"{n}.angular", name=f"{n}.b_angular")
         bg.connect(self.w, f"{n}.ejs", name=f"{n}.b_ejs")
-        if gravity is not None and np.any(gravity != 0):
-            bg.add(Se(f"{n}.gravity", self.mass * np.asarray(gravity, dtype=float), dim=3))
-            bg.connect(f"{n}.gravity", self.v, name=f"{n}.b_gravity")
+        # the weight m g (zero without gravity: it keeps a lone body's junction valid)
+        g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
+        bg.add(Se(f"{n}.gravity", self.mass * g, dim=3))
+        bg.connect(f"{n}.gravity", self.v, name=f"{n}.b_gravity")
         bg.add_kinematic_state(KinematicState(self.r, self.v, 3))
         bg.add_kinematic_state(KinematicState(self.q, self.w, 4, rate=quat_rate))
 
