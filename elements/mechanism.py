@@ -280,8 +280,10 @@ class MechanismModel:
             twist[j.child.name] = j.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qdj)
         return pose, twist
 
-    def state_from_poses(self, pose, twist, coords: Mapping[str, float]) -> np.ndarray:
-        """The state vector from body poses (A, r) and twists (omega, v; global)."""
+    def state_from_poses(self, pose, twist, coords: Mapping[str, float],
+                         states: Mapping[str, Any] | None = None) -> np.ndarray:
+        """The state vector from body poses (A, r) and twists (omega, v; global), joint
+        coordinates, and values of any other states (subsystems) by name."""
         m = self.model
         vals: dict[str, Any] = {}
         for n, b in self.mechanism.bodies.items():
@@ -300,22 +302,30 @@ class MechanismModel:
                     vals[f"q_{nme}"] = c - s.rest
         for ws in self.graph.work_states:
             vals[ws.name] = 0.0
+        for k, v in (states or {}).items():
+            if k in vals:
+                raise ModelError(f"initial state '{k}' belongs to the mechanism; give it "
+                                 f"through joint coordinates and rates")
+            vals[k] = v
         return m.initial_state(vals)
 
     def initial_state(self, q: Mapping[str, Any] | None = None,
                       qd: Mapping[str, Any] | None = None, *,
-                      free: Mapping[str, Mapping[str, Any]] | None = None, tol: float = 1e-12,
+                      free: Mapping[str, Mapping[str, Any]] | None = None,
+                      guess: Mapping[str, float] | None = None,
+                      states: Mapping[str, Any] | None = None, tol: float = 1e-12,
                       max_iterations: int = 50) -> np.ndarray:
         """A consistent state from joint coordinates ``q`` and rates ``qd`` (by joint name).
 
         Trees: forward kinematics; joints not named take coordinate and rate 0.
         Closed loops: the coordinates of the tree joints not named in ``q`` are solved by
-        Newton's method on the loop joints' Phi = 0 (minimum-norm steps), and their rates
-        from c = 0. Spherical joints take a rotation matrix and an angular velocity
+        Newton's method on the loop joints' Phi = 0 (minimum-norm steps, starting from
+        ``guess``, default 0), and their rates from c = 0. Spherical joints take a rotation matrix and an angular velocity
         (parent coordinates). Free bodies (nobody's child) take their pose and twist from
         ``free[name]``: a mapping with ``rotation`` (3x3, body -> global), ``position``
         (m), ``angular_velocity`` (rad/s, global) and ``velocity`` (m/s), each defaulting
-        to the identity or zero.
+        to the identity or zero. ``states`` gives values, by state name, for the states of
+        attached subsystems (e.g. a motor inductance's ``p_motor.La``); they are required.
 
         Raises
         ------
@@ -332,16 +342,16 @@ class MechanismModel:
                 if name not in self.mechanism.joints:
                     raise ModelError(f"initial {what} given for unknown joint '{name}'; "
                                      f"joints: {', '.join(self.mechanism.joints)}")
-        if self.loop_joints:
-            free = [j.name for j in self.tree if j.n_free and j.name not in q]
-            q = self._close_loops(q, free, tol, max_iterations)
-            qd = self._close_rates(q, qd, [j for j in free if j not in qd])
         unknown = [n for n in (free or {}) if n not in self.mechanism.free_bodies()]
         if unknown:
             raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
                              f"free bodies; free bodies: "
                              f"{', '.join(self.mechanism.free_bodies()) or 'none'}")
         self._free = dict(free or {})
+        if self.loop_joints:
+            solve_for = [j.name for j in self.tree if j.n_free and j.name not in q]
+            q = self._close_loops(q, solve_for, tol, max_iterations, dict(guess or {}))
+            qd = self._close_rates(q, qd, [j for j in solve_for if j not in qd])
         pose, twist = self._forward(q, qd, self._free)
         coords = {}
         for j in self.mechanism.joints.values():
@@ -352,7 +362,7 @@ class MechanismModel:
                     A_a, r_a = pose[j.parent.name]
                     A_b, r_b = pose[j.child.name]
                     coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
-        return self.state_from_poses(pose, twist, coords)
+        return self.state_from_poses(pose, twist, coords, states)
 
     def _loop_residual(self, q):
         pose, _ = self._forward(q, {}, getattr(self, "_free", None))
@@ -366,10 +376,10 @@ class MechanismModel:
                 out.append(blk.phi(geo))
         return np.concatenate(out)
 
-    def _close_loops(self, q, free, tol, max_iterations):
+    def _close_loops(self, q, free, tol, max_iterations, guess):
         q = dict(q)
         for n in free:
-            q.setdefault(n, 0.0)
+            q.setdefault(n, float(guess.get(n, 0.0)))
         if not free:
             res = self._loop_residual(q)
             if np.abs(res).max() > 1e-9:
@@ -415,7 +425,7 @@ class MechanismModel:
                                         getattr(self, "_free", None))
             coords = {j.name: 0.0 for j in self.mechanism.joints.values() if j.n_free}
             coords.update({k: float(v) for k, v in q.items() if np.ndim(v) == 0})
-            x = self.state_from_poses(pose, twist, coords)
+            x = self.state_from_poses(pose, twist, coords, self._extra_zero())
             ev = self.model.evaluate(0.0, x)
             rows = [ev.constraint_flow[self.model.u2_slices[s]] for s in self._loop_sources()]
             return np.concatenate(rows)
@@ -425,6 +435,16 @@ class MechanismModel:
         Jm = np.column_stack([c_of(np.eye(len(free))[k]) - c0 for k in range(len(free))])
         z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
         return dict(qd, **dict(zip(free, z)))
+
+    def _extra_zero(self):
+        owned = set()
+        for b in self.mechanism.bodies.values():
+            owned |= {b.r, b.q, b.linear_momentum, b.angular_momentum}
+        for j in self.mechanism.joints.values():
+            owned.add(j.coordinate_state)
+        owned |= {w.name for w in self.graph.work_states}
+        return {n: np.zeros(self.model.state_slices[n].stop - self.model.state_slices[n].start)
+                for n in self.state_names if n not in owned and not n.startswith("q_")}
 
     def _loop_sources(self):
         names = []

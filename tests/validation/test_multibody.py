@@ -175,6 +175,14 @@ def _wrench_residuals(res, mm, i):
                 ra = np.zeros(3) if j.parent.is_ground else pos[j.parent.name]
                 add(j.child, tau * ax, np.zeros(3), at)
                 add(j.parent, -tau * ax, np.zeros(3), ra + Aa @ j.P)
+    for load in mech.loads.values():
+        A = res.body(load.body.name).rotation[i]
+        v = np.asarray(load.value, dtype=float)
+        vg = v if load.frame == "global" else A @ v
+        if isinstance(load, PointForce):
+            add(load.body, vg, np.zeros(3), pos[load.body.name] + A @ load.point)
+        else:
+            add(load.body, np.zeros(3), vg, pos[load.body.name])
     for name, b in mech.bodies.items():
         pdot = xdot[model.state_slices[b.linear_momentum]]
         hdot_b = xdot[model.state_slices[b.angular_momentum]]
@@ -190,6 +198,18 @@ def test_reactions_satisfy_newton_euler_three_body():
     mm = models.three_body_prismatic().assemble()
     res = mm.simulate((0, 2.0), t_eval=np.linspace(0, 2, 21), rtol=1e-10, atol=1e-10)
     for i in range(0, 21, 4):
+        for name, (dF, dM) in _wrench_residuals(res, mm, i).items():
+            assert np.abs(dF).max() < 1e-8, (name, i, dF)
+            assert np.abs(dM).max() < 1e-8, (name, i, dM)
+
+
+def test_reactions_satisfy_newton_euler_all_joint_types_and_loads():
+    mech = _mechanisms()[1]
+    mm = mech.assemble()
+    res = mm.simulate((0, 0.5), qd={"P": 0.3}, t_eval=np.linspace(0, 0.5, 6), rtol=1e-10,
+                      atol=1e-10)
+    assert res.success
+    for i in range(6):
         for name, (dF, dM) in _wrench_residuals(res, mm, i).items():
             assert np.abs(dF).max() < 1e-8, (name, i, dF)
             assert np.abs(dM).max() < 1e-8, (name, i, dM)
