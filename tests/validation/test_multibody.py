@@ -213,3 +213,28 @@ def test_reactions_satisfy_newton_euler_all_joint_types_and_loads():
         for name, (dF, dM) in _wrench_residuals(res, mm, i).items():
             assert np.abs(dF).max() < 1e-8, (name, i, dF)
             assert np.abs(dM).max() < 1e-8, (name, i, dM)
+
+
+def test_state_dependent_actuator_equals_a_spring_and_projection_keeps_the_manifold():
+    """tau = -k q read from the joint's coordinate state behaves exactly like a spring."""
+    from bondgraph import StateFunction
+
+    def pendulum(**attach):
+        mech = Mechanism("p", gravity=(0.0, -9.81, 0.0))
+        rod = mech.add_body(RigidBody("rod", 1.0, Inertia.rod(1.0, 0.4, axis=1, thin=1e-4)))
+        mech.add_joint(RevoluteJoint("J1", mech.ground, rod, child_point=(0, 0.2, 0),
+                                     axis=(0, 0, 1), **attach))
+        return mech.assemble()
+
+    k = 3.0
+    a = pendulum(spring=k)
+    b = pendulum(actuator=StateFunction(lambda t, s: -k * s["J1.coord"], ("J1.coord",)))
+    ra = a.simulate((0, 2), {"J1": 0.8}, t_eval=np.linspace(0, 2, 41), rtol=1e-11, atol=1e-11)
+    rb = b.simulate((0, 2), {"J1": 0.8}, t_eval=np.linspace(0, 2, 41), rtol=1e-11, atol=1e-11)
+    assert np.abs(ra.joint("J1").q - rb.joint("J1").q).max() < 1e-8
+    assert np.allclose(ra.joint("J1").spring, rb.joint("J1").actuator, atol=1e-7)
+    # with projection (restarts at every output time) and no Baumgarte
+    rp = a.simulate((0, 2), {"J1": 0.8}, t_eval=np.linspace(0, 2, 41), rtol=1e-11,
+                    atol=1e-11, stabilization=None, projection=True)
+    assert rp.max_abs_phi < 1e-12
+    assert np.abs(rp.joint("J1").q - ra.joint("J1").q).max() < 1e-7
