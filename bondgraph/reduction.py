@@ -77,6 +77,8 @@ class Evaluation:
         Position-level constraint values (NaN where a junction defines none).
     H4 : ndarray or None
         Eq. (15)'s constraint matrix (None in the Eq. (14) branch).
+    H_X, H_3 : ndarray or None
+        Eq. (15)'s H_X = J_CZ F T_X (the paper's [H_1 H_2]) and H_3 = J_CZ F T_U1.
     branch : str
         ``"15"``, ``"14"`` or ``"none"`` (no unknown sources).
     rank : int
@@ -100,6 +102,8 @@ class Evaluation:
     constraint_flow: np.ndarray
     phi: np.ndarray
     H4: np.ndarray | None
+    H_X: np.ndarray | None
+    H_3: np.ndarray | None
     branch: str
     rank: int
     constraint_scale: float
@@ -371,7 +375,7 @@ class StateSpaceModel:
         kin_flow0 = K_X @ X + K_U1 @ U1
 
         n2 = self.n_u2
-        H4 = None
+        H4 = H_X = H_3 = None
         rank = n2
         cscale = 0.0
         c0 = T_CX @ X + T_CU1 @ U1
@@ -404,7 +408,9 @@ class StateSpaceModel:
                 dU1z = np.where(np.isfinite(dU1), dU1, 0.0)
                 JCF = b["CZ"] @ F
                 H4 = JCF @ T_U2
-                rhs = (JCF @ T_X @ X + JCF @ T_U1 @ U1 + b["CU1"] @ dU1z
+                H_X = JCF @ T_X
+                H_3 = JCF @ T_U1
+                rhs = (H_X @ X + H_3 @ U1 + b["CU1"] @ dU1z
                        + dJ_CZ @ (F @ X) + dJ_CU1 @ U1)
                 if stabilization is not None:
                     rhs = rhs + 2.0 * stabilization.alpha * c0 + \
@@ -432,7 +438,8 @@ class StateSpaceModel:
         powers = np.array([bond_values[e] @ bond_values[f] for e, f in self.work_idx])
         xdot = np.concatenate([Xdot, kin_rates, powers])
         return Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
-                          T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, branch=branch,
+                          T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, H_X=H_X, H_3=H_3,
+                          branch=branch,
                           rank=int(rank), constraint_scale=cscale, junction=js,
                           bond_values=bond_values)
 

@@ -81,8 +81,8 @@ class SimulationResult:
         Time (s) of the failure, when the run failed.
     nfev : int
         Number of derivative evaluations by the solver.
-    n_steps, n_rejected : int
-        Accepted and rejected steps.
+    n_steps : int
+        Accepted steps.
     rank_deficiency : int
         Dependent (redundant) constraint components at the initial state.
     redundancy : str
@@ -107,7 +107,6 @@ class SimulationResult:
     failure_time: float | None
     nfev: int
     n_steps: int
-    n_rejected: int
     rank_deficiency: int
     branch: str
     redundancy: str

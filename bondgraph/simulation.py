@@ -292,7 +292,7 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
         constraint_flow=C[:, :kept], phi=PHI[:, :kept], bond_values=BV[:, :kept],
         stored_energy=E[:kept], status=status, message=message, success=status.success,
         failure_time=failure_time, nfev=int(solver.nfev), n_steps=n_steps,
-        n_rejected=0, rank_deficiency=int(deficiency), redundancy=redundancy, branch=branch,
+        rank_deficiency=int(deficiency), redundancy=redundancy, branch=branch,
         sol=sol,
         _state_slices=dict(model.state_slices), _bond_slices=bond_slices,
         t_events=tuple(np.asarray(v) for v in t_events))

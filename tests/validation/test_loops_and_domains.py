@@ -30,14 +30,18 @@ def four_bar():
     return mech
 
 
+@pytest.fixture(scope="module")
+def four_bar_run():
+    mm = four_bar().assemble()
+    x0 = mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
+    res = mm.simulate((0.0, 2.0), x0=x0, t_eval=np.linspace(0, 2, 101), rtol=1e-10, atol=1e-10)
+    return mm, x0, res
+
+
 class TestFourBar:
-    @pytest.fixture(scope="class")
-    def run(self):
-        mm = four_bar().assemble()
-        x0 = mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
-        res = mm.simulate((0.0, 2.0), x0=x0, t_eval=np.linspace(0, 2, 101), rtol=1e-10,
-                          atol=1e-10)
-        return mm, x0, res
+    @pytest.fixture
+    def run(self, four_bar_run):
+        return four_bar_run
 
     def test_loop_closes_at_assembly(self, run):
         mm, x0, _ = run

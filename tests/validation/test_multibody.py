@@ -18,20 +18,28 @@ from elements import (
 # Torque-free asymmetric body
 # ---------------------------------------------------------------------------------------
 
-class TestTorqueFreeBody:
-    J = np.diag([0.1, 0.2, 0.3])      # intermediate axis: body y
+J_TUMBLE = np.diag([0.1, 0.2, 0.3])      # intermediate axis: body y
 
-    @pytest.fixture(scope="class")
-    def run(self):
-        mech = Mechanism("tumbling", gravity=(0, 0, 0))
-        mech.add_body(RigidBody("B", 2.0, Inertia.about_center(self.J)))
-        mm = mech.assemble()
-        # spin about the intermediate axis with a tiny perturbation: it flips
-        w0 = np.array([1e-3, 2.0, 1e-3])
-        x0 = mm.initial_state(free={"B": {"angular_velocity": w0, "velocity": [0.1, 0, 0]}})
-        res = mm.simulate((0.0, 30.0), x0=x0, t_eval=np.linspace(0, 30, 601), rtol=1e-11,
-                          atol=1e-12)
-        return mm, res
+
+@pytest.fixture(scope="module")
+def tumbling():
+    mech = Mechanism("tumbling", gravity=(0, 0, 0))
+    mech.add_body(RigidBody("B", 2.0, Inertia.about_center(J_TUMBLE)))
+    mm = mech.assemble()
+    # spin about the intermediate axis with a tiny perturbation: it flips
+    w0 = np.array([1e-3, 2.0, 1e-3])
+    x0 = mm.initial_state(free={"B": {"angular_velocity": w0, "velocity": [0.1, 0, 0]}})
+    res = mm.simulate((0.0, 30.0), x0=x0, t_eval=np.linspace(0, 30, 601), rtol=1e-11,
+                      atol=1e-12)
+    return mm, res
+
+
+class TestTorqueFreeBody:
+    J = J_TUMBLE
+
+    @pytest.fixture
+    def run(self, tumbling):
+        return tumbling
 
     def test_energy_and_global_angular_momentum_are_constant(self, run):
         mm, res = run
