@@ -173,8 +173,18 @@ class Mechanism:
         children = {j.child.name for j in self.joints.values()}
         return [b for b in self.bodies if b not in children]
 
-    def build(self) -> BondGraph:
-        """The mechanism's vector bond graph (a new, ordinary, editable BondGraph)."""
+    def build(self, drives: Mapping[str, Any] | None = None) -> BondGraph:
+        """The mechanism's vector bond graph (a new, ordinary, editable BondGraph).
+
+        ``drives`` maps joint names to an effort or flow source element (named
+        ``<joint>.drive``) that replaces the joint's actuators on its axis (springs and
+        dampers stay): an Se for direct dynamics, an Sf for prescribed motion.
+        """
+        drives = dict(drives or {})
+        for jn in drives:
+            j = self.joint(jn)
+            if not j.n_free:
+                raise ModelError(f"joint '{jn}' ({j.type_name}) has no axis to drive")
         bg = BondGraph(self.name)
         for b in self.bodies.values():
             b.build(bg, self.gravity)
@@ -197,11 +207,16 @@ class Mechanism:
                     bg.connect(ax, n, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.dissipated", n))
                     attached = True
-                for i, a in enumerate(j.actuators):
+                for i, a in enumerate(j.actuators if j.name not in drives else ()):
                     n = f"{j.name}.actuator{i}" if len(j.actuators) > 1 else f"{j.name}.actuator"
                     bg.add(Se(n, a.effort))
                     bg.connect(n, ax, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.work", n))
+                    attached = True
+                if j.name in drives:
+                    el = drives[j.name]
+                    bg.add(el)
+                    bg.connect(el.name, ax, name=f"{j.name}.drive.b")
                     attached = True
                 if not attached:      # a free axis: zero effort keeps the junction valid
                     n = f"{j.name}.free"
@@ -217,9 +232,10 @@ class Mechanism:
             build(bg)
         return bg
 
-    def assemble(self, *, strict: bool = False) -> "MechanismModel":
+    def assemble(self, *, strict: bool = False,
+                 drives: Mapping[str, Any] | None = None) -> "MechanismModel":
         """Build the graph, assign causality and assemble: a :class:`MechanismModel`."""
-        return MechanismModel(self, strict=strict)
+        return MechanismModel(self, strict=strict, drives=drives)
 
     def __repr__(self) -> str:
         return (f"Mechanism({self.name!r}: {len(self.bodies)} bodies, {len(self.joints)} "
@@ -239,11 +255,13 @@ class MechanismModel:
     model : StateSpaceModel
     """
 
-    def __init__(self, mechanism: Mechanism, *, strict: bool = False):
+    def __init__(self, mechanism: Mechanism, *, strict: bool = False,
+                 drives: Mapping[str, Any] | None = None):
         self.mechanism = mechanism
         self.strict = strict
+        self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
-        self.graph = mechanism.build()
+        self.graph = mechanism.build(self.drives)
         self.causal = assign_causality(self.graph)
         self.model = assemble(self.causal)
         self.blocks: dict[str, list[Block]] = {

@@ -1,0 +1,221 @@
+"""Kinematics and dynamics of any mechanism, computed from its bond graph model.
+
+- :func:`forward_kinematics`: body poses (and points) for joint coordinates.
+- :func:`joint_accelerations`: joint accelerations from a state and its derivative.
+- :func:`direct_dynamics`: qdd for given q, qd and actuator efforts tau.
+- :func:`inverse_dynamics`: tau for given q, qd, qdd (every joint with an axis).
+- :func:`prescribed_motion`: prescribe the motion of some joints over time (functions or
+  samples) and get the efforts that produce it and every reaction.
+
+Direct dynamics puts an effort source (Se) with the given tau on each joint's axis.
+Inverse dynamics turns those sources into flow sources (Sf) that impose the joint rates:
+the causality assignment then inserts an unknown effort source at each driven axis
+junction, and Eq. (15), with dU_1/dt = qdd, solves for it. The efforts are read off the
+flow sources' bonds: a bicausal treatment by ordinary causality. Springs and dampers on
+the axes stay in the model, so tau is the actuator's effort alone (M qdd + bias = tau).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bondgraph import ModelError, Se, Sf, TimeFunction
+from bondgraph.spatial import quat_to_matrix
+
+from ._blocks import _deps, _geometry
+from .mechanism import MechanismModel
+
+__all__ = ["forward_kinematics", "joint_accelerations", "direct_dynamics",
+           "inverse_dynamics", "prescribed_motion", "PrescribedMotionResult"]
+
+
+def forward_kinematics(mm: MechanismModel, q: Mapping[str, Any] | None = None,
+                       points: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Positions (global, m) for joint coordinates ``q``.
+
+    Returns every body's centre ``"<body>"`` and rotation ``"<body>.A"``, and, for
+    ``points = {label: (body, point)}``, each point's position under its label.
+    """
+    x = mm.initial_state(q or {})
+    m = mm.model
+    out: dict[str, np.ndarray] = {}
+    for name, b in mm.mechanism.bodies.items():
+        out[name] = x[m.state_slices[b.r]].copy()
+        out[f"{name}.A"] = quat_to_matrix(x[m.state_slices[b.q]])
+    for label, (body, point) in (points or {}).items():
+        b = mm.mechanism.body(body)
+        p = b.point(point)
+        out[label] = p.copy() if b.is_ground else out[body] + out[f"{body}.A"] @ p
+    return out
+
+
+def joint_accelerations(mm: MechanismModel, x: np.ndarray, xdot: np.ndarray
+                        ) -> dict[str, float]:
+    """qdd of every joint with an axis: d/dt (sum_k G_k f_k) = sum_k (dG_k/dt f_k + G_k df_k/dt)
+    with f_k the bodies' velocities, from the state and its derivative."""
+    m = mm.model
+    out = {}
+    for j in mm.mechanism.joints.values():
+        if not j.n_free:
+            continue
+        blk = j.axis_block()
+        deps = _deps(blk.bodies)
+        geo = _geometry(blk.bodies, [x[m.state_slices[d]] for d in deps],
+                        [xdot[m.state_slices[d]] for d in deps])
+        acc = 0.0
+        for t in blk.terms:
+            body, kind = t.junction.rsplit(".", 1)
+            b = mm.mechanism.body(body)
+            if kind == "v":
+                f = x[m.state_slices[b.linear_momentum]] / b.mass
+                fd = xdot[m.state_slices[b.linear_momentum]] / b.mass
+            else:
+                f = np.linalg.solve(b.inertia.matrix, x[m.state_slices[b.angular_momentum]])
+                fd = np.linalg.solve(b.inertia.matrix, xdot[m.state_slices[b.angular_momentum]])
+            if t.constant is not None:
+                acc += float((t.constant @ fd)[0])
+            else:
+                acc += float((t.G_rate(geo) @ f + t.G(geo) @ fd)[0])
+        out[j.name] = acc
+    return out
+
+
+def _axis_joints(mm: MechanismModel, names) -> list[str]:
+    for n in names:
+        j = mm.mechanism.joint(n)
+        if not j.n_free:
+            raise ModelError(f"joint '{n}' ({j.type_name}) has no axis: no effort or "
+                             f"acceleration of its own")
+    return list(names)
+
+
+class _Inputs:
+    """Values the drive sources read (set before each evaluation)."""
+
+    def __init__(self, names):
+        self.value = {n: 0.0 for n in names}
+        self.rate = {n: 0.0 for n in names}
+
+
+def _driven(mm: MechanismModel, kind: str):
+    """The mechanism assembled with Se (kind 'effort') or Sf (kind 'flow') drives on every
+    joint that has an axis; cached on the model."""
+    key = f"_driven_{kind}"
+    if not hasattr(mm, key):
+        names = [j.name for j in mm.mechanism.joints.values() if j.n_free]
+        inputs = _Inputs(names)
+        cls = Se if kind == "effort" else Sf
+        drives = {n: cls(f"{n}.drive", TimeFunction(lambda t, n=n: inputs.value[n],
+                                                    lambda t, n=n: inputs.rate[n]))
+                  for n in names}
+        setattr(mm, key, (MechanismModel(mm.mechanism, strict=mm.strict, drives=drives),
+                          inputs))
+    return getattr(mm, key)
+
+
+def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
+                    tau: Mapping[str, float]) -> dict[str, float]:
+    """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
+    (N m or N; joints not named get 0), from the bond graph model.
+
+    The mechanism's own actuators are replaced by ``tau``; springs, dampers, loads and
+    gravity act as modelled.
+    """
+    model, inputs = _driven(mm, "effort")
+    unknown = [n for n in tau if n not in inputs.value]
+    if unknown:
+        raise ModelError(f"tau given for {', '.join(unknown)}: not joints with an axis; "
+                         f"valid: {', '.join(inputs.value)}")
+    for n in inputs.value:
+        inputs.value[n] = float(tau.get(n, 0.0))
+        inputs.rate[n] = 0.0
+    x = model.initial_state(q, qd)
+    xdot = model.model.evaluate(0.0, x).xdot
+    return joint_accelerations(model, x, xdot)
+
+
+def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
+                     qdd: Mapping[str, float]) -> dict[str, float]:
+    """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
+    every joint with an axis (all must be given), from the bond graph model with flow
+    sources on the axes."""
+    model, inputs = _driven(mm, "flow")
+    missing = [n for n in inputs.value if n not in qdd]
+    if missing:
+        raise ModelError(f"inverse dynamics needs qdd for every joint with an axis; missing "
+                         f"{', '.join(missing)} (use prescribed_motion for some joints only)")
+    for n in inputs.value:
+        inputs.value[n] = float(qd.get(n, 0.0))
+        inputs.rate[n] = float(qdd[n])
+    x = model.initial_state(q, qd)
+    ev = model.model.evaluate(0.0, x)
+    out = {}
+    for n in inputs.value:
+        e, _ = model.model.bond_index(f"{n}.drive.b")
+        out[n] = float(ev.bond_values[e][0])
+    return out
+
+
+class PrescribedMotionResult:
+    """A mechanism result under prescribed joint motion, with the efforts that drive it.
+
+    Attributes
+    ----------
+    result : MechanismResult
+        The whole motion, reactions and energies.
+    efforts : dict of str to ndarray (n,)
+        The actuator effort of each driven joint (N m or N) over time.
+    """
+
+    def __init__(self, result, efforts):
+        self.result = result
+        self.efforts = efforts
+        self.t = result.t
+
+
+def _motion(spec, name):
+    if isinstance(spec, tuple) and len(spec) == 3 and all(callable(f) for f in spec):
+        return spec
+    if isinstance(spec, tuple) and len(spec) == 2:
+        from scipy.interpolate import CubicSpline
+        ts, qs = (np.asarray(a, dtype=float) for a in spec)
+        if ts.ndim != 1 or ts.shape != qs.shape or ts.size < 4 or np.any(np.diff(ts) <= 0):
+            raise ModelError(f"motion of '{name}': samples must be (t, q) with the same length "
+                             f">= 4 and increasing t")
+        cs = CubicSpline(ts, qs)
+        d1, d2 = cs.derivative(1), cs.derivative(2)
+        return (lambda t: float(cs(t)), lambda t: float(d1(t)), lambda t: float(d2(t)))
+    raise ModelError(f"motion of '{name}': give (q(t), qd(t), qdd(t)) callables or samples "
+                     f"(t, q)")
+
+
+def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
+                      t_span: tuple[float, float], *, q0: Mapping[str, float] | None = None,
+                      qd0: Mapping[str, float] | None = None, **simulate_kwargs: Any
+                      ) -> PrescribedMotionResult:
+    """Prescribe the motion of some joints and simulate the rest.
+
+    Parameters
+    ----------
+    motion : mapping of joint name to (q(t), qd(t), qdd(t)) callables or samples (t, q)
+        Samples are interpolated by a cubic spline (its derivatives give qd, qdd).
+    q0, qd0 : mappings, optional
+        Initial coordinates and rates of the joints not prescribed.
+    simulate_kwargs
+        Passed to :meth:`MechanismModel.simulate` (t_eval, rtol, ...).
+    """
+    _axis_joints(mm, motion)
+    fns = {n: _motion(spec, n) for n, spec in motion.items()}
+    drives = {n: Sf(f"{n}.drive", TimeFunction(f[1], f[2])) for n, f in fns.items()}
+    model = MechanismModel(mm.mechanism, strict=mm.strict, drives=drives)
+    t0 = float(t_span[0])
+    q = dict(q0 or {})
+    qd = dict(qd0 or {})
+    for n, f in fns.items():
+        q[n], qd[n] = f[0](t0), f[1](t0)
+    result = model.simulate(t_span, q, qd, **simulate_kwargs)
+    efforts = {n: np.asarray(result.raw.effort(f"{n}.drive.b"), dtype=float) for n in fns}
+    return PrescribedMotionResult(result, efforts)
