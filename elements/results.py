@@ -366,8 +366,9 @@ class MechanismResult:
 
     def write(self, out_dir: str, *, stem: str = "result", mat_name: str | None = None
               ) -> dict[str, str]:
-        """Write bodies.csv, joints.csv, energy.csv (+ units.json), summary.json and a MAT
-        file into ``out_dir``; each file is written to a temporary name, then renamed.
+        """Write bodies.csv, joints.csv, energy.csv (+ units.json), mechanism.json (masses,
+        inertias, gravity, springs: what an offline energy check needs), summary.json and a
+        MAT file into ``out_dir``; each file is written to a temporary name, then renamed.
 
         Returns the paths by kind.
         """
@@ -381,6 +382,15 @@ class MechanismResult:
         units = self.units()
         paths["units"] = os.path.join(out_dir, "units.json")
         _atomic_text(paths["units"], json.dumps(units, indent=2))
+        mech = self.model.mechanism
+        meta = {"name": mech.name, "gravity": mech.gravity.tolist(),
+                "grounded": any(j.parent.is_ground for j in mech.joints.values()),
+                "bodies": {n: {"mass": b.mass, "inertia": b.inertia.matrix.tolist()}
+                           for n, b in mech.bodies.items()},
+                "springs": [{"joint": j.name, "stiffness": s.stiffness, "rest": s.rest}
+                            for j in mech.joints.values() for s in j.springs]}
+        paths["mechanism"] = os.path.join(out_dir, "mechanism.json")
+        _atomic_text(paths["mechanism"], json.dumps(meta, indent=2))
         paths["summary"] = os.path.join(out_dir, "summary.json")
         _atomic_text(paths["summary"], json.dumps(self.summary(), indent=2))
         try:
