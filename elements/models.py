@@ -2,17 +2,22 @@
 
 - :func:`three_body_prismatic`: the seed paper's example (benchmarks.md section 1).
 - :func:`chain`: chain-N of cubes (benchmarks.md section 3).
+- :func:`compound_pendulum`, :func:`spring_pendulum`, :func:`pendulum_on_trolley`,
+  :func:`scara`: the MBSlib analytical test systems (benchmarks.md section 2), gravity
+  along -y. Their joints carry no actuator: direct and inverse dynamics
+  (:mod:`elements.dynamics`) put tau on the joint axes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .joints import PrismaticJoint, RevoluteJoint
+from .joints import AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint
 from .mechanism import Mechanism
 from .rigid_body import Inertia, RigidBody
 
-__all__ = ["three_body_prismatic", "chain", "THREE_BODY"]
+__all__ = ["three_body_prismatic", "chain", "THREE_BODY", "compound_pendulum",
+           "spring_pendulum", "pendulum_on_trolley", "scara"]
 
 THREE_BODY = {"m_rotor": 1.0, "m1": 1.0, "m2": 1.0, "inertia": 4.167e-4, "M": 0.1,
               "K": 500.0, "a": 0.3, "b": 0.1, "c": 0.15, "g": 9.8}
@@ -77,3 +82,71 @@ def chain(n: int, *, bend: float = 0.3, g: float = 9.81) -> tuple[Mechanism, dic
         q0[f"J{i}"] = bend
         parent = body
     return mech, q0
+
+
+def compound_pendulum(m: float, l: float, g: float = 9.81) -> Mechanism:
+    """MBSlib 1: a uniform rod (mass m, length l) on a revolute joint ``J1`` about z at the
+    origin; q = 0 hangs along -y; the rod's central inertia m l^2/12 about x, y and z.
+    The rod's end is its point ``"tip"``::
+
+        ground o J1 (z)
+               |
+               | rod (m, l), centre l/2 below J1 at q = 0
+               * tip
+    """
+    mech = Mechanism("compound_pendulum", gravity=(0.0, -g, 0.0))
+    c = m * l * l / 12.0
+    rod = mech.add_body(RigidBody("rod", m, Inertia.principal(c, c, c),
+                                  points={"tip": (0.0, -l / 2, 0.0)}))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rod, child_point=(0.0, l / 2, 0.0),
+                                 axis=(0.0, 0.0, 1.0)))
+    return mech
+
+
+def spring_pendulum(m: float, k: float, d: float, g: float = 9.81,
+                    side: float = 0.05) -> Mechanism:
+    """MBSlib 2: a point mass m (modelled as a uniform cube of side ``side``, whose
+    rotation the joint locks) on a prismatic joint ``J1`` along -y from the origin, with a
+    spring k and a damper d in parallel, unstretched at q = 0::
+
+        ground o J1 (along -y), spring k, damper d
+               |
+               [m]   at y = -q
+    """
+    mech = Mechanism("spring_pendulum", gravity=(0.0, -g, 0.0))
+    mass = mech.add_body(RigidBody("mass", m, Inertia.solid_cube(m, side)))
+    mech.add_joint(PrismaticJoint("J1", mech.ground, mass, axis=(0.0, -1.0, 0.0),
+                                  spring=AxisSpring(k) if k else None,
+                                  damper=AxisDamper(d) if d else None))
+    return mech
+
+
+def pendulum_on_trolley(m: float, l: float, k: float, d: float, g: float = 9.81,
+                        m_trolley: float = 1e-3) -> Mechanism:
+    """MBSlib 3: a compound pendulum (rod m, l) on a trolley.
+
+    The seed's trolley is massless; here it is a body of small mass ``m_trolley`` (kg, a
+    cube of side 0.01 m) on a prismatic joint ``J1`` along x, so the closed form to
+    compare with is the one re-derived with that trolley mass (m_trolley -> 0 recovers the
+    seed's; it is not approached numerically, as the constraint matrix grows
+    ill-conditioned). The rod hangs from the revolute joint ``J2`` (about z; q2 = 0 hangs
+    along -y), with a torsional spring k and damper d on J2::
+
+        ===[trolley]===> x   J1 (prismatic, x)
+               o J2 (z), spring k, damper d
+               |
+               | rod (m, l)
+               * tip
+    """
+    mech = Mechanism("pendulum_on_trolley", gravity=(0.0, -g, 0.0))
+    trolley = mech.add_body(RigidBody("trolley", m_trolley,
+                                      Inertia.solid_cube(m_trolley, 0.01)))
+    c = m * l * l / 12.0
+    rod = mech.add_body(RigidBody("rod", m, Inertia.principal(c, c, c),
+                                  points={"tip": (0.0, -l / 2, 0.0)}))
+    mech.add_joint(PrismaticJoint("J1", mech.ground, trolley, axis=(1.0, 0.0, 0.0)))
+    mech.add_joint(RevoluteJoint("J2", trolley, rod, child_point=(0.0, l / 2, 0.0),
+                                 axis=(0.0, 0.0, 1.0),
+                                 spring=AxisSpring(k) if k else None,
+                                 damper=AxisDamper(d) if d else None))
+    return mech

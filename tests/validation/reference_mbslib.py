@@ -136,43 +136,87 @@ def _body_energy(mass, r_c: sp.Matrix, R: sp.Matrix, inertia_diag, g):
     return T, V
 
 
-def _lagrange(qf, T, V, D, names):
+def _trig_reduce(expr, angles):
+    """Canonical form of a polynomial in sin/cos of ``angles``.
+
+    Sums of angles are expanded (``expand_trig``), ``cos(a)``/``sin(a)`` become
+    polynomial variables ``c``/``s``, and the polynomial is reduced modulo the
+    Groebner basis ``{s**2 + c**2 - 1}`` of every angle (lex order, ``s``
+    first), so that ``sin`` appears at most linearly per angle.  Two
+    expressions are equal as functions iff their reduced forms are identical.
+    This is much faster than ``sympy.simplify`` on the SCARA's equations.
+    """
+    angles = [a for a in angles if expr.has(sp.sin(a)) or expr.has(sp.cos(a))
+              or any(f.args[0].has(a) for f in expr.atoms(sp.sin, sp.cos))]
+    expr = sp.expand(sp.expand_trig(sp.expand(expr)))
+    if not angles:
+        return expr
+    cs = sp.symbols(f"_c0:{len(angles)}", real=True)
+    ss = sp.symbols(f"_s0:{len(angles)}", real=True)
+    e = expr.subs({sp.cos(a): c for a, c in zip(angles, cs)})
+    e = e.subs({sp.sin(a): s for a, s in zip(angles, ss)})
+    basis = [s**2 + c**2 - 1 for s, c in zip(ss, cs)]
+    _, rem = sp.reduced(sp.expand(e), basis, *ss, *cs, order="lex")
+    rem = rem.subs({c: sp.cos(a) for a, c in zip(angles, cs)})
+    return sp.expand(rem.subs({s: sp.sin(a) for a, s in zip(angles, ss)}))
+
+
+def _tidy(expr, angles):
+    """A readable form of a reduced expression.
+
+    Expressions in the sine and cosine of a single angle are already readable
+    in reduced form; others (the SCARA's gravity terms) are folded back into
+    ``sin(q1 + q2)`` and the like by ``sympy.trigsimp``, and the result is
+    checked against the canonical reduced form.
+    """
+    used = {a for f in expr.atoms(sp.sin, sp.cos) for a in angles if f.args[0].has(a)}
+    if len(used) < 2:
+        return expr
+    nice = sp.trigsimp(expr)
+    assert _trig_reduce(nice - expr, angles) == 0, (nice, expr)
+    return nice
+
+
+def _lagrange(qf, T, V, D):
     """Lagrange's equations of ``T``, ``V`` and Rayleigh ``D`` in ``qf(t)``.
 
-    Returns ``(q, qd, qdd, tau, M, bias, T, V, D)`` with plain symbols in place
-    of the time functions, such that the equations read
-    ``M qdd + bias = tau``.
+    Returns ``(q, qd, qdd, tau, M, bias, T, V, D)`` with plain real symbols in
+    place of the time functions (``q``, ``qd``, ``qdd``, ``tau`` for one
+    freedom; ``q1, q2``, ``qd1, qd2``, ... for more), such that the equations
+    read ``M qdd + bias = tau``.
     """
     n = len(qf)
-    q = sp.symbols(" ".join(f"q{i + 1}" for i in range(n)) if n > 1 else "q", real=True)
-    qd = sp.symbols(" ".join(f"qd{i + 1}" for i in range(n)) if n > 1 else "qd", real=True)
-    qdd = sp.symbols(" ".join(f"qdd{i + 1}" for i in range(n)) if n > 1 else "qdd", real=True)
-    tau = sp.symbols(" ".join(f"tau{i + 1}" for i in range(n)) if n > 1 else "tau", real=True)
-    if n == 1:
-        q, qd, qdd, tau = (q,), (qd,), (qdd,), (tau,)
-    # placeholders for the velocities while differentiating L
-    L = T - V
-    eqs = []
-    for i in range(n):
-        dL_dqd = L.diff(qf[i].diff(_t))
-        eom = dL_dqd.diff(_t) - L.diff(qf[i]) + D.diff(qf[i].diff(_t)) - tau[i]
-        eqs.append(eom)
+
+    def syms(stem):
+        if n == 1:
+            return (sp.Symbol(stem, real=True),)
+        return tuple(sp.Symbol(f"{stem}{i + 1}", real=True) for i in range(n))
+
+    q, qd, qdd, tau = syms("q"), syms("qd"), syms("qdd"), syms("tau")
 
     def plain(expr):
         expr = expr.subs({qf[i].diff(_t, 2): qdd[i] for i in range(n)})
         expr = expr.subs({qf[i].diff(_t): qd[i] for i in range(n)})
         return expr.subs({qf[i]: q[i] for i in range(n)})
 
-    eqs = [sp.expand(plain(e)) for e in eqs]
-    M = sp.Matrix(n, n, lambda i, j: sp.simplify(eqs[i].diff(qdd[j])))
+    L = T - V
+    eqs = []
+    for i in range(n):
+        dL_dqd = L.diff(qf[i].diff(_t))
+        eom = dL_dqd.diff(_t) - L.diff(qf[i]) + D.diff(qf[i].diff(_t)) - tau[i]
+        eqs.append(_trig_reduce(plain(eom), q))
+    M = sp.Matrix(n, n, lambda i, j: eqs[i].diff(qdd[j]))
     zero = {**{a: 0 for a in qdd}, **{a: 0 for a in tau}}
-    bias = sp.Matrix([sp.simplify(e.subs(zero)) for e in eqs])
+    bias = sp.Matrix([e.subs(zero) for e in eqs])
     # the equations are linear in qdd and tau: nothing may be left over
     for i in range(n):
-        rest = sp.expand(eqs[i] - (sum(M[i, j] * qdd[j] for j in range(n)) + bias[i] - tau[i]))
-        assert sp.simplify(rest) == 0, rest
+        rest = eqs[i] - (sum(M[i, j] * qdd[j] for j in range(n)) + bias[i] - tau[i])
+        assert _trig_reduce(rest, q) == 0, rest
+    M = M.applyfunc(lambda e: _tidy(e, q))
+    bias = bias.applyfunc(lambda e: _tidy(e, q))
     return (q, qd, qdd, tau, M, bias,
-            sp.simplify(plain(T)), sp.simplify(plain(V)), sp.simplify(plain(D)))
+            _tidy(_trig_reduce(plain(T), q), q), _tidy(_trig_reduce(plain(V), q), q),
+            sp.expand(plain(D)))
 
 
 # ---------------------------------------------------------------------------
@@ -189,7 +233,7 @@ def _build_compound_pendulum():
     Ic = m * l**2 / 12
     T, V = _body_energy(m, r_c, R, (Ic, Ic, Ic), g)
     D = sp.Integer(0)
-    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([th], T, V, D, "q")
+    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([th], T, V, D)
     end = (R * sp.Matrix([0, -l, 0])).subs(th, q[0])
     kin = sp.Matrix([end[0], end[1]])
     return dict(pars=pars, q=q, qd=qd, qdd=qdd, tau=tau, M=M, bias=bias, T=T, V=V, D=D,
@@ -204,7 +248,7 @@ def _build_spring_pendulum():
     T, V = _body_energy(m, r_c, R, (0, 0, 0), g)
     V = V + k * s**2 / 2
     D = d * s.diff(_t) ** 2 / 2
-    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([s], T, V, D, "q")
+    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([s], T, V, D)
     kin = sp.Matrix([0, -q[0]])
     return dict(pars=pars, q=q, qd=qd, qdd=qdd, tau=tau, M=M, bias=bias, T=T, V=V, D=D,
                 kin=kin)
@@ -227,7 +271,7 @@ def _build_pendulum_on_trolley():
     T = T_t + T_r
     V = V_t + V_r + k * th**2 / 2
     D = d * th.diff(_t) ** 2 / 2
-    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([x, th], T, V, D, "q")
+    q, qd, qdd, tau, M, bias, T, V, D = _lagrange([x, th], T, V, D)
     end = (joint + R * sp.Matrix([0, -l, 0])).subs({x: q[0], th: q[1]})
     kin = sp.Matrix([q[0], 0, end[0], end[1]])
     return dict(pars=pars, q=q, qd=qd, qdd=qdd, tau=tau, M=M, bias=bias, T=T, V=V, D=D,
@@ -253,7 +297,7 @@ def _build_scara():
     T1, V1 = _body_energy(m1, c1, R1, (I1xx, I1yy, I1zz), g)
     T2, V2 = _body_energy(m2, c2, R2, (I2xx, I2yy, I2zz), g)
     q, qd, qdd, tau, M, bias, T, V, D = _lagrange([a1, a2], T1 + T2, V1 + V2,
-                                                  sp.Integer(0), "q")
+                                                  sp.Integer(0))
     sub = {a1: q[0], a2: q[1]}
     kin = sp.Matrix([elbow[0], elbow[1], tip[0], tip[1]]).subs(sub)
     kin = kin.applyfunc(sp.simplify)
@@ -335,14 +379,14 @@ class ReferenceSystem:
 
     @functools.cached_property
     def qdd_sym(self) -> sp.Matrix:
-        """Direct dynamics ``adj(M) (tau - bias) / det(M)`` in closed form."""
+        """Direct dynamics in closed form, ``adj(M) (tau - bias) / det(M)``
+        (numerators and determinant in reduced trigonometric form)."""
         M = self.M_sym
+        q = self.symbols["q"]
         rhs = sp.Matrix(self.symbols["tau"]) - self.bias_sym
-        det = sp.factor(sp.simplify(M.det()))
-        sol = (M.adjugate() * rhs) / det
-        if self.n_dof == 1 or self.name != "scara":
-            sol = sol.applyfunc(sp.simplify)
-        return sol
+        det = sp.factor_terms(_trig_reduce(M.det(), q))
+        num = (M.adjugate() * rhs).applyfunc(lambda e: _tidy(_trig_reduce(e, q), q))
+        return num / det
 
     # -- numeric ---------------------------------------------------------
     @functools.cached_property
