@@ -51,7 +51,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              stabilization: Baumgarte | None = None,
              events: Sequence[Callable[[float, np.ndarray], float]] = (),
              dense_output: bool = False, strict: bool = False,
-             raise_on_failure: bool = False) -> SimulationResult:
+             raise_on_failure: bool = False,
+             progress: Callable[[float], None] | None = None) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -79,6 +80,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     raise_on_failure : bool
         Raise :class:`~bondgraph.IntegrationError` (holding the partial result) instead of
         returning it with ``success=False`` and an :class:`~bondgraph.IntegrationWarning`.
+    progress : callable, optional
+        Called with the time (s) after every accepted step (e.g. a progress bar).
 
     Returns
     -------
@@ -211,6 +214,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 f"{msg} (at t = {solver.t:.6g} s)", solver.t
             break
         n_steps += 1
+        if progress is not None:
+            progress(solver.t)
         dense = solver.dense_output()
         t_new = solver.t
         if not np.all(np.isfinite(solver.y)):

@@ -16,8 +16,8 @@ from .joints import AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint
 from .mechanism import Mechanism
 from .rigid_body import Inertia, RigidBody
 
-__all__ = ["three_body_prismatic", "chain", "THREE_BODY", "compound_pendulum",
-           "spring_pendulum", "pendulum_on_trolley", "scara"]
+__all__ = ["three_body_prismatic", "three_body_spec", "chain", "THREE_BODY",
+           "compound_pendulum", "spring_pendulum", "pendulum_on_trolley", "scara"]
 
 THREE_BODY = {"m_rotor": 1.0, "m1": 1.0, "m2": 1.0, "inertia": 4.167e-4, "M": 0.1,
               "K": 500.0, "a": 0.3, "b": 0.1, "c": 0.15, "g": 9.8}
@@ -57,9 +57,36 @@ def three_body_prismatic(M: float = THREE_BODY["M"], K: float = THREE_BODY["K"],
     mech.add_joint(RevoluteJoint("J1", mech.ground, rotor, axis=(0, 0, 1), actuator=M))
     mech.add_joint(RevoluteJoint("J2", rotor, m1, parent_point=(p["a"], 0, 0),
                                  child_point=(0, 0, p["b"]), axis=(0, 1, 0)))
-    mech.add_joint(PrismaticJoint("J3", m1, m2, parent_point=(0, 0, p["b"] - p["c"]),
+    # the slide starts c below J2, i.e. c - b below m1's centre (rounded as a file writes it)
+    mech.add_joint(PrismaticJoint("J3", m1, m2, parent_point=(0, 0, round(p["b"] - p["c"], 12)),
                                   child_point=(0, 0, 0), axis=(0, 0, 1), spring=K))
     return mech
+
+
+def three_body_spec(t_end: float = 5.0, points: int = 501):
+    """The three-body example's run: the mechanism, rest at t = 0, 0..t_end s on
+    ``points`` output times, DOP853 at rtol = atol = 1e-10 with Baumgarte (10/s, 10/s),
+    and the paper's Figures 6-9 as plots. ``examples/three_body_prismatic.toml`` says the
+    same in a model file."""
+    from bondgraph import Baumgarte
+
+    from .modelfile import ModelSpec, OutputSettings, PlotSpec, SolverSettings
+    plots = (
+        PlotSpec("fig6_m2_x.png", ("m2.x",), "Displacement of m2 in global X",
+                 "m2 global X (m)"),
+        PlotSpec("fig7_m2_y.png", ("m2.y",), "Displacement of m2 in global Y",
+                 "m2 global Y (m)"),
+        PlotSpec("fig8_m2_z.png", ("m2.z",), "Displacement of m2 in global Z",
+                 "m2 global Z (m)"),
+        PlotSpec("fig9_J3_force.png", ("J3.Fx", "J3.Fy", "J3.Fz"),
+                 "Resultant constraint force at joint J3 (on m2, global)",
+                 "J3 constraint force (N)", norm=True),
+    )
+    return ModelSpec(three_body_prismatic(), {}, {},
+                     SolverSettings(0.0, t_end, points, "DOP853", 1e-10, 1e-10,
+                                    Baumgarte(10.0, 10.0), False),
+                     OutputSettings("three_body.mat", "bond_graph.svg", plots),
+                     source="elements.models.three_body_spec")
 
 
 def chain(n: int, *, bend: float = 0.3, g: float = 9.81) -> tuple[Mechanism, dict[str, float]]:

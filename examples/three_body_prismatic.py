@@ -4,11 +4,14 @@ Builds the mechanism (rotor, m1, m2; revolute J1, J2; prismatic J3 with spring K
 on J1; gravity), lets causality insert the constraint sources, simulates 0-5 s and writes
 
     DIR/bodies.csv, DIR/joints.csv, DIR/energy.csv (+ DIR/units.json, units and frames)
+    DIR/mechanism.json    masses, inertias, gravity, springs (for offline energy checks)
     DIR/summary.json      solver statistics, drift, energy balance, redundancy
     DIR/three_body.mat    every column, for MATLAB
     DIR/bond_graph.dot    the vector bond graph (and .svg when graphviz's dot is present)
     DIR/fig6_m2_x.png, fig7_m2_y.png, fig8_m2_z.png, fig9_J3_force.png  (the paper's
                           Figures 6-9: m2's global X, Y, Z and J3's constraint force)
+
+The same run from the model file: ``bondgraph run examples/three_body_prismatic.toml --out DIR``.
 
 Usage: python examples/three_body_prismatic.py --out out/three_body_prismatic [--t-end 5]
 """
@@ -18,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -27,51 +29,8 @@ try:
 except ImportError:  # running from a checkout without installing
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bondgraph import BondGraphError, render
 from elements import models
-
-
-def plots(result, out_dir: str) -> list[str]:
-    """The paper's Figures 6-9 as PNG files (matplotlib, Agg)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plots (pip install matplotlib)")
-        return []
-    t = result.t
-    pos = result.body("m2").position
-    j3 = result.joint("J3")
-    files = []
-    for k, (fig, label) in enumerate([("fig6_m2_x", "X"), ("fig7_m2_y", "Y"),
-                                      ("fig8_m2_z", "Z")]):
-        f, ax = plt.subplots(figsize=(6, 3.5))
-        ax.plot(t, pos[k], lw=1.2)
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel(f"m2 global {label} (m)")
-        ax.set_title(f"Displacement of m2 in global {label}")
-        ax.grid(True, alpha=0.3)
-        f.tight_layout()
-        path = os.path.join(out_dir, f"{fig}.png")
-        f.savefig(path, dpi=120)
-        plt.close(f)
-        files.append(path)
-    f, ax = plt.subplots(figsize=(6, 3.5))
-    for k, c in enumerate("xyz"):
-        ax.plot(t, j3.force[k], lw=1.0, label=f"F{c}")
-    ax.plot(t, np.linalg.norm(j3.force, axis=0), "k", lw=1.4, label="|F|")
-    ax.set_xlabel("t (s)")
-    ax.set_ylabel("J3 constraint force (N)")
-    ax.set_title("Resultant constraint force at joint J3 (on m2, global)")
-    ax.legend(ncol=4, fontsize=8)
-    ax.grid(True, alpha=0.3)
-    f.tight_layout()
-    path = os.path.join(out_dir, "fig9_J3_force.png")
-    f.savefig(path, dpi=120)
-    plt.close(f)
-    files.append(path)
-    return files
+from elements.runner import run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,25 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--t-end", type=float, default=5.0, help="end time (s), default 5")
     ap.add_argument("--points", type=int, default=501, help="output points, default 501")
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
 
-    t0 = time.perf_counter()
-    mech = models.three_body_prismatic()
-    mm = mech.assemble()
-    print(mm.causal.summary())
-    result = mm.simulate((0.0, args.t_end), t_eval=np.linspace(0.0, args.t_end, args.points),
-                         rtol=1e-10, atol=1e-10)
-    elapsed = time.perf_counter() - t0
+    spec = models.three_body_spec(args.t_end, args.points)
+    result, paths = run(spec, args.out)
+    print(result.model.causal.summary())
     print(result)
-    paths = result.write(args.out, mat_name="three_body.mat")
-    dot_path = os.path.join(args.out, "bond_graph.svg")
-    try:
-        render(mm.causal, dot_path)
-    except BondGraphError as exc:
-        print(f"diagram: {exc}")
-    paths["plots"] = plots(result, args.out)
     print(f"wrote {', '.join(sorted(os.listdir(args.out)))} into {args.out} "
-          f"({elapsed:.1f} s to build and simulate)")
+          f"({paths['elapsed']:.1f} s to build and simulate)")
 
     # Cross-checks ---------------------------------------------------------------------
     led = result.energy

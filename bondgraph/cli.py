@@ -1,0 +1,194 @@
+"""The ``bondgraph`` command line (also ``python -m bondgraph``).
+
+Commands::
+
+    bondgraph run MODEL --out DIR      simulate a model file; write CSV, MAT, JSON, plots,
+                                       the diagram (progress bar on a terminal)
+    bondgraph render MODEL [--out F]   the model's vector bond graph (SVG, PNG or PDF; the
+                                       DOT text is always written)
+    bondgraph equations MODEL [--latex]  the state equations' structure and T, H, U_2 at
+                                       the initial state
+    bondgraph check DIR                the energy and momentum report of a run's files
+
+Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
+written, the cause is in summary.json); 2 bad input (a one-line message names the file,
+table and key); 3 an internal error (run with --debug for the traceback).
+
+Model files are the multibody library's (:mod:`elements.modelfile`); the command line
+sits above both packages and imports ``elements`` only when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from .errors import BondGraphError
+
+__all__ = ["main"]
+
+
+def _load(path):
+    from elements.modelfile import load_model
+    return load_model(path)
+
+
+def cmd_run(args) -> int:
+    from elements.runner import ProgressBar, run
+    spec = _load(args.model)
+    if args.out and os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
+        stale = [f for f in os.listdir(args.out)]
+        raise _UserError(f"{args.out} is not empty ({len(stale)} files); pass --overwrite to "
+                         f"replace its files, or choose an empty directory")
+    show = args.progress or (args.progress is None and sys.stderr.isatty())
+    bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
+    try:
+        result, paths = run(spec, args.out, progress=bar, quiet=args.quiet)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        print(f"{spec.mechanism.name}: {result.raw.status.name} ({result.message}); "
+              f"{result.t.size} output points, max |Phi| {result.max_abs_phi:.2e}, "
+              f"energy balance drift {result.energy.relative_drift:.2e}")
+        print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
+    if not result.success:
+        print(f"error: simulation failed at t = {result.raw.failure_time}: {result.message} "
+              f"(results up to the failure are written)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_render(args) -> int:
+    from .causality import assign_causality
+    from .viz import render, to_dot
+    spec = _load(args.model)
+    graph = spec.mechanism.build()
+    obj = graph if args.acausal else assign_causality(graph)
+    out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".svg"
+    try:
+        path = render(obj, out, args.format)
+    except BondGraphError as exc:
+        if "dot" in str(exc) and os.path.exists(os.path.splitext(out)[0] + ".dot"):
+            print(f"warning: {exc}", file=sys.stderr)
+            return 0
+        raise
+    print(f"wrote {path} (and {os.path.splitext(path)[0]}.dot)")
+    return 0
+
+
+def cmd_equations(args) -> int:
+    spec = _load(args.model)
+    mm = spec.mechanism.assemble()
+    m = mm.model
+    x0 = mm.initial_state(spec.q0, spec.qd0)
+    ev = m.evaluate(spec.solver.t_start, x0)
+    names = m.state_names
+    lines = [f"model {spec.mechanism.name}: {m.n_states} states, {m.n_u1} known source "
+             f"components (U_1), {m.n_u2} constraint components (U_2) in "
+             f"{len(m.unknown_sources)} unknown effort sources",
+             "states X (energy, then kinematic and work states): " + ", ".join(names),
+             "unknown effort sources U_2: " + ", ".join(m.unknown_sources),
+             f"dX/dt = T_X X + T_U1 U_1 + T_U2 U_2, with U_2 from Eq. ({ev.branch})"
+             + (": H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt + dJ_CZ/dt Z + dJ_CU1/dt U_1)"
+                if ev.branch == "15" else ""),
+             f"at the initial state (t = {spec.solver.t_start} s):"]
+    np.set_printoptions(precision=5, suppress=True, linewidth=120)
+    blocks = {"T_X": ev.T_X, "T_U1": ev.T_U1, "T_U2": ev.T_U2, "U_2": ev.U2[:, None]}
+    if ev.H4 is not None:
+        blocks["H_4"] = ev.H4
+    for k, v in blocks.items():
+        if args.latex:
+            rows = [" & ".join(f"{x:.6g}" for x in row) for row in np.atleast_2d(v)]
+            lines.append(f"{k} = \\begin{{bmatrix}} " + " \\\\ ".join(rows) + " \\end{bmatrix}")
+        else:
+            lines.append(f"{k} {v.shape}:\n{v}")
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from elements.energy_check import check
+    if not os.path.isdir(args.directory):
+        raise _UserError(f"{args.directory}: no such directory (give the --out directory of "
+                         f"a run)")
+    rep = check(args.directory, rtol=args.rtol)
+    print(rep.text())
+    if args.plot:
+        rep.plot(args.plot)
+        print(f"figure: {args.plot}")
+    return 0 if rep.passed else 1
+
+
+class _UserError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bondgraph", description="Vector bond graph models of "
+                                "spatial multibody systems.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="simulate a model file and write every output",
+                       description="Simulate MODEL (a TOML model file) and write bodies.csv, "
+                       "joints.csv, energy.csv, units.json, mechanism.json, summary.json, the "
+                       "MAT file, the bond graph diagram and the plots into DIR.")
+    r.add_argument("model")
+    r.add_argument("--out", required=True, help="output directory")
+    r.add_argument("--overwrite", action="store_true",
+                   help="write into a non-empty directory (its files are replaced)")
+    r.add_argument("--progress", action="store_true", default=None,
+                   help="show the progress bar even when stderr is not a terminal")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_run)
+    d = sub.add_parser("render", help="draw a model's vector bond graph",
+                       description="Write MODEL's vector bond graph with its causal strokes "
+                       "and inserted constraint sources (SVG, PNG or PDF by the suffix or "
+                       "--format; the DOT text is always written next to it).")
+    d.add_argument("model")
+    d.add_argument("--out", default=None, help="output file (default MODEL name .svg)")
+    d.add_argument("--format", default=None, choices=["svg", "png", "pdf"])
+    d.add_argument("--acausal", action="store_true", help="draw before causality assignment")
+    d.set_defaults(func=cmd_render)
+    e = sub.add_parser("equations", help="print the state equations",
+                       description="Print the structure of MODEL's state equations and the "
+                       "matrices T_X, T_U1, T_U2, H_4 and U_2 at its initial state.")
+    e.add_argument("model")
+    e.add_argument("--latex", action="store_true", help="matrices as LaTeX")
+    e.set_defaults(func=cmd_equations)
+    c = sub.add_parser("check", help="energy and momentum report of a run",
+                       description="The energy and momentum tests (seed: MBS Energy Testing) "
+                       "of the files a run wrote into DIRECTORY.")
+    c.add_argument("directory")
+    c.add_argument("--rtol", type=float, default=1e-7)
+    c.add_argument("--plot", default=None, help="also write the report's figure (PNG)")
+    c.set_defaults(func=cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (BondGraphError, _UserError, FileNotFoundError, KeyError) as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # an internal error: one line unless --debug
+        if args.debug:
+            traceback.print_exc()
+        else:
+            print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
+                  f"traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

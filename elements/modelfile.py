@@ -1,0 +1,550 @@
+"""Declarative mechanism files (TOML, read with the standard library's tomllib).
+
+- :func:`load_model`: a file -> :class:`ModelSpec` (mechanism, initial state, solver and
+  output settings).
+- :func:`signal`: a file's value table -> a number, an array or a TimeFunction.
+- :class:`ModelFileError`: names the file, the table, the key and what is valid.
+
+A file never executes code or evaluates expressions: values are numbers, arrays, names,
+and signal tables (constant, step, ramp, sine, table). The format, by example::
+
+    [model]
+    name = "pendulum"
+    gravity = [0.0, -9.81, 0.0]          # m/s^2, global
+
+    [[body]]
+    name = "rod"
+    mass = 1.0                           # kg
+    inertia = { principal = [0.02, 0.02, 0.02] }   # kg m^2 about the centre; or
+    #   { about_center = [[..], [..], [..]] }, { about_point = [[..]..], point = [..] },
+    #   { solid_cube = 0.05 } (side, m)
+    points = { tip = [0.0, -0.25, 0.0] }           # body coordinates from the centre, m
+
+    [[joint]]
+    name = "J1"
+    type = "revolute"                    # revolute | prismatic | spherical | fixed
+    parent = "ground"                    # a body name or "ground"
+    child = "rod"
+    parent_point = [0.0, 0.0, 0.0]       # or a point name
+    child_point = [0.0, 0.25, 0.0]
+    axis = [0.0, 0.0, 1.0]               # parent coordinates
+    spring = { stiffness = 2.0, rest = 0.0 }       # or a number (stiffness)
+    damper = { coefficient = 0.1 }                 # or a number
+    actuator = { type = "sine", amplitude = 0.5, omega = 3.0 }   # or a number
+
+    [[load]]
+    name = "push"
+    type = "force"                       # force | moment
+    body = "rod"
+    point = "tip"                        # force only
+    frame = "global"                     # global | body
+    value = [1.0, 0.0, 0.0]              # or a signal table with vector entries
+
+    [initial]
+    q = { J1 = 0.5 }
+    qd = { J1 = 0.0 }
+
+    [solver]
+    t_end = 2.0                          # s (t_start = 0 by default)
+    points = 201
+    method = "DOP853"                    # RK45 | DOP853
+    rtol = 1e-9
+    atol = 1e-9
+    stabilization = { alpha = 10.0, beta = 10.0 }  # or "none"
+
+    [output]
+    mat = "result.mat"
+    diagram = "bond_graph.svg"
+    [[output.plot]]
+    file = "tip.png"
+    y = ["rod.x", "rod.y"]
+    title = "rod centre"
+
+Signals: ``{ type = "constant", value = v }``, ``{ type = "step", time, before, after }``,
+``{ type = "ramp", slope, start = 0, offset = 0 }``, ``{ type = "sine", amplitude,
+omega (rad/s) or frequency (Hz), phase = 0, offset = 0 }``, ``{ type = "table", t = [..],
+value = [..] }`` (linear interpolation; held constant outside). For loads each number
+may be a 3-vector.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bondgraph import Baumgarte, ModelError, TimeFunction
+
+from .forces import BodyMoment, PointForce
+from .joints import (
+    AxisActuator, AxisDamper, AxisSpring, FixedJoint, PrismaticJoint, RevoluteJoint,
+    SphericalJoint,
+)
+from .mechanism import Mechanism
+from .rigid_body import Inertia, RigidBody
+
+__all__ = ["load_model", "loads_model", "ModelSpec", "ModelFileError", "signal",
+           "SolverSettings", "OutputSettings", "PlotSpec"]
+
+JOINT_TYPES = {"revolute": RevoluteJoint, "prismatic": PrismaticJoint,
+               "spherical": SphericalJoint, "fixed": FixedJoint}
+
+
+class ModelFileError(ModelError):
+    """Fires when a model file is malformed; names the file, the table and the key."""
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """A figure of result columns against time (columns named as in the CSV files)."""
+
+    file: str
+    y: tuple[str, ...]
+    title: str = ""
+    ylabel: str = ""
+    norm: bool = False   # also plot the norm of the columns (e.g. a force's magnitude)
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Time span (s), output points, method and tolerances, stabilisation."""
+
+    t_start: float = 0.0
+    t_end: float = 1.0
+    points: int = 101
+    method: str = "DOP853"
+    rtol: float = 1e-9
+    atol: float = 1e-9
+    stabilization: Baumgarte | None = Baumgarte(10.0, 10.0)
+    projection: bool = False
+
+    @property
+    def t_eval(self) -> np.ndarray:
+        return np.linspace(self.t_start, self.t_end, self.points)
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """What a run writes besides the CSV and JSON files."""
+
+    mat: str = "result.mat"
+    diagram: str = "bond_graph.svg"
+    plots: tuple[PlotSpec, ...] = ()
+
+
+@dataclass
+class ModelSpec:
+    """Everything a model file says."""
+
+    mechanism: Mechanism
+    q0: dict[str, Any] = field(default_factory=dict)
+    qd0: dict[str, Any] = field(default_factory=dict)
+    solver: SolverSettings = field(default_factory=SolverSettings)
+    output: OutputSettings = field(default_factory=OutputSettings)
+    source: str = "<python>"
+
+
+# ---------------------------------------------------------------------------------------
+
+class _Ctx:
+    def __init__(self, path: str):
+        self.path = path
+
+    def fail(self, where: str, key: str, what: str):
+        raise ModelFileError(f"{self.path}: [{where}] '{key}': {what}")
+
+    def number(self, table: dict, where: str, key: str, *, required=True, default=None,
+               positive=False, nonneg=False) -> float:
+        if key not in table:
+            if required:
+                self.fail(where, key, "missing; a number is required")
+            return default
+        v = table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(where, key, f"must be a number, got {type(v).__name__} {v!r}")
+        v = float(v)
+        if not math.isfinite(v):
+            self.fail(where, key, f"must be finite, got {v}")
+        if positive and v <= 0:
+            self.fail(where, key, f"must be positive, got {v}")
+        if nonneg and v < 0:
+            self.fail(where, key, f"must be >= 0, got {v}")
+        return v
+
+    def vector(self, value: Any, where: str, key: str, n: int = 3) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != n:
+            self.fail(where, key, f"must be a list of {n} numbers, got {value!r}")
+        out = []
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                self.fail(where, key, f"must be {n} finite numbers, got {value!r}")
+            out.append(float(v))
+        return np.array(out)
+
+    def matrix(self, value: Any, where: str, key: str) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != 3:
+            self.fail(where, key, f"must be a 3x3 matrix (three lists of 3 numbers), got "
+                                  f"{value!r}")
+        return np.array([self.vector(row, where, key) for row in value])
+
+    def string(self, table: dict, where: str, key: str, *, required=True, default=None,
+               choices=None) -> str:
+        if key not in table:
+            if required:
+                self.fail(where, key, "missing; a string is required")
+            return default
+        v = table[key]
+        if not isinstance(v, str):
+            self.fail(where, key, f"must be a string, got {type(v).__name__} {v!r}")
+        if choices is not None and v not in choices:
+            self.fail(where, key, f"unknown value {v!r}; valid: {', '.join(choices)}")
+        return v
+
+    def only(self, table: dict, where: str, allowed):
+        for k in table:
+            if k not in allowed:
+                self.fail(where, k, f"unknown key; valid keys: {', '.join(sorted(allowed))}")
+
+
+def signal(spec: Any, *, dim: int = 1, where: str = "signal", ctx: _Ctx | None = None) -> Any:
+    """A value table -> a number (dim 1), an array (dim > 1) or a TimeFunction."""
+    c = ctx or _Ctx("<table>")
+
+    def val(v, key):
+        if dim == 1:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                c.fail(where, key, f"must be a finite number, got {v!r}")
+            return float(v)
+        return c.vector(v, where, key, dim)
+
+    if not isinstance(spec, dict):
+        return val(spec, "value")
+    kind = c.string(spec, where, "type", choices=("constant", "step", "ramp", "sine", "table"))
+    if kind == "constant":
+        c.only(spec, where, {"type", "value"})
+        if "value" not in spec:
+            c.fail(where, "value", "missing")
+        return val(spec["value"], "value")
+    if kind == "step":
+        c.only(spec, where, {"type", "time", "before", "after"})
+        t0 = c.number(spec, where, "time")
+        a = val(spec.get("before", 0.0 if dim == 1 else [0.0] * dim), "before")
+        if "after" not in spec:
+            c.fail(where, "after", "missing")
+        b = val(spec["after"], "after")
+        zero = 0.0 if dim == 1 else np.zeros(dim)
+        return TimeFunction(lambda t: b if t >= t0 else a, lambda t: zero)
+    if kind == "ramp":
+        c.only(spec, where, {"type", "slope", "start", "offset"})
+        if "slope" not in spec:
+            c.fail(where, "slope", "missing")
+        k = val(spec["slope"], "slope")
+        t0 = c.number(spec, where, "start", required=False, default=0.0)
+        off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
+        zero = 0.0 if dim == 1 else np.zeros(dim)
+        return TimeFunction(lambda t: off + k * max(t - t0, 0.0),
+                            lambda t: k if t >= t0 else zero)
+    if kind == "sine":
+        c.only(spec, where, {"type", "amplitude", "omega", "frequency", "phase", "offset"})
+        if "amplitude" not in spec:
+            c.fail(where, "amplitude", "missing")
+        amp = val(spec["amplitude"], "amplitude")
+        if ("omega" in spec) == ("frequency" in spec):
+            c.fail(where, "omega", "give exactly one of 'omega' (rad/s) or 'frequency' (Hz)")
+        w = c.number(spec, where, "omega") if "omega" in spec else \
+            2 * math.pi * c.number(spec, where, "frequency")
+        ph = c.number(spec, where, "phase", required=False, default=0.0)
+        off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
+        return TimeFunction(lambda t: off + amp * np.sin(w * t + ph),
+                            lambda t: amp * w * np.cos(w * t + ph))
+    c.only(spec, where, {"type", "t", "value"})
+    ts = spec.get("t")
+    vs = spec.get("value")
+    if not isinstance(ts, list) or len(ts) < 2:
+        c.fail(where, "t", "must be a list of at least 2 increasing times")
+    tarr = np.array([c.number({"t": v}, where, "t") for v in ts])
+    if np.any(np.diff(tarr) <= 0):
+        c.fail(where, "t", "times must increase strictly")
+    if not isinstance(vs, list) or len(vs) != len(ts):
+        c.fail(where, "value", f"must be a list of {len(ts)} values (one per time)")
+    varr = np.array([val(v, "value") for v in vs], dtype=float).reshape(len(ts), -1)
+    slopes = np.diff(varr, axis=0) / np.diff(tarr)[:, None]
+
+    def value(t):
+        out = np.array([np.interp(t, tarr, varr[:, k]) for k in range(varr.shape[1])])
+        return float(out[0]) if dim == 1 else out
+
+    def rate(t):
+        i = int(np.searchsorted(tarr, t, side="right")) - 1
+        if i < 0 or i >= len(slopes):
+            r = np.zeros(varr.shape[1])
+        else:
+            r = slopes[i]
+        return float(r[0]) if dim == 1 else r
+
+    return TimeFunction(value, rate)
+
+
+def _inertia(c: _Ctx, spec: Any, where: str, mass: float) -> Inertia:
+    if not isinstance(spec, dict) or not spec:
+        c.fail(where, "inertia", "must be a table: { principal = [..] }, { about_center = "
+                                 "[[..]..] }, { about_point = [[..]..], point = [..] } or "
+                                 "{ solid_cube = side }")
+    try:
+        if "principal" in spec:
+            c.only(spec, where, {"principal"})
+            return Inertia.principal(*c.vector(spec["principal"], where, "inertia.principal"))
+        if "about_center" in spec:
+            c.only(spec, where, {"about_center"})
+            return Inertia.about_center(c.matrix(spec["about_center"], where,
+                                                 "inertia.about_center"))
+        if "about_point" in spec:
+            c.only(spec, where, {"about_point", "point"})
+            if "point" not in spec:
+                c.fail(where, "inertia.point", "missing (the point the inertia is about, body "
+                                               "coordinates from the centre of mass)")
+            return Inertia.about_point(c.matrix(spec["about_point"], where,
+                                                "inertia.about_point"),
+                                       c.vector(spec["point"], where, "inertia.point"), mass)
+        if "solid_cube" in spec:
+            c.only(spec, where, {"solid_cube"})
+            return Inertia.solid_cube(mass, c.number(spec, where, "solid_cube", positive=True))
+    except ModelFileError:
+        raise
+    except ModelError as exc:
+        c.fail(where, "inertia", str(exc))
+    c.fail(where, "inertia", f"unknown form {sorted(spec)}; valid: principal, about_center, "
+                             f"about_point (+ point), solid_cube")
+
+
+def _point(c: _Ctx, value: Any, where: str, key: str, body: RigidBody):
+    if isinstance(value, str):
+        if value not in body.points:
+            c.fail(where, key, f"body '{body.name}' has no point {value!r}; its points: "
+                               f"{', '.join(body.points) or 'none'}")
+        return value
+    return c.vector(value, where, key)
+
+
+def loads_model(text: str, path: str = "<string>") -> ModelSpec:
+    """Parse model-file text (see the module docstring)."""
+    c = _Ctx(path)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelFileError(f"{path}: not valid TOML: {exc}") from None
+    c.only(doc, "top level", {"model", "body", "joint", "load", "initial", "solver", "output"})
+    model = doc.get("model", {})
+    if not isinstance(model, dict):
+        c.fail("model", "model", "must be a table")
+    c.only(model, "model", {"name", "gravity"})
+    name = c.string(model, "model", "name", required=False,
+                    default=os.path.splitext(os.path.basename(path))[0])
+    gravity = c.vector(model["gravity"], "model", "gravity") if "gravity" in model else \
+        c.fail("model", "gravity", "missing; give [gx, gy, gz] in m/s^2 ([0, 0, 0] for none)")
+    mech = Mechanism(name, gravity=gravity)
+    names: set[str] = {"ground"}
+    bodies = doc.get("body", [])
+    if not isinstance(bodies, list):
+        c.fail("body", "body", "must be an array of tables ([[body]])")
+    for k, b in enumerate(bodies):
+        where = f"body {k + 1}"
+        c.only(b, where, {"name", "mass", "inertia", "points"})
+        bname = c.string(b, where, "name")
+        where = f"body '{bname}'"
+        if bname in names:
+            c.fail(where, "name", f"duplicate name {bname!r}; names must be unique")
+        names.add(bname)
+        mass = c.number(b, where, "mass", positive=True)
+        if "inertia" not in b:
+            c.fail(where, "inertia", "missing (kg m^2 about the centre of mass)")
+        inertia = _inertia(c, b["inertia"], where, mass)
+        pts = b.get("points", {})
+        if not isinstance(pts, dict):
+            c.fail(where, "points", "must be a table of name = [x, y, z]")
+        body = RigidBody(bname, mass, inertia,
+                         {pn: c.vector(pv, where, f"points.{pn}") for pn, pv in pts.items()})
+        mech.add_body(body)
+    joints = doc.get("joint", [])
+    for k, j in enumerate(joints if isinstance(joints, list) else []):
+        where = f"joint {k + 1}"
+        c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
+                          "axis", "rest_rotation", "spring", "damper", "actuator"})
+        jname = c.string(j, where, "name")
+        where = f"joint '{jname}'"
+        if jname in names:
+            c.fail(where, "name", f"duplicate name {jname!r}; names must be unique")
+        names.add(jname)
+        jtype = c.string(j, where, "type", choices=tuple(JOINT_TYPES))
+        ends = {}
+        for role in ("parent", "child"):
+            bn = c.string(j, where, role)
+            if bn == "ground":
+                ends[role] = mech.ground
+            elif bn in mech.bodies:
+                ends[role] = mech.bodies[bn]
+            else:
+                c.fail(where, role, f"names body {bn!r}, which the file does not define; "
+                                    f"bodies: ground, {', '.join(mech.bodies)}")
+        kw: dict[str, Any] = {}
+        for role in ("parent", "child"):
+            key = f"{role}_point"
+            if key in j:
+                kw[key] = _point(c, j[key], where, key, ends[role])
+        if "axis" in j:
+            kw["axis"] = c.vector(j["axis"], where, "axis")
+        elif jtype in ("revolute", "prismatic"):
+            c.fail(where, "axis", f"missing; a {jtype} joint needs [x, y, z] in parent "
+                                  f"coordinates")
+        if "rest_rotation" in j:
+            kw["rest_rotation"] = c.matrix(j["rest_rotation"], where, "rest_rotation")
+        try:
+            joint = JOINT_TYPES[jtype](jname, ends["parent"], ends["child"], **kw)
+        except ModelFileError:
+            raise
+        except ModelError as exc:
+            raise ModelFileError(f"{path}: [{where}]: {exc}") from None
+        if "spring" in j:
+            sp = j["spring"]
+            if isinstance(sp, dict):
+                c.only(sp, f"{where} spring", {"stiffness", "rest"})
+                spring = AxisSpring(c.number(sp, f"{where} spring", "stiffness", positive=True),
+                                    c.number(sp, f"{where} spring", "rest", required=False,
+                                             default=0.0))
+            else:
+                spring = AxisSpring(c.number(j, where, "spring", positive=True))
+            _attach(c, where, "spring", lambda: joint.add_spring(spring))
+        if "damper" in j:
+            dp = j["damper"]
+            coef = c.number(dp, f"{where} damper", "coefficient", nonneg=True) \
+                if isinstance(dp, dict) else c.number(j, where, "damper", nonneg=True)
+            _attach(c, where, "damper", lambda: joint.add_damper(AxisDamper(coef)))
+        if "actuator" in j:
+            eff = signal(j["actuator"], dim=1, where=f"{where} actuator", ctx=c)
+            _attach(c, where, "actuator", lambda: joint.add_actuator(AxisActuator(eff)))
+        mech.add_joint(joint)
+    for k, ld in enumerate(doc.get("load", [])):
+        where = f"load {k + 1}"
+        c.only(ld, where, {"name", "type", "body", "point", "frame", "value"})
+        lname = c.string(ld, where, "name")
+        where = f"load '{lname}'"
+        if lname in names:
+            c.fail(where, "name", f"duplicate name {lname!r}; names must be unique")
+        names.add(lname)
+        ltype = c.string(ld, where, "type", choices=("force", "moment"))
+        bn = c.string(ld, where, "body")
+        if bn not in mech.bodies:
+            c.fail(where, "body", f"names body {bn!r}, which the file does not define; bodies: "
+                                  f"{', '.join(mech.bodies)}")
+        frame = c.string(ld, where, "frame", required=False, default="global",
+                         choices=("global", "body"))
+        if "value" not in ld:
+            c.fail(where, "value", "missing: a 3-vector or a signal table")
+        value = signal(ld["value"], dim=3, where=f"{where} value", ctx=c)
+        if ltype == "force":
+            point = _point(c, ld.get("point", [0.0, 0.0, 0.0]), where, "point",
+                           mech.bodies[bn])
+            mech.add_load(PointForce(lname, mech.bodies[bn], point, value, frame=frame))
+        else:
+            mech.add_load(BodyMoment(lname, mech.bodies[bn], value, frame=frame))
+    initial = doc.get("initial", {})
+    c.only(initial, "initial", {"q", "qd"})
+    q0, qd0 = {}, {}
+    for key, target in (("q", q0), ("qd", qd0)):
+        table = initial.get(key, {})
+        if not isinstance(table, dict):
+            c.fail("initial", key, "must be a table of joint = value")
+        for jn, v in table.items():
+            if jn not in mech.joints:
+                c.fail("initial", f"{key}.{jn}", f"no joint {jn!r}; joints: "
+                                                 f"{', '.join(mech.joints)}")
+            target[jn] = c.number(table, "initial", jn) if not isinstance(v, list) else \
+                c.vector(v, "initial", f"{key}.{jn}")
+    solver = _solver(c, doc.get("solver", {}))
+    output = _output(c, doc.get("output", {}))
+    return ModelSpec(mech, q0, qd0, solver, output, source=path)
+
+
+def _attach(c, where, key, fn):
+    try:
+        fn()
+    except ModelFileError:
+        raise
+    except ModelError as exc:
+        c.fail(where, key, str(exc))
+
+
+def _solver(c: _Ctx, s: dict) -> SolverSettings:
+    w = "solver"
+    c.only(s, w, {"t_start", "t_end", "points", "method", "rtol", "atol", "stabilization",
+                  "projection"})
+    t0 = c.number(s, w, "t_start", required=False, default=0.0)
+    t1 = c.number(s, w, "t_end")
+    if t1 <= t0:
+        c.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
+    pts = s.get("points", 101)
+    if isinstance(pts, bool) or not isinstance(pts, int) or pts < 2:
+        c.fail(w, "points", f"must be an integer >= 2, got {pts!r}")
+    method = c.string(s, w, "method", required=False, default="DOP853",
+                      choices=("RK45", "DOP853"))
+    rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
+    atol = c.number(s, w, "atol", required=False, default=1e-9, positive=True)
+    stab: Baumgarte | None = Baumgarte(10.0, 10.0)
+    if "stabilization" in s:
+        st = s["stabilization"]
+        if st == "none":
+            stab = None
+        elif isinstance(st, dict):
+            c.only(st, f"{w} stabilization", {"alpha", "beta"})
+            stab = Baumgarte(c.number(st, f"{w} stabilization", "alpha", nonneg=True),
+                             c.number(st, f"{w} stabilization", "beta", nonneg=True))
+        else:
+            c.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, got "
+                                       f"{st!r}")
+    proj = s.get("projection", False)
+    if not isinstance(proj, bool):
+        c.fail(w, "projection", f"must be true or false, got {proj!r}")
+    return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
+
+
+def _output(c: _Ctx, o: dict) -> OutputSettings:
+    w = "output"
+    c.only(o, w, {"mat", "diagram", "plot"})
+    mat = c.string(o, w, "mat", required=False, default="result.mat")
+    diagram = c.string(o, w, "diagram", required=False, default="bond_graph.svg")
+    plots = []
+    for k, p in enumerate(o.get("plot", [])):
+        pw = f"output.plot {k + 1}"
+        c.only(p, pw, {"file", "y", "title", "ylabel", "norm"})
+        ys = p.get("y")
+        if not isinstance(ys, list) or not ys or not all(isinstance(v, str) for v in ys):
+            c.fail(pw, "y", "must be a list of column names (e.g. [\"m2.x\"])")
+        norm = p.get("norm", False)
+        if not isinstance(norm, bool):
+            c.fail(pw, "norm", "must be true or false")
+        plots.append(PlotSpec(c.string(p, pw, "file"), tuple(ys),
+                              c.string(p, pw, "title", required=False, default=""),
+                              c.string(p, pw, "ylabel", required=False, default=""), norm))
+    return OutputSettings(mat, diagram, tuple(plots))
+
+
+def load_model(path: str) -> ModelSpec:
+    """Read a model file.
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file, the table and the key, and saying what is valid.
+    """
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such model file") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{path}: not UTF-8 text") from None
+    return loads_model(text, path)
