@@ -122,13 +122,13 @@ class Chain:
         out[n:] = np.linalg.solve(M, -h)
         return out
 
-    def energy(self, y: np.ndarray) -> float:
-        """Kinetic + gravity potential (J), potential zero at z = 0."""
+    def energy(self, y: np.ndarray) -> tuple[float, float]:
+        """(kinetic, gravity potential) in J; the potential is zero at z = 0."""
         n = self.n
         q, qd = y[:n], y[n:]
         M, _ = self.mass_matrix_and_bias(q, np.zeros(n))
         c = self.centres(q)
-        return float(0.5 * qd @ M @ qd - self.mass * np.sum(c @ self.g))
+        return float(0.5 * qd @ M @ qd), float(-self.mass * np.sum(c @ self.g))
 
     def initial_state(self, bend: float = 0.3) -> np.ndarray:
         return np.concatenate([np.full(self.n, bend), np.zeros(self.n)])

@@ -46,8 +46,12 @@ from .primitives import (
 
 __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]
 
-RANK_RTOL = 1e-9
-"""Relative singular-value threshold below which H_4 (or T_LE) is taken as rank deficient."""
+RANK_RTOL = 1e-10
+"""Relative singular-value threshold (of the diagonally scaled H_4, or of T_LE) below which
+the constraint matrix is taken as rank deficient."""
+
+CHOLESKY_RTOL = 1e-12
+"""Smallest Cholesky pivot (relative, scaled H_4) accepted without a rank-revealing check."""
 
 
 @dataclass(frozen=True)
@@ -540,12 +544,14 @@ class StateSpaceModel:
 
 def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
            reference: float = 0.0) -> tuple[np.ndarray, int, float]:
-    """Solve H u = rhs: Cholesky when H is (+/-) SPD and well conditioned, else the
-    minimum-norm least-squares solution.
+    """Solve H u = rhs: Cholesky when H is (+/-) symmetric positive definite, else the
+    minimum-norm least-squares solution (rank-revealing SVD).
 
-    Rank is judged against ``max(largest singular value, reference)``, so that a matrix
-    that shrinks as a whole during a run (a singular configuration) is caught too.
-    Returns the solution, the numerical rank and the scale of H.
+    H_4 = G M^-1 G^T is first scaled symmetrically by its diagonal (Jacobi), so that the
+    rank decision does not depend on units or on very different masses and lever arms.
+    Rank is judged against ``max(largest singular value, reference)`` of the scaled
+    matrix, so that a matrix that shrinks as a whole during a run (a singular
+    configuration) is caught too. Returns the solution, the numerical rank and the scale.
     """
     if H.size == 0:
         return np.zeros(0), 0, 0.0
@@ -553,15 +559,23 @@ def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
         raise SingularConstraintError("the constraint matrix has non-finite entries")
     if spd_sign:
         sign = 1.0 if np.trace(H) >= 0 else -1.0
+        Hs = sign * H
+        d = np.sqrt(np.abs(np.diag(Hs)))
+        d = np.where(d > 0, d, 1.0)
+        Hn = Hs / np.outer(d, d)
+        b = sign * rhs / d
         try:
-            cf = sla.cho_factor(sign * H)
+            cf = sla.cho_factor(Hn)
             piv = np.diag(cf[0]) ** 2
-            scale = float(piv.max())
-            if piv.min() > RANK_RTOL * max(scale, reference):
-                return sla.cho_solve(cf, sign * rhs), H.shape[0], max(scale, float(np.abs(
-                    np.diag(H)).max()))
+            if piv.min() > CHOLESKY_RTOL * max(1.0, reference):
+                return sla.cho_solve(cf, b) / d, H.shape[0], 1.0
         except (np.linalg.LinAlgError, ValueError):
             pass
+        u, sv, vt = np.linalg.svd(Hn)
+        tol = RANK_RTOL * max(float(sv.max(initial=0.0)), reference)
+        rank = int(np.sum(sv > tol))
+        inv = np.where(sv > tol, 1.0 / np.where(sv > tol, sv, 1.0), 0.0)
+        return (vt.T @ (inv * (u.T @ b))) / d, rank, float(sv.max(initial=0.0))
     u, sv, vt = np.linalg.svd(H)
     scale = float(sv.max(initial=0.0))
     tol = RANK_RTOL * max(scale, reference)

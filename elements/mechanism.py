@@ -71,7 +71,8 @@ class Mechanism:
         self.subsystems: dict[str, Any] = {}
 
     def _check_name(self, name: str, what: str):
-        taken = set(self.bodies) | set(self.joints) | set(self.loads) | {self.ground.name}
+        taken = set(self.bodies) | set(self.joints) | set(self.loads) | \
+            set(getattr(self, "subsystems", {})) | {self.ground.name}
         if name in taken:
             raise ModelError(f"mechanism '{self.name}': duplicate name '{name}' for a {what}; "
                              f"names of bodies, joints and loads must be unique")
@@ -549,12 +550,16 @@ class MechanismModel:
     # -- simulation --------------------------------------------------------------------------
     def simulate(self, t_span: tuple[float, float], q: Mapping[str, Any] | None = None,
                  qd: Mapping[str, Any] | None = None, *, x0: np.ndarray | None = None,
+                 free: Mapping[str, Mapping[str, Any]] | None = None,
+                 guess: Mapping[str, float] | None = None,
+                 states: Mapping[str, Any] | None = None,
                  t_eval: Sequence[float] | None = None, method: str = "DOP853",
                  rtol: float = 1e-9, atol: float = 1e-9,
                  stabilization: Baumgarte | None | str = "auto", projection: bool = False,
                  **kwargs: Any):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
+        ``free``, ``guess`` and ``states`` are passed to :meth:`initial_state`.
         ``stabilization="auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is
         stable and far from the mechanism's own frequencies in the examples; pass None to
         see the raw drift). ``projection=True`` also projects the state onto Phi = 0 and
@@ -566,7 +571,10 @@ class MechanismModel:
         """
         from .results import MechanismResult
         if x0 is None:
-            x0 = self.initial_state(q, qd)
+            x0 = self.initial_state(q, qd, free=free, guess=guess, states=states)
+        elif q or qd or free or guess or states:
+            raise ModelError("give either x0 or the joint coordinates and rates (q, qd, free, "
+                             "guess, states), not both")
         stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)
@@ -576,15 +584,21 @@ class MechanismModel:
             return MechanismResult(self, res, stab)
         parts = []
         x = self.project(x0)
+        removed = 0.0
         for k in range(len(grid) - 1):
             seg = simulate(self.model, (grid[k], grid[k + 1]), x, t_eval=[grid[k], grid[k + 1]],
                            method=method, rtol=rtol, atol=atol, stabilization=stab,
                            strict=self.strict, **kwargs)
-            parts.append(seg)
             if not seg.success:
+                parts.append(seg)
                 break
+            _, phi_end = self.constraint_jacobian(seg.x[:, -1])
+            removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])
-        return MechanismResult(self, _join(self.model, parts, stab), stab)
+            parts.append(_with_last(seg, x))
+        res = MechanismResult(self, _join(self.model, parts, stab), stab)
+        res.projection_drift = removed
+        return res
 
 
 def _free_state(name, spec):
@@ -609,6 +623,14 @@ def _free_state(name, spec):
 def _deps(bodies):
     from ._blocks import _deps as d
     return d(bodies)
+
+
+def _with_last(seg, x_last):
+    """The segment with its end state replaced by the projected one."""
+    import dataclasses
+    xs = np.array(seg.x)
+    xs[:, -1] = x_last
+    return dataclasses.replace(seg, x=xs)
 
 
 def _join(model, parts, stab):

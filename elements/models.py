@@ -152,11 +152,13 @@ def pendulum_on_trolley(m: float, l: float, k: float, d: float, g: float = 9.81,
                         m_trolley: float = 1e-3) -> Mechanism:
     """MBSlib 3: a compound pendulum (rod m, l) on a trolley.
 
-    The seed's trolley is massless; here it is a body of small mass ``m_trolley`` (kg, a
-    cube of side 0.01 m) on a prismatic joint ``J1`` along x, so the closed form to
-    compare with is the one re-derived with that trolley mass (m_trolley -> 0 recovers the
-    seed's; it is not approached numerically, as the constraint matrix grows
-    ill-conditioned). The rod hangs from the revolute joint ``J2`` (about z; q2 = 0 hangs
+    The seed's trolley is massless; here it is a body of small mass ``m_trolley`` (kg) on a
+    prismatic joint ``J1`` along x, so the closed form to compare with is the one
+    re-derived with that trolley mass (m_trolley -> 0 recovers the seed's; it is not
+    approached numerically, as the constraint matrix grows ill-conditioned). The
+    trolley's rotation is locked by the prismatic joint, so its rotational inertia never
+    enters the dynamics: it is set to m_trolley x (1 m)^2, which keeps H_4 well
+    conditioned (a tiny cube's 1e-8 kg m^2 would cost seven digits). The rod hangs from the revolute joint ``J2`` (about z; q2 = 0 hangs
     along -y), with a torsional spring k and damper d on J2::
 
         ===[trolley]===> x   J1 (prismatic, x)
@@ -167,7 +169,7 @@ def pendulum_on_trolley(m: float, l: float, k: float, d: float, g: float = 9.81,
     """
     mech = Mechanism("pendulum_on_trolley", gravity=(0.0, -g, 0.0))
     trolley = mech.add_body(RigidBody("trolley", m_trolley,
-                                      Inertia.solid_cube(m_trolley, 0.01)))
+                                      Inertia.principal(m_trolley, m_trolley, m_trolley)))
     c = m * l * l / 12.0
     rod = mech.add_body(RigidBody("rod", m, Inertia.principal(c, c, c),
                                   points={"tip": (0.0, -l / 2, 0.0)}))
@@ -176,4 +178,32 @@ def pendulum_on_trolley(m: float, l: float, k: float, d: float, g: float = 9.81,
                                  axis=(0.0, 0.0, 1.0),
                                  spring=AxisSpring(k) if k else None,
                                  damper=AxisDamper(d) if d else None))
+    return mech
+
+
+def scara(m1: float, l1: float, I1, r1, m2: float, l2: float, I2, r2,
+          g: float = 9.81) -> Mechanism:
+    """MBSlib 4: a SCARA arm of two links on revolute joints about z, moving in the vertical
+    x-y plane (gravity along -y).
+
+    Link i has mass ``m_i`` (kg), length ``l_i`` (m, joint to joint), central inertia
+    ``I_i`` = (Ixx, Iyy, Izz) in its link frame (kg m^2), and centre of mass at offset
+    ``r_i`` = (rx, ry, rz) from the link's distal end in the link frame, whose x axis
+    points along the link (MBSlib's convention, checked against its mass matrix: a
+    uniform link has r = (-l/2, 0, 0)). q = 0 stretches both links along +x. Points
+    ``"distal"`` on each link mark the elbow and the end::
+
+        ground o J1 ---- link1 ---- o J2 ---- link2 ---- * distal
+    """
+    mech = Mechanism("scara", gravity=(0.0, -g, 0.0))
+    links = []
+    for k, (m, l, I, r) in enumerate(((m1, l1, I1, r1), (m2, l2, I2, r2)), start=1):
+        r = np.asarray(r, dtype=float)
+        com = np.array([l, 0.0, 0.0]) + r                      # from the proximal joint
+        links.append(mech.add_body(RigidBody(f"link{k}", m, Inertia.principal(*I),
+                                             points={"proximal": -com, "distal": -r})))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, links[0], child_point="proximal",
+                                 axis=(0.0, 0.0, 1.0)))
+    mech.add_joint(RevoluteJoint("J2", links[0], links[1], parent_point="distal",
+                                 child_point="proximal", axis=(0.0, 0.0, 1.0)))
     return mech

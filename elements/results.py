@@ -77,7 +77,8 @@ class JointResult:
 @dataclass(frozen=True)
 class EnergyLedger:
     """Energies (J) over time: kinetic, gravity and spring potential, the work done by each
-    source (actuators, loads) and the energy each damper dissipated.
+    source (actuators, loads) and the energy each damper dissipated, and the energy stored
+    in the I elements of attached subsystems (``other``).
 
     ``balance`` = kinetic + gravity + springs - sum(work) + sum(dissipated): constant when
     the simulation is right.
@@ -88,10 +89,16 @@ class EnergyLedger:
     springs: np.ndarray
     work: dict[str, np.ndarray]
     dissipated: dict[str, np.ndarray]
+    other: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def total(self) -> np.ndarray:
-        return self.kinetic + self.gravity + self.springs
+        """Kinetic + gravity + springs + the energy stored in attached subsystems' I
+        elements (``other``, e.g. a motor's inductance), J."""
+        t = self.kinetic + self.gravity + self.springs
+        for v in self.other.values():
+            t = t + v
+        return t
 
     @property
     def balance(self) -> np.ndarray:
@@ -123,6 +130,7 @@ class MechanismResult:
         self.raw = raw
         self.t = raw.t
         self.stabilization = stabilization
+        self.projection_drift: float | None = None   # max |Phi| each projection removed
         self._bodies: dict[str, BodyResult] = {}
         self._joints: dict[str, JointResult] = {}
 
@@ -235,10 +243,15 @@ class MechanismResult:
             ke += 0.5 * np.sum(h * np.linalg.solve(b.inertia.matrix, h), axis=0)
             pe -= b.mass * (mech.gravity @ self._x(b.r))
         springs = np.zeros(n)
+        other = {}
+        owned = {f"{b}.linear" for b in mech.bodies} | {f"{b}.angular" for b in mech.bodies}
         for name, el in mm.graph.elements.items():
             if el.kind == "C":
                 qs = self._x(f"q_{name}")
                 springs += 0.5 * np.sum(qs * (el.field_matrix() @ qs), axis=0)
+            elif el.category.name == "INERTIA" and name not in owned:
+                ps = self._x(f"p_{name}")
+                other[name] = 0.5 * np.sum(ps * (el.field_matrix() @ ps), axis=0)
         work, diss = {}, {}
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
@@ -246,7 +259,7 @@ class MechanismResult:
                 diss[ws.source] = val
             else:
                 work[ws.source] = val
-        return EnergyLedger(ke, pe, springs, work, diss)
+        return EnergyLedger(ke, pe, springs, work, diss, other)
 
     # -- drift ------------------------------------------------------------------------------
     @property
@@ -276,6 +289,7 @@ class MechanismResult:
                                "baumgarte_beta": self.stabilization.beta}),
             "max_abs_phi": self.max_abs_phi,
             "max_abs_constraint_flow": self.max_abs_constraint_flow,
+            "max_abs_phi_before_projection": self.projection_drift,
             "energy_balance_relative_drift": led.relative_drift,
             "redundant_constraints": int(raw.rank_deficiency),
             "redundancy": raw.redundancy,
@@ -326,6 +340,8 @@ class MechanismResult:
             energy[f"work.{k}"] = v
         for k, v in led.dissipated.items():
             energy[f"dissipated.{k}"] = v
+        for k, v in led.other.items():
+            energy[f"stored.{k}"] = v
         energy["balance"] = led.balance
         return bodies, joints, energy
 
@@ -362,6 +378,13 @@ class MechanismResult:
                                       "meaning": f"{k} effort along the axis, on the child"}
         for k in ("kinetic", "gravity", "springs", "balance"):
             out[k] = {"unit": "J"}
+        led = self.energy
+        for k in led.work:
+            out[f"work.{k}"] = {"unit": "J", "meaning": f"work done by {k} on the system"}
+        for k in led.dissipated:
+            out[f"dissipated.{k}"] = {"unit": "J", "meaning": f"energy dissipated by {k}"}
+        for k in led.other:
+            out[f"stored.{k}"] = {"unit": "J", "meaning": f"energy stored in {k}"}
         return out
 
     def write(self, out_dir: str, *, stem: str = "result", mat_name: str | None = None

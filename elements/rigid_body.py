@@ -87,9 +87,12 @@ class Inertia:
         return cls(np.eye(3) * v)
 
     @classmethod
-    def rod(cls, mass: float, length: float, axis: int = 0, thin: float = 0.0) -> "Inertia":
+    def rod(cls, mass: float, length: float, axis: int = 0, *, thin: float) -> "Inertia":
         """A uniform slender rod along body axis ``axis`` (0, 1, 2): m l^2 / 12 about the
-        two transverse axes, ``thin`` about its own axis (must be > 0 for a valid body)."""
+        two transverse axes and ``thin`` (> 0, kg m^2) about its own axis."""
+        if not thin > 0:
+            raise ModelError(f"Inertia.rod: thin (the inertia about the rod's own axis) must "
+                             f"be positive, got {thin}")
         d = np.full(3, mass * length ** 2 / 12.0)
         d[axis] = thin
         return cls(np.diag(d))

@@ -4,6 +4,8 @@ bondgraph.junction or bondgraph.reduction), at random states."""
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 import sympy
@@ -29,14 +31,21 @@ GRAPHS = {
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_reduction_equals_direct_solve(name):
+    """1e-12 relative to the largest term of dX/dt = T_X X + T_U1 U1 + T_U2 U2 (the scale
+    of its round-off), at 25 random states from a fixed seed. Over 10^4 random states the
+    largest difference seen was 6e-12 (double_pendulum_cartesian, scaled cond(H4) < 100):
+    both computations are accurate to some 10^4 machine epsilons."""
     model = assemble(assign_causality(GRAPHS[name]()))
-    rng = np.random.default_rng(abs(hash(name)) % 2 ** 32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     for _ in range(25):
         x = rng.normal(size=model.n_states)
         t = float(rng.uniform(0, 3))
         ev = model.evaluate(t, x)
         xdot, U2 = direct_solution(model, t, x)
-        scale = 1.0 + np.abs(xdot).max()
+        X = x[:model.n_energy]
+        terms = [np.abs(ev.T_X @ X), np.abs(ev.T_U1 @ ev.U1), np.abs(ev.T_U2 @ ev.U2),
+                 np.abs(xdot)]
+        scale = 1.0 + max(float(v.max(initial=0.0)) for v in terms)
         assert np.max(np.abs(ev.xdot - xdot)) <= 1e-12 * scale
         if U2.size:
             assert np.max(np.abs(ev.U2 - U2)) <= 1e-12 * (1.0 + np.abs(U2).max())
