@@ -1,0 +1,143 @@
+"""URDF import: structure, errors, a closed form, and Pinocchio's forward dynamics for
+the same file at random states (where the optional `pin` package is installed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from elements.dynamics import direct_dynamics
+from elements.urdf import URDFError, loads_urdf, rpy_matrix
+
+ROBOT = """<?xml version="1.0"?>
+<robot name="test_arm">
+  <link name="base">
+    <inertial><mass value="5.0"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>
+    </inertial>
+  </link>
+  <link name="upper">
+    <inertial>
+      <origin xyz="0.02 0.01 0.15" rpy="0.1 -0.2 0.3"/>
+      <mass value="1.3"/>
+      <inertia ixx="0.012" ixy="0.001" ixz="-0.0005" iyy="0.011" iyz="0.0008" izz="0.004"/>
+    </inertial>
+  </link>
+  <link name="slider">
+    <inertial>
+      <origin xyz="0.0 0.03 0.05" rpy="0 0 0.4"/>
+      <mass value="0.7"/>
+      <inertia ixx="0.003" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.0025"/>
+    </inertial>
+  </link>
+  <link name="tool">
+    <inertial>
+      <origin xyz="0.05 0 0.02"/>
+      <mass value="0.2"/>
+      <inertia ixx="0.0004" ixy="0" ixz="0" iyy="0.0005" iyz="0" izz="0.0003"/>
+    </inertial>
+  </link>
+  <link name="wrist">
+    <inertial>
+      <origin xyz="0.0 0.0 0.04" rpy="0.3 0 0"/>
+      <mass value="0.4"/>
+      <inertia ixx="0.0009" ixy="0.0001" ixz="0" iyy="0.0008" iyz="0" izz="0.0004"/>
+    </inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="upper"/>
+    <origin xyz="0.1 0.0 0.2" rpy="0.0 0.3 0.2"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="40" velocity="5"/>
+    <dynamics damping="0.05"/>
+  </joint>
+  <joint name="slide" type="prismatic">
+    <parent link="upper"/><child link="slider"/>
+    <origin xyz="0.0 0.05 0.3" rpy="0.2 0 0"/>
+    <axis xyz="0 1 1"/>
+    <limit lower="-0.2" upper="0.2" effort="100" velocity="1"/>
+  </joint>
+  <joint name="tool_mount" type="fixed">
+    <parent link="slider"/><child link="tool"/>
+    <origin xyz="0.0 0.1 0.0" rpy="0 0 1.0"/>
+  </joint>
+  <joint name="wrist_joint" type="revolute">
+    <parent link="slider"/><child link="wrist"/>
+    <origin xyz="0.02 0.0 0.1" rpy="0.0 0.0 -0.5"/>
+    <axis xyz="1 0 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="5"/>
+  </joint>
+</robot>
+"""
+
+DOF = ["shoulder", "slide", "wrist_joint"]
+
+
+def test_structure_and_mapping():
+    mech = loads_urdf(ROBOT)
+    assert sorted(mech.bodies) == ["slider", "tool", "upper", "wrist"]
+    assert [j.type_name for j in mech.joints.values()] == ["revolute", "prismatic", "fixed",
+                                                           "revolute"]
+    sh = mech.joints["shoulder"]
+    assert sh.effort_limit == 40.0 and sh.dampers[0].coefficient == 0.05
+    # the axis in parent coordinates is the origin's rotation applied to <axis>
+    assert np.allclose(sh.Fa[:, 2], rpy_matrix([0.0, 0.3, 0.2]) @ [0, 0, 1])
+    # the inertia is rotated into the link axes
+    R = rpy_matrix([0.1, -0.2, 0.3])
+    Ic = np.array([[0.012, 0.001, -0.0005], [0.001, 0.011, 0.0008], [-0.0005, 0.0008, 0.004]])
+    assert np.allclose(mech.bodies["upper"].inertia.matrix, R @ Ic @ R.T)
+
+
+def test_single_link_matches_the_compound_pendulum():
+    m, l, g = 2.0, 0.6, 9.81
+    urdf = f"""<robot name="p"><link name="world"/>
+      <link name="rod"><inertial><origin xyz="0 0 {-l / 2}"/><mass value="{m}"/>
+        <inertia ixx="{m * l * l / 12}" ixy="0" ixz="0" iyy="{m * l * l / 12}" iyz="0"
+                 izz="1e-6"/></inertial></link>
+      <joint name="hinge" type="continuous"><parent link="world"/><child link="rod"/>
+        <axis xyz="0 1 0"/></joint></robot>"""
+    mm = loads_urdf(urdf, gravity=(0, 0, -g)).assemble()
+    for q, qd, tau in [(0.3, 1.0, 0.5), (-1.2, 0.0, -2.0), (2.5, -3.0, 0.0)]:
+        qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": tau})["hinge"]
+        # right-hand rule about +y: positive q swings the rod's end towards -x
+        expected = (tau - m * g * l / 2 * np.sin(q)) / (m * l * l / 3)
+        assert qdd == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("text, match", [
+    (ROBOT.replace('type="prismatic"', 'type="planar"'), "type 'planar' is not supported"),
+    (ROBOT.replace('<child link="wrist"/>', '<child link="elbow"/>'), "names no link"),
+    (ROBOT.replace('<mass value="0.7"/>', ''), "link 'slider': <inertial> has no <mass>"),
+    (ROBOT.replace('xyz="0 1 1"', 'xyz="0 0 0"'), "joint 'slide': <axis xyz> has zero length"),
+    (ROBOT.replace('value="1.3"', 'value="abc"'), "attribute 'value'='abc'"),
+    ("<robot><link", "not valid XML"),
+])
+def test_errors_name_the_culprit(text, match):
+    with pytest.raises(URDFError, match=match):
+        loads_urdf(text)
+
+
+def test_forward_dynamics_against_pinocchio():
+    pin = pytest.importorskip("pinocchio", reason="the optional 'pin' package (Pinocchio) is "
+                                                  "not installed")
+    model = pin.buildModelFromXML(ROBOT)
+    data = model.createData()
+    mm = loads_urdf(ROBOT).assemble()
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        q = rng.uniform(-1.0, 1.0, 3) * np.array([2.0, 0.15, 2.0])
+        qd = rng.normal(size=3)
+        tau = rng.normal(size=3) * np.array([3.0, 5.0, 0.5])
+        ours = direct_dynamics(mm, dict(zip(DOF, q)), dict(zip(DOF, qd)), dict(zip(DOF, tau)))
+        qp = np.zeros(model.nq)
+        vp = np.zeros(model.nv)
+        tp = np.zeros(model.nv)
+        for k, name in enumerate(DOF):
+            jid = model.getJointId(name)
+            qp[model.joints[jid].idx_q] = q[k]
+            vp[model.joints[jid].idx_v] = qd[k]
+            damping = 0.05 if name == "shoulder" else 0.0     # ABA has no joint damping
+            tp[model.joints[jid].idx_v] = tau[k] - damping * qd[k]
+        a = pin.aba(model, data, qp, vp, tp)
+        theirs = np.array([a[model.joints[model.getJointId(n)].idx_v] for n in DOF])
+        mine = np.array([ours[n] for n in DOF])
+        assert np.abs(mine - theirs).max() <= 1e-8 * max(1.0, np.abs(theirs).max())
