@@ -17,7 +17,7 @@ Stages
 Diagrams
     to_dot, to_graphviz, render
 Errors
-    BondGraphError, ModelError, PortError, CausalityError, DifferentialCausalityError,
+    BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
     AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning
 Canonical models
     bondgraph.models
@@ -45,6 +45,7 @@ from .errors import (
     IntegrationError,
     IntegrationWarning,
     ModelError,
+    NameNotFoundError,
     PortError,
     SingularConstraintError,
 )
@@ -86,7 +87,7 @@ __all__ = [
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
-    "BondGraphError", "ModelError", "PortError", "CausalityError",
+    "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
     "IntegrationError", "IntegrationWarning", "models",
 ]

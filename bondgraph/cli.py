@@ -44,7 +44,8 @@ def cmd_run(args) -> int:
     if args.out and os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
         stale = [f for f in os.listdir(args.out)]
         raise _UserError(f"{args.out} is not empty ({len(stale)} files); pass --overwrite to "
-                         f"replace its files, or choose an empty directory")
+                         f"replace the files of the run it holds (listed in its "
+                         f"manifest.json; other files are kept), or choose an empty directory")
     show = args.progress or (args.progress is None and sys.stderr.isatty())
     bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
     try:
@@ -141,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("model")
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--overwrite", action="store_true",
-                   help="write into a non-empty directory (its files are replaced)")
+                   help="write into a non-empty directory: the files of the previous run "
+                        "there (its manifest.json) are removed first")
     r.add_argument("--progress", action="store_true", default=None,
                    help="show the progress bar even when stderr is not a terminal")
     r.add_argument("--quiet", action="store_true")

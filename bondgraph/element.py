@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 
 from .bonds import PortSpec
-from .errors import ModelError
+from .errors import NameNotFoundError, ModelError
 
 __all__ = [
     "Category",
@@ -174,7 +174,7 @@ def element_type(kind: str) -> type[Element]:
     except KeyError:
         close = difflib.get_close_matches(str(kind), list(ELEMENT_TYPES), n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(
+        raise NameNotFoundError(
             f"unknown element kind {kind!r}{hint} Registered kinds: {sorted(ELEMENT_TYPES)}"
         ) from None
 
@@ -268,7 +268,7 @@ class StateView(Mapping[str, np.ndarray]):
         except KeyError:
             close = difflib.get_close_matches(name, list(self._slices), n=3)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise KeyError(f"no state named {name!r}{hint}") from None
+            raise NameNotFoundError(f"no state named {name!r}{hint}") from None
 
     def __iter__(self):
         return iter(self._slices)

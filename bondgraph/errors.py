@@ -6,6 +6,7 @@ bare numpy or networkx error.
 - :class:`BondGraphError`: base of every error of the package.
 - :class:`ModelError`: the graph or a parameter is invalid (also a ``ValueError``).
 - :class:`PortError`: a bond names a missing element or port, or a port is misused.
+- :class:`NameNotFoundError`: a lookup by name failed (also a ``KeyError``).
 - :class:`CausalityError`: causality cannot be assigned.
 - :class:`DifferentialCausalityError`: a storage element stays in differential causality
   and no constraint junction can take an unknown effort source.
@@ -21,6 +22,7 @@ __all__ = [
     "BondGraphError",
     "ModelError",
     "PortError",
+    "NameNotFoundError",
     "CausalityError",
     "DifferentialCausalityError",
     "AlgebraicLoopError",
@@ -52,6 +54,14 @@ class ModelError(BondGraphError, ValueError):
 
 class PortError(ModelError):
     """Fires when a bond names a missing element or port, or connects a port twice."""
+
+
+class NameNotFoundError(BondGraphError, KeyError):
+    """Fires when an element, bond, state, body, joint or column is looked up by a name that
+    does not exist; the message lists the close matches or the valid names."""
+
+    def __str__(self) -> str:          # KeyError would print the message's repr
+        return str(self.args[0]) if self.args else ""
 
 
 class CausalityError(BondGraphError):

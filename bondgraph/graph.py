@@ -37,7 +37,7 @@ import networkx as nx
 
 from .bonds import Bond
 from .element import Category, Element, element_type
-from .errors import ModelError, PortError
+from .errors import NameNotFoundError, ModelError, PortError
 from .primitives import KinematicState, WorkState
 
 __all__ = ["BondGraph", "Component"]
@@ -139,7 +139,7 @@ class BondGraph:
             return self._bonds[name]
         close = difflib.get_close_matches(name, [b.name for b in self.bonds], n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"graph '{self.name}' has no bond {name!r}{hint}")
+        raise NameNotFoundError(f"graph '{self.name}' has no bond {name!r}{hint}")
 
     def bonds_of(self, name: str) -> tuple[Bond, ...]:
         """Bonds attached to element ``name``, in connection order."""

@@ -457,12 +457,14 @@ class StateSpaceModel:
         ev = self.evaluate(t, x, stabilization=stabilization)
         return {n: ev.U2[s].copy() for n, s in self.u2_slices.items()}
 
-    def deficient_sources_text(self, H: np.ndarray | None) -> str:
-        """Which unknown sources take part in the null space of ``H``."""
+    def deficient_sources_text(self, H: np.ndarray | None, cutoff: float | None = None) -> str:
+        """Which unknown sources take part in the (near) null space of ``H``: the singular
+        vectors whose singular values are at most ``cutoff`` (default: the rank
+        threshold)."""
         if H is None or H.size == 0:
             return ""
         u, sv, vt = np.linalg.svd(H)
-        tol = RANK_RTOL * max(sv.max(initial=0.0), 1e-300)
+        tol = RANK_RTOL * max(sv.max(initial=0.0), 1e-300) if cutoff is None else cutoff
         null = vt[sv <= tol] if np.any(sv <= tol) else vt[-1:]
         weight = np.abs(null).sum(axis=0)
         involved = [n for n, sl in self.u2_slices.items() if weight[sl].max() > 1e-8]

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import NameNotFoundError
+
 __all__ = ["SimulationResult", "Status"]
 
 
@@ -27,6 +29,7 @@ class Status(Enum):
     SINGULAR = -2
     NON_FINITE = -3
     CALLBACK_ERROR = -4
+    EVENT_STORM = -5
 
     @property
     def success(self) -> bool:
@@ -41,6 +44,7 @@ class Status(Enum):
             Status.SINGULAR: "the constraints became singular (a singular configuration)",
             Status.NON_FINITE: "the state or its derivative became non-finite",
             Status.CALLBACK_ERROR: "a user function raised an error",
+            Status.EVENT_STORM: "events fired more often than max_events allows",
         }[self]
 
 
@@ -50,7 +54,7 @@ def _lookup(mapping: Mapping[str, Any], name: str, what: str):
     except KeyError:
         close = difflib.get_close_matches(name, list(mapping), n=3)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"no {what} named {name!r}{hint}") from None
+        raise NameNotFoundError(f"no {what} named {name!r}{hint}") from None
 
 
 @dataclass(frozen=True)

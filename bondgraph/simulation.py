@@ -52,7 +52,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              events: Sequence[Callable[[float, np.ndarray], float]] = (),
              dense_output: bool = False, strict: bool = False,
              raise_on_failure: bool = False,
-             progress: Callable[[float], None] | None = None) -> SimulationResult:
+             progress: Callable[[float], None] | None = None,
+             max_events: int = 10_000) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -82,6 +83,15 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         returning it with ``success=False`` and an :class:`~bondgraph.IntegrationWarning`.
     progress : callable, optional
         Called with the time (s) after every accepted step (e.g. a progress bar).
+    max_events : int
+        More event crossings than this (an event storm, e.g. chattering) stop the run.
+
+    Notes
+    -----
+    When the solver fails (its step size falls below its floor, or the state becomes
+    non-finite), the constraint matrix at the last state is examined: if it is nearly
+    singular (a singular configuration the run was heading into), the status is
+    ``SINGULAR`` and the message names the unknown sources involved.
 
     Returns
     -------
@@ -151,7 +161,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             f"{model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)}",
             time=t0, sources=model.unknown_sources)
 
+    nonfinite: list[tuple[float, str]] = []
+
     def fun(t, x):
+        if not np.all(np.isfinite(x)):     # a trial stage built from a non-finite derivative
+            nonfinite.append((t, "the state became non-finite"))
+            return np.full(model.n_states, np.nan)
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True,
@@ -162,16 +177,19 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             raise _UserError(f"{type(exc).__name__}: {exc}") from exc
         if not np.all(np.isfinite(ev.U1)):
             bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
-            raise _NonFinite(f"source(s) {', '.join(bad)} returned a non-finite value at "
-                             f"t = {t:.6g} s")
-        if ev.rank < rank0:
-            raise SingularConstraintError(
-                f"singular configuration at t = {t:.6g} s: the constraint matrix lost rank "
-                f"({ev.rank} < {rank0}); {model.deficient_sources_text(ev.H4)}",
-                time=t, sources=model.unknown_sources)
-        if not np.all(np.isfinite(ev.xdot)):
-            raise _NonFinite(f"non-finite state derivative at t = {t:.6g} s")
-        return ev.xdot
+            nonfinite.append((t, f"source(s) {', '.join(bad)} returned a non-finite value"))
+        elif not np.all(np.isfinite(ev.xdot)):
+            nonfinite.append((t, "the state derivative is not finite"))
+        else:
+            if ev.rank < rank0:
+                raise SingularConstraintError(
+                    f"singular configuration at t = {t:.6g} s: the constraint matrix lost "
+                    f"rank ({ev.rank} < {rank0}); {model.deficient_sources_text(ev.H4)}",
+                    time=t, sources=model.unknown_sources)
+            return ev.xdot
+        # a non-finite derivative at a trial stage: the solver rejects the step and
+        # shrinks it; if it cannot get past, the run fails there (see below)
+        return np.full(model.n_states, np.nan)
 
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
     if first_step is not None:
@@ -184,6 +202,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     ts_dense: list[float] = [t0]
     event_values = [float(e(t0, x_init)) for e in events]
     t_events: list[list[float]] = [[] for _ in events]
+    n_crossings = 0
     k = 0
     while k < grid.size and grid[k] <= t0 + 1e-15 * max(1.0, abs(t0)):
         ts.append(grid[k])
@@ -212,6 +231,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         if solver.status == "failed":
             status, message, failure_time = Status.STEP_FAILED, \
                 f"{msg} (at t = {solver.t:.6g} s)", solver.t
+            if nonfinite and nonfinite[-1][0] - solver.t < 10 * max(abs(solver.t), 1.0) * \
+                    np.finfo(float).eps ** 0.5 + (solver.step_size or 0.0):
+                tn, why = nonfinite[-1]
+                status = Status.NON_FINITE
+                message = (f"non-finite state derivative: {why} at t = {tn:.6g} s; the "
+                           f"solver could not step past t = {solver.t:.6g} s")
             break
         n_steps += 1
         if progress is not None:
@@ -231,9 +256,16 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             if crossed and (direction == 0 or np.sign(g_new - g_old) == np.sign(direction)):
                 te = brentq(lambda tt: e(tt, dense(tt)), t_prev, t_new, xtol=1e-14)
                 t_events[j].append(te)
+                n_crossings += 1
                 if getattr(e, "terminal", False):
                     terminate_at = te if terminate_at is None else min(terminate_at, te)
             event_values[j] = g_new
+        if n_crossings > max_events:
+            status = Status.EVENT_STORM
+            message = (f"{n_crossings} event crossings by t = {t_new:.6g} s exceed "
+                       f"max_events = {max_events} (an event storm)")
+            failure_time = t_new
+            terminate_at = t_new
         t_stop = t_new if terminate_at is None else terminate_at
         while k < grid.size and grid[k] <= t_stop:
             ts.append(grid[k])
@@ -243,12 +275,18 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             interpolants.append(dense)
             ts_dense.append(t_new)
         if terminate_at is not None:
+            if status is Status.EVENT_STORM:
+                break
             status, message = Status.EVENT, f"terminal event at t = {terminate_at:.6g} s"
             if not ts or ts[-1] < terminate_at:
                 ts.append(terminate_at)
                 xs.append(dense(terminate_at))
             break
 
+    if status in (Status.STEP_FAILED, Status.NON_FINITE) and model.n_u2:
+        diag = _singularity(model, solver.t, solver.y, stabilization)
+        if diag:
+            status, message = Status.SINGULAR, f"{diag} ({message})"
     result = _collect(model, ts, xs, stabilization, status, message, failure_time, solver,
                       n_steps, deficiency, redundancy, ev0.branch,
                       OdeSolution(ts_dense, interpolants) if dense_output and interpolants
@@ -260,6 +298,32 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                       f"t = {result.t[-1] if result.t.size else t0:.6g} s is returned",
                       IntegrationWarning, stacklevel=2)
     return result
+
+
+SINGULAR_CONDITION = 1e8
+"""Scaled condition number of H_4 above which a failed run is reported as singular."""
+
+
+def _singularity(model, t, x, stabilization) -> str:
+    """A description of a nearly singular constraint matrix at (t, x), or ""."""
+    try:
+        with np.errstate(all="ignore"):
+            ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True)
+    except Exception:
+        return ""
+    H = ev.H4 if ev.H4 is not None else None
+    if H is None or not np.all(np.isfinite(H)):
+        return ""
+    d = np.sqrt(np.abs(np.diag(H)))
+    d = np.where(d > 0, d, 1.0)
+    sv = np.linalg.svd(H / np.outer(d, d), compute_uv=False)
+    structural = model.n_u2 - ev.rank
+    live = sv[:len(sv) - structural] if structural > 0 else sv
+    if live.size == 0 or live.min() > live.max() / SINGULAR_CONDITION:
+        return ""
+    return (f"singular configuration near t = {t:.6g} s: the constraint matrix is nearly "
+            f"singular (scaled condition {live.max() / max(live.min(), 1e-300):.2g}); "
+            f"{model.deficient_sources_text(H / np.outer(d, d), cutoff=live.min() * 1.0001)}")
 
 
 def _collect(model, ts, xs, stabilization, status, message, failure_time, solver, n_steps,

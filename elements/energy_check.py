@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from bondgraph.errors import NameNotFoundError
+
 __all__ = ["kinetic_energy", "potential_energy", "procedure1", "procedure2", "procedure3",
            "procedure4", "MotionData", "motion_from_result", "motion_from_directory",
            "linear_momentum", "angular_momentum", "check", "EnergyReport", "CheckLine"]
@@ -222,7 +224,7 @@ def motion_from_directory(path: str) -> MotionData:
         try:
             return np.stack([cols[f"{n}.{k}"] for k in keys], axis=1)
         except KeyError as exc:
-            raise KeyError(f"energy check: bodies.csv has no column {exc.args[0]!r}") from None
+            raise NameNotFoundError(f"energy check: bodies.csv has no column {exc.args[0]!r}") from None
 
     r = np.stack([vec(n, ("x", "y", "z")) for n in names], axis=1)
     rdot = np.stack([vec(n, ("vx", "vy", "vz")) for n in names], axis=1)

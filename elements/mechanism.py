@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from bondgraph.errors import NameNotFoundError
+
 from bondgraph import (
     C, BondGraph, Baumgarte, KinematicState, ModelError, OneJunction, R, Se, WorkState,
     assemble, assign_causality, simulate,
@@ -125,7 +127,7 @@ class Mechanism:
         try:
             return self.bodies[name]
         except KeyError:
-            raise KeyError(f"mechanism '{self.name}' has no body {name!r}; bodies: "
+            raise NameNotFoundError(f"mechanism '{self.name}' has no body {name!r}; bodies: "
                            f"{', '.join(self.bodies)}") from None
 
     def joint(self, name: str) -> Joint:
@@ -133,7 +135,7 @@ class Mechanism:
         try:
             return self.joints[name]
         except KeyError:
-            raise KeyError(f"mechanism '{self.name}' has no joint {name!r}; joints: "
+            raise NameNotFoundError(f"mechanism '{self.name}' has no joint {name!r}; joints: "
                            f"{', '.join(self.joints)}") from None
 
     # structure ---------------------------------------------------------------------------

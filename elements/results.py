@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from bondgraph.errors import NameNotFoundError
+
 from bondgraph import SimulationResult
 from bondgraph.spatial import quat_to_matrix, skew
 
@@ -151,7 +153,7 @@ class MechanismResult:
         if name not in self._bodies:
             b = self.model.mechanism.body(name)
             if b.is_ground:
-                raise KeyError(f"'{name}' is the ground: it does not move")
+                raise NameNotFoundError(f"'{name}' is the ground: it does not move")
             quat = self._x(b.q)
             n = self.t.size
             rot = np.array([quat_to_matrix(quat[:, i]) for i in range(n)]) if n else \

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from bondgraph.errors import NameNotFoundError
+
 from bondgraph import BondGraphError, render
 
 from .modelfile import ModelSpec, PlotSpec
@@ -69,7 +71,7 @@ def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: st
     for spec in specs:
         missing = [y for y in spec.y if y not in cols]
         if missing:
-            raise KeyError(f"plot {spec.file}: no column(s) {', '.join(missing)}")
+            raise NameNotFoundError(f"plot {spec.file}: no column(s) {', '.join(missing)}")
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for y in spec.y:
             ax.plot(result.t, cols[y], lw=1.1, label=y)
@@ -97,6 +99,7 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
     bodies.csv, joints.csv, energy.csv, units.json, mechanism.json, summary.json, the MAT
     file, the diagram (DOT always; SVG when graphviz's dot is installed) and the plots."""
     os.makedirs(out_dir, exist_ok=True)
+    _remove_previous_run(out_dir)
     t0 = time.perf_counter()
     mm = spec.mechanism.assemble()
     s = spec.solver
@@ -115,4 +118,43 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
             print(f"diagram: {exc}", file=sys.stderr)
     paths["plots"] = plot_columns(result, spec.output.plots, out_dir)
     paths["elapsed"] = elapsed
+    written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
+                      and os.path.exists(p)})
+    _write_manifest(out_dir, written)
     return result, paths
+
+
+MANIFEST = "manifest.json"
+"""The list of files a run wrote, so that a later run into the same directory removes
+exactly those (never a user's own files) and old and new results never mix."""
+
+
+def _flatten(paths):
+    for v in paths.values():
+        if isinstance(v, (list, tuple)):
+            yield from v
+        else:
+            yield v
+
+
+def _write_manifest(out_dir: str, files: list[str]) -> None:
+    import json
+    tmp = os.path.join(out_dir, MANIFEST + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"files": files}, f, indent=1)
+    os.replace(tmp, os.path.join(out_dir, MANIFEST))
+
+
+def _remove_previous_run(out_dir: str) -> None:
+    import json
+    path = os.path.join(out_dir, MANIFEST)
+    if not os.path.exists(path):
+        return
+    try:
+        files = json.load(open(path)).get("files", [])
+    except (OSError, ValueError):
+        files = []
+    for name in files + [MANIFEST]:
+        target = os.path.join(out_dir, os.path.basename(name))
+        if os.path.isfile(target):
+            os.remove(target)
