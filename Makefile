@@ -5,6 +5,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The model's matrices are small: multithreaded BLAS only adds overhead (and can be 100x
+# slower on a loaded 2-core machine), so one thread unless the caller says otherwise.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
 
 .PHONY: test test-slow demo bench dot clean
 

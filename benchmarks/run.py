@@ -439,7 +439,7 @@ def table(rows):
 
 
 def peer_table(rows):
-    head = ["model", "peer", "rhs ms", "sim s", "nfev", "steps", "|d last| m", "E drift",
+    head = ["model", "peer", "rhs us", "sim s", "nfev", "steps", "|d last| m", "E drift",
             "ours/peer rhs", "ours/peer sim"]
     lines = []
     for r in rows:
@@ -447,7 +447,7 @@ def peer_table(rows):
             if "rhs_s" not in p:
                 lines.append([r["model"], p["peer"], "FAILED", "", "", "", "", "", "", ""])
                 continue
-            lines.append([r["model"], p["peer"], fmt(1e3 * p["rhs_s"], ".3f"),
+            lines.append([r["model"], p["peer"], fmt(1e6 * p["rhs_s"], ".1f"),
                           fmt(p["sim_s"], ".3f"), str(p["nfev"]), str(p["n_steps"]),
                           fmt(p["err_last_m"], ".1e"), fmt(p["energy_drift"], ".1e"),
                           fmt(p["ratio_rhs"], ".0f"),
@@ -529,7 +529,7 @@ def main(args):
         log(f"chain-{n} ...")
         ref = chain_reference(n, args.span, results)
         grid = np.linspace(0.0, args.span, int(round(args.span / 0.1)) + 1)
-        mech0, q0 = chain(n)
+        _, q0 = chain(n)
         row, _, _ = bench_ours(f"chain-{n}", lambda n=n: chain(n)[0], q0, args.span, grid,
                                "b1", f"b{n}", args, ref)
         row["first_body"], row["last_body"] = "b1", f"b{n}"
@@ -562,7 +562,7 @@ def main(args):
                                 os.path.join(results, "profile_three_body.txt"), "full span")
         if ns:
             pn = 50 if 50 in ns else max(ns)
-            mech0, q0 = chain(pn)
+            _, q0 = chain(pn)
             span = min(args.profile_span, args.span)
             profiles += profile(f"chain-{pn}", lambda: chain(pn)[0], q0, span,
                                 np.array([0.0, span]),

@@ -243,7 +243,8 @@ class JunctionLayout:
         # merge duplicates (a coefficient written twice at one position) by summation
         key = cols.astype(np.int64) * (self.n_eq + 1) + rows
         uniq, first = np.unique(key, return_index=True)
-        group = np.cumsum(np.r_[0, np.diff(key) != 0])
+        group = (np.cumsum(np.r_[0, np.diff(key) != 0]) if key.size
+                 else np.zeros(0, dtype=int))
         indptr = np.zeros(ncols + 1, dtype=np.int32)
         np.add.at(indptr, cols[first] + 1, 1)
         indptr = np.cumsum(indptr).astype(np.int32)
@@ -282,17 +283,32 @@ class JunctionLayout:
         A_u, A_i = self.split(data)
         if A_u.shape[0] == 0:
             return None, A_i
-        try:
-            lu = spla.splu(A_u)
-        except RuntimeError:
+        ok = bool(np.all(np.isfinite(data)))
+        lu = None
+        if ok:
+            try:
+                lu = spla.splu(A_u)
+                ok = bool(np.all(np.isfinite(lu.U.data))) and \
+                    np.min(np.abs(lu.U.diagonal())) > 0.0
+            except RuntimeError:
+                ok = False
+        if not ok:
             raise AlgebraicLoopError(
                 "the junction structure cannot be solved for the received variables (its "
-                "matrix is singular): an algebraic loop or a transformer chain with a "
-                "singular modulus") from None
-        if not np.all(np.isfinite(lu.U.data)) or np.min(np.abs(lu.U.diagonal())) == 0.0:
-            raise AlgebraicLoopError("the junction structure matrix is singular at this "
-                                     "configuration")
+                "matrix is singular or not finite); the transformers and gyrators whose "
+                "moduli matter: " + self._suspects(data))
         return lu, A_i
+
+    def _suspects(self, data: np.ndarray) -> str:
+        """Two-ports with non-finite or rank-deficient moduli (or all two-ports)."""
+        bad, every = [], []
+        for name, mod, start, n2, n1 in self.modulated:
+            m = -data[start:start + n2 * n1].reshape(n2, n1)
+            every.append(name)
+            if not np.all(np.isfinite(m)) or np.linalg.matrix_rank(m) < min(n2, n1):
+                bad.append(name)
+        names = bad or every
+        return ", ".join(names) if names else "none (check the junctions' bonds)"
 
     def full_map(self, lu, A_i) -> np.ndarray:
         """W: every bond variable as a linear function of the imposed vector v."""

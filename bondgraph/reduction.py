@@ -38,7 +38,7 @@ import scipy.linalg as sla
 
 from .causality import CausalGraph
 from .element import Category, StateView
-from .errors import ModelError, SingularConstraintError
+from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
 from .primitives import (
     EJS, KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
@@ -351,9 +351,10 @@ class StateSpaceModel:
 
         # eliminate D and E (corrected A1..A5, B1..B4)
         nL, nE = R.shape[0], RE.shape[0]
-        G = np.linalg.inv(np.eye(nL) - b["LL"] @ R) if nL else np.zeros((0, 0))
-        A1 = np.linalg.inv(np.eye(nE) - b["EE"] @ RE - b["EL"] @ R @ G @ b["LE"] @ RE) \
-            if nE else np.zeros((0, 0))
+        G = self._inverse(np.eye(nL) - b["LL"] @ R, b["LL"], "resistive", t) if nL \
+            else np.zeros((0, 0))
+        A1 = self._inverse(np.eye(nE) - b["EE"] @ RE - b["EL"] @ R @ G @ b["LE"] @ RE,
+                           b["EE"], "EJS", t) if nE else np.zeros((0, 0))
         A2 = b["EZ"] @ F + b["EL"] @ R @ G @ b["LZ"] @ F
         A4 = b["EU1"] + b["EL"] @ R @ G @ b["LU1"]
         A5 = b["EU2"] + b["EL"] @ R @ G @ b["LU2"]
@@ -419,11 +420,11 @@ class StateSpaceModel:
                 if stabilization is not None:
                     rhs = rhs + 2.0 * stabilization.alpha * c0 + \
                         stabilization.beta ** 2 * np.nan_to_num(phi)
-                U2, rank, cscale = _solve(H4, -rhs, spd_sign=True, reference=rank_reference)
+                U2, rank, cscale = self._solve_named(H4, -rhs, True, rank_reference, "15", t)
             else:
                 branch = "14"
-                U2, rank, cscale = _solve(T_LE, -(T_CX @ X + T_CU1 @ U1), spd_sign=False,
-                                          reference=rank_reference)
+                U2, rank, cscale = self._solve_named(T_LE, -(T_CX @ X + T_CU1 @ U1), False,
+                                                     rank_reference, "14", t)
             if rank < n2 and not redundancy_ok:
                 raise SingularConstraintError(
                     f"the constraint matrix of Eq. ({branch}) has rank {rank} < {n2} at "
@@ -472,6 +473,38 @@ class StateSpaceModel:
                 f"{', '.join(involved)}")
 
     # -- helpers ----------------------------------------------------------------------------
+    def _solve_named(self, H, rhs, spd, reference, branch, t):
+        """_solve, with the unknown sources and the time in its errors."""
+        if not (np.all(np.isfinite(H)) and np.all(np.isfinite(rhs))):
+            raise SingularConstraintError(
+                f"the constraint equations of Eq. ({branch}) are not finite at t = {t:.6g} s "
+                f"for {', '.join(self.unknown_sources)}: check the parameters (overflow, NaN) "
+                f"of the elements these constraints see", time=t,
+                sources=self.unknown_sources)
+        return _solve(H, rhs, spd_sign=spd, reference=reference)
+
+    def _inverse(self, M: np.ndarray, loop: np.ndarray, field: str, t: float) -> np.ndarray:
+        """(I - J R)^-1 of an algebraic loop; AlgebraicLoopError naming its elements when
+        it is singular or not finite."""
+        if np.all(np.isfinite(M)):
+            try:
+                out = np.linalg.inv(M)
+                if np.all(np.isfinite(out)):
+                    return out
+            except np.linalg.LinAlgError:
+                pass
+        members = self.layout.members["L"] if field == "resistive" else \
+            [(n, True) for n in self.layout.members["E"]]
+        dims = [self._elements[n].dim for n, _ in members]
+        owner = [n for (n, _), d in zip(members, dims) for _ in range(d)]
+        involved = sorted({owner[i] for i in np.flatnonzero(np.abs(loop).sum(axis=0)
+                                                            + np.abs(loop).sum(axis=1))}
+                          or set(owner))
+        raise AlgebraicLoopError(
+            f"the algebraic loop through the {field} field ({', '.join(involved)}) cannot be "
+            f"solved at t = {t:.6g} s: I - J R is singular or not finite; check their "
+            f"parameters")
+
     def _kin_slices_all(self) -> dict[str, slice]:
         """Slices of the kinematic states within the kinematic-rate vector."""
         out, start = {}, 0

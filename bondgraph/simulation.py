@@ -53,7 +53,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              dense_output: bool = False, strict: bool = False,
              raise_on_failure: bool = False,
              progress: Callable[[float], None] | None = None,
-             max_events: int = 10_000) -> SimulationResult:
+             max_events: int = 10_000, max_steps: int | None = None) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -85,6 +85,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         Called with the time (s) after every accepted step (e.g. a progress bar).
     max_events : int
         More event crossings than this (an event storm, e.g. chattering) stop the run.
+    max_steps : int, optional
+        Stop (status STEP_FAILED) after this many accepted steps: a bound on the work.
 
     Notes
     -----
@@ -164,6 +166,11 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     nonfinite: list[tuple[float, str]] = []
 
     def fun(t, x):
+        if not np.isfinite(t) or len(nonfinite) > 500:
+            # the solver cannot recover (e.g. a non-finite step size): stop here
+            why = nonfinite[-1][1] if nonfinite else "the time became non-finite"
+            raise _NonFinite(f"non-finite state derivative: {why} near t = "
+                             f"{(nonfinite[-1][0] if nonfinite else t):.6g} s")
         if not np.all(np.isfinite(x)):     # a trial stage built from a non-finite derivative
             nonfinite.append((t, "the state became non-finite"))
             return np.full(model.n_states, np.nan)
@@ -190,6 +197,18 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         # a non-finite derivative at a trial stage: the solver rejects the step and
         # shrinks it; if it cannot get past, the run fails there (see below)
         return np.full(model.n_states, np.nan)
+
+    with np.errstate(all="ignore"):
+        finite0 = bool(np.all(np.isfinite(ev0.xdot)))
+    if not finite0:
+        bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev0.U1))) if \
+            not np.all(np.isfinite(ev0.U1)) else []
+        why = (f"source(s) {', '.join(bad)} are not finite" if bad else
+               "the state derivative is not finite (check the parameters for overflow)")
+        result = _collect(model, [t0], [x_init], stabilization, Status.NON_FINITE,
+                          f"at the initial state t = {t0:.6g} s: {why}", t0, _Stats(), 0,
+                          model.n_u2 - ev0.rank, "", ev0.branch, None, [])
+        return _fail(result, raise_on_failure)
 
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
     if first_step is not None:
@@ -239,6 +258,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                            f"solver could not step past t = {solver.t:.6g} s")
             break
         n_steps += 1
+        if max_steps is not None and n_steps > max_steps:
+            status, message, failure_time = Status.STEP_FAILED, \
+                f"more than max_steps = {max_steps} steps by t = {solver.t:.6g} s", solver.t
+            break
         if progress is not None:
             progress(solver.t)
         dense = solver.dense_output()
@@ -291,12 +314,20 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                       n_steps, deficiency, redundancy, ev0.branch,
                       OdeSolution(ts_dense, interpolants) if dense_output and interpolants
                       else None, t_events)
-    if not status.success:
-        if raise_on_failure:
-            raise IntegrationError(message, result)
-        warnings.warn(f"simulation failed: {message}; the result up to "
-                      f"t = {result.t[-1] if result.t.size else t0:.6g} s is returned",
-                      IntegrationWarning, stacklevel=2)
+    return _fail(result, raise_on_failure) if not status.success else result
+
+
+class _Stats:
+    nfev = 1
+
+
+def _fail(result: SimulationResult, raise_on_failure: bool) -> SimulationResult:
+    """Raise (with the partial result) or warn and return it."""
+    if raise_on_failure:
+        raise IntegrationError(result.message, result)
+    end = f"{result.t[-1]:.6g} s" if result.t.size else "the start"
+    warnings.warn(f"simulation failed: {result.message}; the result up to t = {end} is "
+                  f"returned", IntegrationWarning, stacklevel=3)
     return result
 
 

@@ -32,3 +32,15 @@ def normalized_error(actual, expected, rtol, atol):
     a = np.asarray(actual, dtype=float)
     e = np.asarray(expected, dtype=float)
     return float(np.max(np.abs(a - e) / (atol + rtol * np.abs(e))))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the property suites' case counts by outcome."""
+    mod = next((m for name, m in sys.modules.items() if name.endswith("test_fuzz")
+                and hasattr(m, "COUNTS")), None)
+    if mod is None:
+        return
+    for suite, counts in mod.COUNTS.items():
+        total = sum(counts.values())
+        parts = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        terminalreporter.write_line(f"hypothesis {suite}: {total} cases ({parts})")
