@@ -476,11 +476,13 @@ class StateSpaceModel:
     def _solve_named(self, H, rhs, spd, reference, branch, t):
         """_solve, with the unknown sources and the time in its errors."""
         if not (np.all(np.isfinite(H)) and np.all(np.isfinite(rhs))):
-            raise SingularConstraintError(
+            exc = SingularConstraintError(
                 f"the constraint equations of Eq. ({branch}) are not finite at t = {t:.6g} s "
                 f"for {', '.join(self.unknown_sources)}: check the parameters (overflow, NaN) "
                 f"of the elements these constraints see", time=t,
                 sources=self.unknown_sources)
+            exc.non_finite = True
+            raise exc
         return _solve(H, rhs, spd_sign=spd, reference=reference)
 
     def _inverse(self, M: np.ndarray, loop: np.ndarray, field: str, t: float) -> np.ndarray:

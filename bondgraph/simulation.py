@@ -178,7 +178,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
                 ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True,
                                     rank_reference=reference)
-        except SingularConstraintError:
+        except SingularConstraintError as exc:
+            if getattr(exc, "non_finite", False):    # overflow at a trial stage: reject it
+                nonfinite.append((t, str(exc)))
+                return np.full(model.n_states, np.nan)
             raise
         except Exception as exc:  # a user callable (source, modulus, rate) raised
             raise _UserError(f"{type(exc).__name__}: {exc}") from exc
