@@ -140,25 +140,19 @@ class Mechanism:
 
     # structure ---------------------------------------------------------------------------
     def spanning_tree(self) -> tuple[list[Joint], list[Joint]]:
-        """(tree joints in the order of a breadth-first walk from the ground, loop-closing
-        joints). Raises ModelError naming the bodies not connected to the ground."""
+        """(tree joints, in breadth-first order from the ground and then from each free
+        body, and the loop-closing joints).
+
+        Raises
+        ------
+        ModelError
+            Naming bodies that no tree reaches (every one of them is a child, in a cycle).
+        """
         reached = {self.ground.name}
         tree: list[Joint] = []
         remaining = list(self.joints.values())
-        progress = True
-        while progress:
-            progress = False
-            for j in list(remaining):
-                if j.parent.name in reached and j.child.name not in reached:
-                    tree.append(j)
-                    reached.add(j.child.name)
-                    remaining.remove(j)
-                    progress = True
-        # bodies not reached from the ground float freely: they root trees of their own
-        for name in self.bodies:
-            if name in reached:
-                continue
-            reached.add(name)
+
+        def grow():
             progress = True
             while progress:
                 progress = False
@@ -168,8 +162,18 @@ class Mechanism:
                         reached.add(j.child.name)
                         remaining.remove(j)
                         progress = True
-        loops = list(remaining)
-        return tree, loops
+
+        grow()
+        for name in self.free_bodies():   # free bodies root trees of their own
+            if name not in reached:
+                reached.add(name)
+                grow()
+        lost = [b for b in self.bodies if b not in reached]
+        if lost:
+            raise ModelError(f"mechanism '{self.name}': bodies {', '.join(lost)} are reached "
+                             f"from neither the ground nor a free body (their joints form a "
+                             f"cycle of children): make one of them a parent")
+        return tree, list(remaining)
 
     def free_bodies(self) -> list[str]:
         """Bodies that are nobody's child: they float (6 freedoms) unless in a loop."""
