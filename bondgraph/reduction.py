@@ -286,25 +286,30 @@ class StateSpaceModel:
         return slice(o, o + b.dim), slice(L.n_half + o, L.n_half + o + b.dim)
 
     # -- evaluation -----------------------------------------------------------------------
-    def _moduli(self, s: StateView, rates: StateView | None):
-        vals, dvals = {}, {}
+    def _moduli(self, s: StateView) -> dict[str, np.ndarray]:
+        """The modulated two-ports' moduli at the configuration ``s``."""
+        vals = {}
         for name, mod, *_ in self.layout.dynamic:
-            deps = [s[d] for d in mod.depends_on]
-            m = np.asarray(mod.value(*deps), dtype=float)
+            m = np.asarray(mod.value(*[s[d] for d in mod.depends_on]), dtype=float)
             if m.shape != mod.shape:
                 el = self._elements[name]
                 raise ModelError(f"{el.kind} '{name}': modulus returned shape {m.shape}; "
                                  f"valid: {mod.shape} (n_out, n_in)")
             vals[name] = m
-            if rates is not None:
-                r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]),
-                               dtype=float)
-                if r.shape != mod.shape:
-                    el = self._elements[name]
-                    raise ModelError(f"{el.kind} '{name}': modulus_rate returned shape "
-                                     f"{r.shape}; valid: {mod.shape}")
-                dvals[name] = r
-        return vals, dvals
+        return vals
+
+    def _moduli_rates(self, s: StateView, rates: StateView) -> dict[str, np.ndarray]:
+        """Their time derivatives along the motion (the kinematic states' rates)."""
+        out = {}
+        for name, mod, *_ in self.layout.dynamic:
+            deps = [s[d] for d in mod.depends_on]
+            r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]), dtype=float)
+            if r.shape != mod.shape:
+                el = self._elements[name]
+                raise ModelError(f"{el.kind} '{name}': modulus_rate returned shape "
+                                 f"{r.shape}; valid: {mod.shape}")
+            out[name] = r
+        return out
 
     def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
         """U_1 and dU_1/dt (None where a source has no rate) at time t (s)."""
@@ -339,7 +344,7 @@ class StateSpaceModel:
         s = StateView(x, self.state_slices)
         L = self.layout
         X = x[:self.n_energy]
-        mvals, _ = self._moduli(s, None)
+        mvals = self._moduli(s)
         data = L.data(mvals)
         lu, A_i = L.factor(data)
         W = L.full_map(lu, A_i)
@@ -398,7 +403,7 @@ class StateSpaceModel:
                     raise ModelError("a kinematic state integrates a flow that depends on the "
                                      "constraint efforts; Eq. (15) cannot use it to modulate")
                 kin_rates = self._kin_rates(s, kin_flow0)
-                _, mrates = self._moduli(s, StateView(kin_rates, self._kin_slices_all()))
+                mrates = self._moduli_rates(s, StateView(kin_rates, self._kin_slices_all()))
                 dJ_CZ, dJ_CU1 = self._constraint_rows_rate(lu, W, mrates)
                 if self.omit_rate_terms:      # the seed's printed (15c), for comparison only
                     dJ_CZ, dJ_CU1 = 0.0 * dJ_CZ, 0.0 * dJ_CU1

@@ -31,7 +31,7 @@ import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.spatial import (
-    axis_angle_matrix, frame_from_axis, skew, unit, vee,
+    axis_angle_matrix, cross3, frame_from_axis, skew, unit, vee,
 )
 
 from ._blocks import Block, Geometry, Term
@@ -321,8 +321,8 @@ class RevoluteJoint(Joint):
         axis = A_a @ self.Fa[:, 2]
         w_b = w_a + axis * float(qd)
         r_P = r_a + A_a @ self.P
-        v_P = v_a + np.cross(w_a, r_P - r_a)
-        return w_b, v_P + np.cross(w_b, r_b - r_P)
+        v_P = v_a + cross3(w_a, r_P - r_a)
+        return w_b, v_P + cross3(w_b, r_b - r_P)
 
     def coordinate(self, A_a, r_a, A_b, r_b):
         rel = self.Fa.T @ A_a.T @ A_b @ self.R0.T @ self.Fa
@@ -350,7 +350,7 @@ class PrismaticJoint(Joint):
             return (g.r[a] + g.A[a] @ P) - (g.r[b] + g.A[b] @ Q)
 
         def hdot_of(g):
-            return (g.v[a] + g.A[a] @ np.cross(g.w[a], P)) - (g.v[b] + g.A[b] @ np.cross(g.w[b], Q))
+            return (g.v[a] + g.A[a] @ cross3(g.w[a], P)) - (g.v[b] + g.A[b] @ cross3(g.w[b], Q))
 
         def phi(g):
             return D.T @ g.A[b].T @ h_of(g)
@@ -363,12 +363,12 @@ class PrismaticJoint(Joint):
 
         def Gbw(g):
             u = Q + g.A[b].T @ h_of(g)   # P relative to the child's centre, child coordinates
-            return np.array([np.cross(D[:, 0], u), np.cross(D[:, 1], u)])
+            return np.array([cross3(D[:, 0], u), cross3(D[:, 1], u)])
 
         def Gbw_rate(g):
             u = Q + g.A[b].T @ h_of(g)
-            ud = g.A[b].T @ hdot_of(g) - np.cross(g.w[b], u - Q)
-            return np.array([np.cross(D[:, 0], ud), np.cross(D[:, 1], ud)])
+            ud = g.A[b].T @ hdot_of(g) - cross3(g.w[b], u - Q)
+            return np.array([cross3(D[:, 0], ud), cross3(D[:, 1], ud)])
 
         terms = self._terms([
             (self.parent, "v", DT, DT_rate, None),
@@ -415,8 +415,8 @@ class PrismaticJoint(Joint):
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         axis = A_a @ self.Fa[:, 2]
         r_Q = r_b + A_b @ self.Q
-        v_Q = v_a + np.cross(w_a, r_Q - r_a) + axis * float(qd)
-        return w_a.copy(), v_Q + np.cross(w_a, r_b - r_Q)
+        v_Q = v_a + cross3(w_a, r_Q - r_a) + axis * float(qd)
+        return w_a.copy(), v_Q + cross3(w_a, r_b - r_Q)
 
     def coordinate(self, A_a, r_a, A_b, r_b):
         r_P = r_a + A_a @ self.P
@@ -444,8 +444,8 @@ class SphericalJoint(Joint):
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         w_b = w_a + (np.zeros(3) if qd is None else A_a @ np.asarray(qd, dtype=float))
         r_P = r_a + A_a @ self.P
-        v_P = v_a + np.cross(w_a, r_P - r_a)
-        return w_b, v_P + np.cross(w_b, r_b - r_P)
+        v_P = v_a + cross3(w_a, r_P - r_a)
+        return w_b, v_P + cross3(w_b, r_b - r_P)
 
 
 class FixedJoint(Joint):
@@ -464,5 +464,5 @@ class FixedJoint(Joint):
 
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         r_P = r_a + A_a @ self.P
-        v_P = v_a + np.cross(w_a, r_P - r_a)
-        return w_a.copy(), v_P + np.cross(w_a, r_b - r_P)
+        v_P = v_a + cross3(w_a, r_P - r_a)
+        return w_a.copy(), v_P + cross3(w_a, r_b - r_P)
