@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: test test-slow demo bench dot clean
+.PHONY: test test-slow demo bench docs dot clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test-slow: $(STAMP) dot
 
 demo: $(STAMP) dot
 	$(PY) examples/three_body_prismatic.py --out out/three_body_prismatic
+
+docs: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	$(PY) -m mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
