@@ -149,6 +149,25 @@ class SimulationResult:
         """Effort of unknown source ``name`` (e.g. ``"Se*_J3"``): (dim, n_points)."""
         return _lookup(self.constraint_forces, name, "unknown effort source")
 
+    def to_dataframe(self):
+        """The states over time as a pandas DataFrame indexed by time (one column per
+        state component); requires the optional pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from .errors import BondGraphError
+            raise BondGraphError("to_dataframe needs pandas: pip install pandas (or the "
+                                 "'dataframe' extra)") from None
+        cols = {}
+        for name, sl in self._state_slices.items():
+            block = self.x[sl]
+            if block.shape[0] == 1:
+                cols[name] = block[0]
+            else:
+                for k in range(block.shape[0]):
+                    cols[f"{name}[{k}]"] = block[k]
+        return pd.DataFrame(cols, index=pd.Index(self.t, name="t"))
+
     @property
     def max_abs_phi(self) -> float:
         """Largest |Phi| over the run (NaN-free entries only; 0 when none defined)."""

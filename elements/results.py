@@ -347,6 +347,21 @@ class MechanismResult:
         energy["balance"] = led.balance
         return bodies, joints, energy
 
+    def to_dataframe(self):
+        """Every exported column (bodies, joints, energy) as one pandas DataFrame indexed
+        by time (requires the optional pandas: ``pip install vector-bondgraph[dataframe]``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from bondgraph.errors import BondGraphError
+            raise BondGraphError("to_dataframe needs pandas: pip install pandas (or the "
+                                 "'dataframe' extra)") from None
+        bodies, joints, energy = self.columns()
+        cols = {**bodies, **joints, **energy}
+        t = cols.pop("t")
+        return pd.DataFrame(cols, index=pd.Index(t, name="t"))
+
     def units(self) -> dict[str, dict[str, str]]:
         """Units and frames of every exported column (the CSV's JSON sidecar)."""
         out: dict[str, dict[str, str]] = {"t": {"unit": "s"}}

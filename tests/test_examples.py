@@ -52,3 +52,16 @@ def test_three_body_example_writes_every_output(tmp_path):
         jheader = next(csv.reader(f))
     joints = np.loadtxt(out / "joints.csv", delimiter=",", skiprows=1)
     assert np.array_equal(mat["J3_Fx"].ravel(), joints[:, jheader.index("J3.Fx")])
+
+
+def test_results_as_dataframes_and_compact_reprs():
+    pd = pytest.importorskip("pandas", reason="the optional pandas is not installed")
+    from elements import models
+    res = models.three_body_prismatic().assemble().simulate((0, 0.1),
+                                                            t_eval=np.linspace(0, 0.1, 6))
+    df = res.to_dataframe()
+    assert df.shape[0] == 6 and "J3.Fx" in df.columns and df.index.name == "t"
+    assert np.array_equal(df["m2.z"].to_numpy(), res.body("m2").position[2])
+    raw = res.raw.to_dataframe()
+    assert "p_m2.linear[2]" in raw.columns
+    assert repr(res).startswith("MechanismResult('three_body_prismatic': SUCCESS")
