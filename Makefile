@@ -41,8 +41,10 @@ test-slow: $(STAMP) dot
 demo: $(STAMP) dot
 	$(PY) examples/three_body_prismatic.py --out out/three_body_prismatic
 
+# The user guide (mkdocs + mkdocstrings) into build/site; --strict: any warning fails.
 docs: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[docs]"
+	@$(PY) -c "import mkdocs, mkdocstrings, mkdocstrings_handlers.python" 2>/dev/null \
+	  || $(PY) -m pip install --quiet -e ".[docs]"
 	$(PY) -m mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
