@@ -225,8 +225,17 @@ class StateSpaceModel:
                           np.array(L.flow_idx(bond_of(w.source).name), dtype=int))
                          for w in self.work]
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
+        self._sparse = None
 
     # -- conveniences -------------------------------------------------------------------
+    def sparse(self):
+        """The sparse evaluation of Eq. (15) used while integrating
+        (:class:`~bondgraph.sparse.SparseReduction`), built once and kept."""
+        if self._sparse is None:
+            from .sparse import SparseReduction
+            self._sparse = SparseReduction(self)
+        return self._sparse
+
     def with_parameters(self, **values: float) -> "StateSpaceModel":
         """A model with updated parameter values and the same causal graph."""
         merged = dict(self.parameters)

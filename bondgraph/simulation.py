@@ -53,7 +53,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              dense_output: bool = False, strict: bool = False,
              raise_on_failure: bool = False,
              progress: Callable[[float], None] | None = None,
-             max_events: int = 10_000, max_steps: int | None = None) -> SimulationResult:
+             max_events: int = 10_000, max_steps: int | None = None,
+             dense_reduction: bool = False) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -87,6 +88,13 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         More event crossings than this (an event storm, e.g. chattering) stop the run.
     max_steps : int, optional
         Stop (status STEP_FAILED) after this many accepted steps: a bound on the work.
+    dense_reduction : bool
+        Evaluate every step with the dense reduction (every J, T and H block formed, cost
+        growing with the square and cube of the model's size) instead of the sparse one
+        (:mod:`bondgraph.sparse`, linear for tree-like mechanisms). Both give the same
+        numbers to rounding; the sparse one is used wherever it applies (Eq. (15) or no
+        constraint, full rank), the dense one elsewhere and at any state where the sparse
+        system is singular.
 
     Notes
     -----
@@ -164,6 +172,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             time=t0, sources=model.unknown_sources)
 
     nonfinite: list[tuple[float, str]] = []
+    fast = None
+    if not dense_reduction and deficiency == 0 and ev0.branch in ("15", "none"):
+        fast = model.sparse()
+        fast = fast if fast.applicable else None
 
     def fun(t, x):
         if not np.isfinite(t) or len(nonfinite) > 500:
@@ -176,8 +188,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             return np.full(model.n_states, np.nan)
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True,
-                                    rank_reference=reference)
+                ev = fast.evaluate(t, x, stabilization) if fast is not None else None
+                if ev is None:
+                    ev = model.evaluate(t, x, stabilization=stabilization,
+                                        redundancy_ok=True, rank_reference=reference)
         except SingularConstraintError as exc:
             if getattr(exc, "non_finite", False):    # overflow at a trial stage: reject it
                 nonfinite.append((t, str(exc)))
@@ -316,7 +330,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     result = _collect(model, ts, xs, stabilization, status, message, failure_time, solver,
                       n_steps, deficiency, redundancy, ev0.branch,
                       OdeSolution(ts_dense, interpolants) if dense_output and interpolants
-                      else None, t_events)
+                      else None, t_events, fast)
     return _fail(result, raise_on_failure) if not status.success else result
 
 
@@ -361,7 +375,7 @@ def _singularity(model, t, x, stabilization) -> str:
 
 
 def _collect(model, ts, xs, stabilization, status, message, failure_time, solver, n_steps,
-             deficiency, redundancy, branch, sol, t_events) -> SimulationResult:
+             deficiency, redundancy, branch, sol, t_events, fast=None) -> SimulationResult:
     n = len(ts)
     X = np.array(xs).T if n else np.zeros((model.n_states, 0))
     L = model.layout
@@ -375,8 +389,11 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
     for i in range(n):
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = model.evaluate(ts[i], X[:, i], stabilization=stabilization,
-                                    redundancy_ok=True)
+                ev = fast.evaluate(ts[i], X[:, i], stabilization) if fast is not None \
+                    else None
+                if ev is None:
+                    ev = model.evaluate(ts[i], X[:, i], stabilization=stabilization,
+                                        redundancy_ok=True)
             if not np.all(np.isfinite(ev.bond_values)):
                 raise FloatingPointError
         except Exception:  # the failure point itself: keep what was computed before it

@@ -1,0 +1,136 @@
+"""The sparse evaluation (bondgraph.sparse) against the dense reduction and the direct
+solve of every junction equation (tests/helpers/direct_solve.py), at random states.
+
+The sparse path forms no J, T or H_4: it solves one sparse system for every bond value
+and U_2 together. Agreement to 1e-12 of the largest term is the round-off of either
+computation (the dense one was itself checked against the direct solve to that level)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import rich_graphs as rg
+from direct_solve import direct_solution
+from bondgraph import Baumgarte, assemble, assign_causality, models, simulate
+from elements.models import chain, scara, spring_pendulum, three_body_prismatic
+
+GRAPHS = {
+    "mass_spring_damper": lambda: models.mass_spring_damper(1.3, 20.0, 0.4, 1.0),
+    "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 2.0),
+    "lever": lambda: models.lever(10.0, 2.0, 1.0, 100.0, 0.1),
+    "dc_motor": lambda: models.dc_motor(12.0, 1.0, 0.5, 0.1, 0.01, 0.001),
+    "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
+    "damped_constraint": lambda: models.damped_constraint(2.0, 0.5, 1.0),
+    "spinning_body": rg.spinning_body,
+    "algebraic_loop": rg.algebraic_loop,
+    "vector_constraint": rg.vector_constraint,
+    "double_pendulum_cartesian": rg.double_pendulum_cartesian,
+    "prescribed_flow": rg.prescribed_flow,
+}
+
+# the graphs where Eq. (14) applies (the constraint flow depends on U2): no sparse path
+EQ14 = {"damped_constraint"}
+
+
+def _compare(model, t, x, stab):
+    ev = model.evaluate(t, x, stabilization=stab)
+    sv = model.sparse().evaluate(t, x, stab)
+    assert sv is not None
+    scale = 1.0 + np.abs(ev.bond_values).max(initial=0.0)
+    assert np.max(np.abs(sv.xdot - ev.xdot)) <= 1e-12 * (1.0 + np.abs(ev.xdot).max()) * \
+        max(1.0, np.abs(ev.T_X).max(initial=0.0))
+    assert np.max(np.abs(sv.U2 - ev.U2), initial=0.0) <= 1e-12 * (1.0 + np.abs(ev.U2).max(
+        initial=0.0)) * 10
+    assert np.max(np.abs(sv.bond_values - ev.bond_values)) <= 1e-11 * scale
+    assert np.array_equal(np.isnan(sv.phi), np.isnan(ev.phi))
+    assert sv.branch == ev.branch
+    return ev, sv
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_sparse_equals_dense_and_direct_solve(name):
+    model = assemble(assign_causality(GRAPHS[name]()))
+    sr = model.sparse()
+    if name in EQ14:
+        assert not sr.applicable and "Eq. (14)" in sr.reason
+        return
+    assert sr.applicable, sr.reason
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for _ in range(25):
+        x = rng.normal(size=model.n_states)
+        t = float(rng.uniform(0, 3))
+        stab = Baumgarte(3.0, 4.0) if rng.uniform() < 0.5 else None
+        _compare(model, t, x, stab)
+        xdot, U2 = direct_solution(model, t, x, stabilization=stab)
+        sv = model.sparse().evaluate(t, x, stab)
+        assert np.max(np.abs(sv.xdot - xdot)) <= 1e-10 * (1.0 + np.abs(xdot).max())
+
+
+MECHANISMS = {
+    "three_body": lambda: (three_body_prismatic(), {}),
+    "chain7": lambda: chain(7),
+    "spring_pendulum": lambda: (spring_pendulum(1.0, 20.0, 0.8), {}),
+    "scara": lambda: (scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
+                            (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_sparse_equals_dense_for_mechanisms(name):
+    """Random momenta (the bodies move fast in all directions) at random poses reached by
+    random joint coordinates; with and without Baumgarte's terms."""
+    mech, q0 = MECHANISMS[name]()
+    mm = mech.assemble()
+    model = mm.model
+    assert model.sparse().applicable, model.sparse().reason
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    coords = [n for n, j in mech.joints.items() if j.n_free == 1]
+    for k in range(8):
+        q = {c: float(rng.uniform(-1, 1)) for c in coords}
+        x = mm.initial_state(q)
+        x[:model.n_energy] += rng.normal(size=model.n_energy)
+        _compare(model, float(rng.uniform(0, 2)), x, Baumgarte(10.0, 10.0) if k % 2 else None)
+
+
+def test_simulation_sparse_equals_dense():
+    """The same run with either reduction: the solver sees the same derivatives to
+    rounding, so the trajectories agree far below the tolerance."""
+    mech, q0 = chain(4)
+    mm = mech.assemble()
+    x0 = mm.initial_state(q0)
+    stab = Baumgarte(10.0, 10.0)
+    runs = [simulate(mm.model, (0.0, 0.5), x0, method="DOP853", rtol=1e-10, atol=1e-10,
+                     stabilization=stab, t_eval=np.linspace(0, 0.5, 11), dense_reduction=d)
+            for d in (False, True)]
+    assert all(r.success for r in runs)
+    assert np.max(np.abs(runs[0].x - runs[1].x)) < 1e-9
+    for n in runs[0].constraint_forces:
+        assert np.allclose(runs[0].constraint_forces[n], runs[1].constraint_forces[n],
+                           rtol=1e-7, atol=1e-8)
+
+
+def test_redundant_loop_uses_the_dense_path():
+    """A four-bar's redundant constraints make the sparse system singular: the evaluation
+    says so (None) and the simulation uses the dense reduction's minimum-norm solution."""
+    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
+    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
+    a, b, c, d = 0.1, 0.3, 0.25, 0.3
+    rods = [mech.add_body(RigidBody(n, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
+            for n, length in (("crank", a), ("coupler", b), ("rocker", c))]
+    z = (0, 0, 1)
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rods[0], child_point=(-a / 2, 0, 0),
+                                 axis=z))
+    mech.add_joint(RevoluteJoint("J2", rods[0], rods[1], parent_point=(a / 2, 0, 0),
+                                 child_point=(-b / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J4", mech.ground, rods[2], parent_point=(d, 0, 0),
+                                 child_point=(-c / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J3", rods[1], rods[2], parent_point=(b / 2, 0, 0),
+                                 child_point=(c / 2, 0, 0), axis=z))
+    mm = mech.assemble()
+    x0 = mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
+    assert mm.model.sparse().evaluate(0.0, x0, None) is None
+    r = mm.simulate((0.0, 0.1), x0=x0)
+    assert r.raw.success and r.raw.rank_deficiency == 3
