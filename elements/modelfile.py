@@ -204,6 +204,31 @@ class _Ctx:
             self.fail(where, key, f"unknown value {v!r}; valid: {', '.join(choices)}")
         return v
 
+    def table(self, parent: dict, key: str, header: str) -> dict:
+        """``parent[key]`` (default empty) as a table written ``[header]``."""
+        v = parent.get(key, {})
+        if not isinstance(v, dict):
+            what = ("an array of tables" if isinstance(v, list) and v and
+                    all(isinstance(e, dict) for e in v) else f"{type(v).__name__} {v!r}")
+            self.fail(header, header.rsplit(".", 1)[-1],
+                      f"must be a single table, written [{header}] with one bracket; "
+                      f"got {what}")
+        return v
+
+    def tables(self, parent: dict, key: str, header: str, what: str) -> list[dict]:
+        """``parent[key]`` (default none) as an array of tables written ``[[header]]``."""
+        v = parent.get(key, [])
+        if isinstance(v, dict):
+            self.fail(header, header.rsplit(".", 1)[-1],
+                      f"must be an array of tables: write [[{header}]] with two brackets, "
+                      f"once per {what}, even for a single {what} (a single-bracket "
+                      f"[{header}] is a plain table)")
+        if not isinstance(v, list) or not all(isinstance(e, dict) for e in v):
+            self.fail(header, header.rsplit(".", 1)[-1],
+                      f"must be an array of tables written [[{header}]], one per {what}; "
+                      f"got {v!r}")
+        return v
+
     def only(self, table: dict, where: str, allowed):
         for k in table:
             if k not in allowed:
@@ -338,9 +363,7 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ModelFileError(f"{path}: not valid TOML: {exc}") from None
     c.only(doc, "top level", {"model", "body", "joint", "load", "initial", "solver", "output"})
-    model = doc.get("model", {})
-    if not isinstance(model, dict):
-        c.fail("model", "model", "must be a table")
+    model = c.table(doc, "model", "model")
     c.only(model, "model", {"name", "gravity"})
     name = c.string(model, "model", "name", required=False,
                     default=os.path.splitext(os.path.basename(path))[0])
@@ -348,9 +371,12 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
         c.fail("model", "gravity", "missing; give [gx, gy, gz] in m/s^2 ([0, 0, 0] for none)")
     mech = Mechanism(name, gravity=gravity)
     names: set[str] = {"ground"}
-    bodies = doc.get("body", [])
-    if not isinstance(bodies, list):
-        c.fail("body", "body", "must be an array of tables ([[body]])")
+    bodies = c.tables(doc, "body", "body", "body")
+    joints = c.tables(doc, "joint", "joint", "joint")
+    loads = c.tables(doc, "load", "load", "load")
+    initial = c.table(doc, "initial", "initial")
+    solver_table = c.table(doc, "solver", "solver")
+    output_table = c.table(doc, "output", "output")
     for k, b in enumerate(bodies):
         where = f"body {k + 1}"
         c.only(b, where, {"name", "mass", "inertia", "points"})
@@ -369,8 +395,7 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
         body = RigidBody(bname, mass, inertia,
                          {pn: c.vector(pv, where, f"points.{pn}") for pn, pv in pts.items()})
         mech.add_body(body)
-    joints = doc.get("joint", [])
-    for k, j in enumerate(joints if isinstance(joints, list) else []):
+    for k, j in enumerate(joints):
         where = f"joint {k + 1}"
         c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
                           "axis", "rest_rotation", "spring", "damper", "actuator"})
@@ -427,7 +452,7 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
             eff = signal(j["actuator"], dim=1, where=f"{where} actuator", ctx=c)
             _attach(c, where, "actuator", lambda: joint.add_actuator(AxisActuator(eff)))
         mech.add_joint(joint)
-    for k, ld in enumerate(doc.get("load", [])):
+    for k, ld in enumerate(loads):
         where = f"load {k + 1}"
         c.only(ld, where, {"name", "type", "body", "point", "frame", "value"})
         lname = c.string(ld, where, "name")
@@ -451,7 +476,6 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
             mech.add_load(PointForce(lname, mech.bodies[bn], point, value, frame=frame))
         else:
             mech.add_load(BodyMoment(lname, mech.bodies[bn], value, frame=frame))
-    initial = doc.get("initial", {})
     c.only(initial, "initial", {"q", "qd"})
     q0, qd0 = {}, {}
     for key, target in (("q", q0), ("qd", qd0)):
@@ -464,8 +488,8 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
                                                  f"{', '.join(mech.joints)}")
             target[jn] = c.number(table, "initial", jn) if not isinstance(v, list) else \
                 c.vector(v, "initial", f"{key}.{jn}")
-    solver = _solver(c, doc.get("solver", {}))
-    output = _output(c, doc.get("output", {}))
+    solver = _solver(c, solver_table)
+    output = _output(c, output_table)
     return ModelSpec(mech, q0, qd0, solver, output, source=path)
 
 
@@ -517,7 +541,7 @@ def _output(c: _Ctx, o: dict) -> OutputSettings:
     mat = c.string(o, w, "mat", required=False, default="result.mat")
     diagram = c.string(o, w, "diagram", required=False, default="bond_graph.svg")
     plots = []
-    for k, p in enumerate(o.get("plot", [])):
+    for k, p in enumerate(c.tables(o, "plot", "output.plot", "plot")):
         pw = f"output.plot {k + 1}"
         c.only(p, pw, {"file", "y", "title", "ylabel", "norm"})
         ys = p.get("y")
