@@ -400,36 +400,15 @@ def assign_causality(bg: BondGraph) -> CausalGraph:
     except _Conflict:
         dependent = tuple(first.differential)
 
-    work = bg.copy()
-    inserted: list[InsertedSource] = []
-    limit = sum(1 for el in bg.elements.values() if el.category is Category.ZERO) + 1
-    while True:
-        p = _Pass(work, allow_differential=False)
-        try:
-            p.run()
-            break
-        except _Conflict as conflict:
-            junction = p.responsible_zero(conflict)
-            if junction is None or len(inserted) >= limit or any(
-                    s.junction == junction for s in inserted):
-                el = work.elements[conflict.element]
-                if el.category.is_storage:
-                    raise DifferentialCausalityError(
-                        f"{conflict.message}, and no 0-junction on its causal path can take an "
-                        f"unknown effort source: combine the dependent storage elements or "
-                        f"add a compliance between them") from None
-                raise CausalityError(f"causality conflict: {conflict.message}") from None
-            jel = work.element(junction)
-            label = getattr(jel, "constraint_label", None) or junction
-            name = f"Se*_{label}"
-            k = 2
-            while name in work:
-                name = f"Se*_{label}_{k}"
-                k += 1
-            work.add(UnknownEffort(name, dim=jel.dim, junction=junction))
-            bond = work.connect(name, junction, name=f"{name}.bond")
-            inserted.append(InsertedSource(name, junction, bond.name, jel.dim,
-                                           f"{conflict.message}"))
+    # Flagged constraint junctions (joints) take an Se* in every ordinary case: insert them
+    # up front, so that one pass settles a mechanism; the conflict-driven insertion below
+    # handles whatever remains (loops, unflagged junctions). If the up-front insertions
+    # conflict with the graph (a flagged junction whose effort something else sets), the
+    # assignment starts over without them.
+    try:
+        work, inserted, p = _insert_until_settled(bg, preinsert=True)
+    except (CausalityError, DifferentialCausalityError):
+        work, inserted, p = _insert_until_settled(bg, preinsert=False)
     causality = {}
     for i, b in enumerate(p.bonds):
         causality[b.name] = (Causality.EFFORT_TO_HEAD if p.receiver[i] == b.head
@@ -439,3 +418,52 @@ def assign_causality(bg: BondGraph) -> CausalGraph:
     return CausalGraph(graph=work, causality=causality, constraint_sources=tuple(inserted),
                        unknown_sources=unknown, dependent_storage=dependent,
                        algebraic_loops=tuple(p.chosen_r), source_graph=bg)
+
+
+def _insert_source(work: BondGraph, junction: str, reason: str) -> InsertedSource:
+    """Add an Se* (named after the junction's constraint label) bonded to ``junction``."""
+    jel = work.element(junction)
+    label = getattr(jel, "constraint_label", None) or junction
+    name = f"Se*_{label}"
+    k = 2
+    while name in work:
+        name = f"Se*_{label}_{k}"
+        k += 1
+    work.add(UnknownEffort(name, dim=jel.dim, junction=junction))
+    bond = work.connect(name, junction, name=f"{name}.bond")
+    return InsertedSource(name, junction, bond.name, jel.dim, reason)
+
+
+def _insert_until_settled(bg: BondGraph, preinsert: bool):
+    """Run the SCAP on a copy of ``bg``, inserting Se* at the responsible 0-junctions
+    until no conflict remains. Returns (graph, inserted sources, the final pass)."""
+    work = bg.copy()
+    inserted: list[InsertedSource] = []
+    if preinsert:
+        for name, el in bg.elements.items():
+            if isinstance(el, ZeroJunction) and el.constraint and not any(
+                    work.element(b.other(name)).category in
+                    (Category.EFFORT_SOURCE, Category.UNKNOWN_EFFORT)
+                    for b in work.bonds_of(name)):
+                inserted.append(_insert_source(
+                    work, name, f"constraint junction '{name}' (flagged): its effort is "
+                                f"the constraint's reaction"))
+    limit = len(inserted) + sum(1 for el in bg.elements.values()
+                                if el.category is Category.ZERO) + 1
+    while True:
+        p = _Pass(work, allow_differential=False)
+        try:
+            p.run()
+            return work, inserted, p
+        except _Conflict as conflict:
+            junction = p.responsible_zero(conflict)
+            if junction is None or len(inserted) >= limit or any(
+                    s.junction == junction for s in inserted):
+                el = work.elements[conflict.element]
+                if el.category.is_storage:
+                    raise DifferentialCausalityError(
+                        f"{conflict.message}, and no 0-junction on its causal path can take "
+                        f"an unknown effort source: combine the dependent storage elements "
+                        f"or add a compliance between them") from None
+                raise CausalityError(f"causality conflict: {conflict.message}") from None
+            inserted.append(_insert_source(work, junction, f"{conflict.message}"))

@@ -89,6 +89,7 @@ class BondGraph:
         self._work: dict[str, WorkState] = {}
         self._component_ports: dict[str, str] = {}
         self._bonds: dict[str, Bond] = {}
+        self._adjacent: dict[str, list[Bond]] = {}     # node -> its bonds, connection order
         self._counter = itertools.count(1)
 
     # -- reading ----------------------------------------------------------------------
@@ -144,7 +145,7 @@ class BondGraph:
     def bonds_of(self, name: str) -> tuple[Bond, ...]:
         """Bonds attached to element ``name``, in connection order."""
         node = self._resolve(name)
-        return tuple(b for b in self.bonds if node in (b.tail, b.head))
+        return tuple(self._adjacent.get(node, ()))
 
     def __contains__(self, name: object) -> bool:
         return name in self._g or name in self._component_ports
@@ -243,6 +244,9 @@ class BondGraph:
         bond = Bond(bname, t, h, tp, hp, bdim)
         self._g.add_edge(t, h, key=bname, bond=bond, dim=bdim, tail_port=tp, head_port=hp)
         self._bonds[bname] = bond
+        self._adjacent.setdefault(t, []).append(bond)
+        if h != t:
+            self._adjacent.setdefault(h, []).append(bond)
         return bond
 
     def disconnect(self, bond: str | Bond) -> None:
@@ -250,6 +254,8 @@ class BondGraph:
         b = self.bond(bond) if isinstance(bond, str) else bond
         self._g.remove_edge(b.tail, b.head, key=b.name)
         del self._bonds[b.name]
+        for end in {b.tail, b.head}:
+            self._adjacent[end] = [x for x in self._adjacent[end] if x.name != b.name]
 
     def remove(self, name: str) -> None:
         """Remove an element and its bonds."""
@@ -257,6 +263,7 @@ class BondGraph:
         for b in self.bonds_of(node):
             self.disconnect(b)
         self._g.remove_node(node)
+        self._adjacent.pop(node, None)
 
     def add_kinematic_state(self, state: KinematicState) -> KinematicState:
         """Add a non-energy state that integrates the flow of ``state.source``."""
@@ -281,6 +288,7 @@ class BondGraph:
         new = BondGraph(self.name)
         new._g = self._g.copy()
         new._bonds = dict(self._bonds)
+        new._adjacent = {n: list(v) for n, v in self._adjacent.items()}
         new._kinematic = dict(self._kinematic)
         new._work = dict(self._work)
         new._component_ports = dict(self._component_ports)

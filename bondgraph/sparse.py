@@ -291,23 +291,28 @@ class SparseReduction:
         except Exception as exc:  # noqa: BLE001 - any failure: not applicable
             self.reason = f"junction structure not solvable at random moduli ({exc})"
             return
-        W = L.full_map(lu, A_i)
         isl = L.imp_slices
-        scale = max(1.0, float(np.abs(W).max(initial=0.0)))
-        rows_c = L.rec[L.rec_slices["C"]]
+        rows_c = L.col_u[L.rec[L.rec_slices["C"]]]
+        kin = m._kin_rows[L.col_u[m._kin_rows] >= 0] if m._kin_rows.size else m._kin_rows
+        rows_k = L.col_u[kin]
         cols = np.r_[np.arange(isl["L"].start, isl["L"].stop),
                      np.arange(isl["U2"].start, isl["U2"].stop),
                      np.arange(isl["E"].start, isl["E"].stop)]
-        if self.n2 and np.abs(W[np.ix_(rows_c, cols)]).max(initial=0.0) > 1e-12 * scale:
+        # W_u[:, cols] r for a random r: zero in a row iff the row's entries are (a.s.)
+        u1 = np.arange(isl["U1"].start, isl["U1"].stop)
+        rhs = np.column_stack([A_i[:, cols] @ rng.uniform(0.5, 1.5, cols.size)]
+                              + ([A_i[:, u1].toarray()] if u1.size else []))
+        y = -lu.solve(rhs) if lu is not None else np.zeros((0, rhs.shape[1]))
+        scale = max(1.0, float(np.abs(y).max(initial=0.0)))
+        if self.n2 and np.abs(y[rows_c, 0]).max(initial=0.0) > 1e-12 * scale:
             self.reason = "the constraint flows depend on D, E or U2 (Eq. (14) applies)"
             return
-        if m._kin_rows.size and L.dynamic and \
-                np.abs(W[np.ix_(m._kin_rows, cols)]).max(initial=0.0) > 1e-12 * scale:
+        if rows_k.size and L.dynamic and np.abs(y[rows_k, 0]).max(initial=0.0) > 1e-12 * scale:
             self.reason = "a kinematic state's flow depends on D, E or U2"
             return
-        u1 = np.arange(isl["U1"].start, isl["U1"].stop)
         if self.n2 and u1.size:
-            enter = np.abs(W[np.ix_(rows_c, u1)]).max(axis=0) > 1e-12 * scale
+            enter = np.abs(y[np.ix_(rows_c, 1 + np.arange(u1.size))]).max(axis=0) > \
+                1e-12 * scale
             names = m._u1_names_at(np.flatnonzero(enter))
             if any(m.sources[n].rate is None for n in names):
                 self.reason = "a source in the constraint equations has no time derivative"

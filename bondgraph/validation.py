@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from .element import Category
 from .errors import ModelError
 from .graph import BondGraph
@@ -41,8 +43,10 @@ def validate(bg: BondGraph) -> None:
     """
     problems: list[str] = []
     elements = bg.elements
-    names = set(state_names(bg))
-    dup_states = [n for n in names if list(state_names(bg)).count(n) > 1]
+    all_names = state_names(bg)
+    names = set(all_names)
+    counts = Counter(all_names)
+    dup_states = [n for n in names if counts[n] > 1]
     for n in sorted(set(dup_states)):
         problems.append(f"state name '{n}' is used twice (an energy state and a kinematic "
                         f"state, or two kinematic states); state names must be unique")
