@@ -36,13 +36,13 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     name = "push"
     type = "force"                       # force | moment
     body = "rod"
-    point = "tip"                        # force only
+    point = "tip"                        # force only (an error on a moment)
     frame = "global"                     # global | body
     value = [1.0, 0.0, 0.0]              # or a signal table with vector entries
 
     [initial]
-    q = { J1 = 0.5 }
-    qd = { J1 = 0.0 }
+    q = { J1 = 0.5 }                     # a spherical joint: [rx, ry, rz] (rotation
+    qd = { J1 = 0.0 }                    #   vector, rad) or [w, x, y, z]; qd: 3 numbers
 
     [solver]
     t_end = 2.0                          # s (t_start = 0 by default)
@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError, TimeFunction
+from bondgraph.spatial import axis_angle_matrix, quat_to_matrix
 
 from .forces import BodyMoment, PointForce
 from .joints import (
@@ -475,6 +476,10 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
                            mech.bodies[bn])
             mech.add_load(PointForce(lname, mech.bodies[bn], point, value, frame=frame))
         else:
+            if "point" in ld:
+                c.fail(where, "point", "a moment has no point of application (it acts on the "
+                                       "body as a whole): remove 'point', or use type = "
+                                       "\"force\"")
             mech.add_load(BodyMoment(lname, mech.bodies[bn], value, frame=frame))
     c.only(initial, "initial", {"q", "qd"})
     q0, qd0 = {}, {}
@@ -483,14 +488,48 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
         if not isinstance(table, dict):
             c.fail("initial", key, "must be a table of joint = value")
         for jn, v in table.items():
-            if jn not in mech.joints:
-                c.fail("initial", f"{key}.{jn}", f"no joint {jn!r}; joints: "
-                                                 f"{', '.join(mech.joints)}")
-            target[jn] = c.number(table, "initial", jn) if not isinstance(v, list) else \
-                c.vector(v, "initial", f"{key}.{jn}")
+            target[jn] = _initial_value(c, mech, key, jn, v)
     solver = _solver(c, solver_table)
     output = _output(c, output_table)
     return ModelSpec(mech, q0, qd0, solver, output, source=path)
+
+
+def _initial_value(c: _Ctx, mech: Mechanism, key: str, jn: str, v: Any) -> Any:
+    """A joint's initial coordinate (``key`` "q") or rate ("qd") from ``[initial]``,
+    named in messages by its full key (``q.J1``)."""
+    full = f"{key}.{jn}"
+    if jn not in mech.joints:
+        c.fail("initial", full, f"no joint {jn!r}; joints: {', '.join(mech.joints)}")
+    joint = mech.joints[jn]
+    if joint.n_free:
+        unit = "m" if joint.type_name == "prismatic" else "rad"
+        if isinstance(v, list):
+            c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) takes one number "
+                                    f"({unit}{'/s' if key == 'qd' else ''}), got {v!r}")
+        return c.number({full: v}, "initial", full)
+    if joint.type_name != "spherical":
+        c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) has no coordinate or rate "
+                                f"to set")
+    if key == "qd":
+        if not isinstance(v, list) or len(v) != 3:
+            c.fail("initial", full, f"a spherical joint's rate is its angular velocity, 3 "
+                                    f"numbers (rad/s, parent coordinates), got {v!r}")
+        return c.vector(v, "initial", full)
+    # a spherical joint's coordinate: the child's rotation relative to the parent (after
+    # rest_rotation), given as a rotation vector or a unit quaternion
+    if not isinstance(v, list) or len(v) not in (3, 4):
+        c.fail("initial", full, f"a spherical joint's orientation is a rotation vector "
+                                f"[rx, ry, rz] (axis times angle, rad, parent coordinates) or "
+                                f"a unit quaternion [w, x, y, z], got {v!r}")
+    vec = c.vector(v, "initial", full, len(v))
+    if vec.size == 3:
+        angle = float(np.linalg.norm(vec))
+        return np.eye(3) if angle == 0.0 else axis_angle_matrix(vec / angle, angle)
+    norm = float(np.linalg.norm(vec))
+    if abs(norm - 1.0) > 1e-3:
+        c.fail("initial", full, f"a quaternion [w, x, y, z] must have unit length, got "
+                                f"{v!r} (length {norm:.6g})")
+    return quat_to_matrix(vec / norm)
 
 
 def _attach(c, where, key, fn):

@@ -110,3 +110,97 @@ def test_single_bracket_joint_exits_2_on_the_command_line(tmp_path):
     assert p.returncode == 2, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "bad.toml" in lines[0] and "[[joint]]" in lines[0]
+
+
+# -- 2. a spherical joint's initial orientation --------------------------------------------
+
+SPHERICAL = '''
+[model]
+gravity = [0.0, -9.81, 0.0]
+[[body]]
+name = "bob"
+mass = 1.0
+inertia = { principal = [0.01, 0.02, 0.03] }
+[[joint]]
+name = "S"
+type = "spherical"
+parent = "ground"
+child = "bob"
+child_point = [0.0, 0.5, 0.0]
+[initial]
+q = { S = QVALUE }
+qd = { S = [0.0, 0.0, 1.5] }
+[solver]
+t_end = 0.05
+points = 3
+rtol = 1e-10
+atol = 1e-10
+'''
+
+
+def _start_pose(text):
+    spec = loads_model(text, "sph.toml")
+    res = spec.mechanism.assemble().simulate((0.0, 0.05), spec.q0, spec.qd0,
+                                             t_eval=spec.solver.t_eval, rtol=1e-10,
+                                             atol=1e-10)
+    assert res.success and res.max_abs_phi < 1e-9
+    return res.body("bob").rotation[0], res.body("bob").position[:, 0], res
+
+
+def test_spherical_orientation_from_a_rotation_vector_and_a_quaternion():
+    from bondgraph.spatial import axis_angle_matrix
+    angle = 0.4
+    want = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), angle)
+    A, r, res = _start_pose(SPHERICAL.replace("QVALUE", f"[{angle}, 0.0, 0.0]"))
+    assert np.allclose(A, want, atol=1e-12)
+    assert np.allclose(r, -want @ np.array([0.0, 0.5, 0.0]), atol=1e-12)   # pivot at origin
+    assert np.allclose(res.body("bob").angular_velocity[:, 0], [0.0, 0.0, 1.5], atol=1e-12)
+    c, s = float(np.cos(angle / 2)), float(np.sin(angle / 2))
+    A4, _, _ = _start_pose(SPHERICAL.replace("QVALUE", f"[{c!r}, {s!r}, 0.0, 0.0]"))
+    assert np.allclose(A4, want, atol=1e-12)
+    A0, _, _ = _start_pose(SPHERICAL.replace("QVALUE", "[0.0, 0.0, 0.0]"))
+    assert np.allclose(A0, np.eye(3))
+
+
+@pytest.mark.parametrize("value, what", [
+    ("0.3", "rotation vector"),
+    ("[1.0, 0.0]", "rotation vector"),
+    ("[2.0, 0.0, 0.0, 0.0]", "unit length"),
+    ('"x"', "rotation vector"),
+])
+def test_bad_spherical_orientations_name_the_key_and_the_valid_forms(value, what):
+    msg = error(SPHERICAL.replace("QVALUE", value))
+    assert msg.startswith("bad.toml: [initial] 'q.S': ") and what in msg
+
+
+def test_spherical_orientation_on_the_command_line(tmp_path):
+    path = tmp_path / "sph.toml"
+    path.write_text(SPHERICAL.replace("QVALUE", "[0.3, 0.0, 0.0]"))
+    p = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
+    assert p.returncode == 0, p.stderr
+    path.write_text(SPHERICAL.replace("QVALUE", "0.3"))
+    p = cli("run", str(path), "--out", str(tmp_path / "o2"))
+    assert p.returncode == 2 and "'q.S'" in p.stderr and "Traceback" not in p.stderr
+
+
+# -- 3. a moment has no point --------------------------------------------------------------
+
+def test_point_on_a_moment_is_an_error_naming_the_load():
+    text = PENDULUM.replace('type = "force"', 'type = "moment"')
+    msg = error(text)
+    assert msg.startswith("bad.toml: [load 'gust'] 'point': ") and "moment" in msg
+    spec = loads_model(text.replace('point = "tip"\n', ""), "good.toml")
+    assert type(spec.mechanism.loads["gust"]).__name__ == "BodyMoment"
+
+
+# -- 6. [initial] errors name the full key -------------------------------------------------
+
+@pytest.mark.parametrize("line, key, what", [
+    ("q = { hinge = \"a\" }", "q.hinge", "must be a number"),
+    ("qd = { hinge = inf }", "qd.hinge", "finite"),
+    ("q = { hinge = [0.1, 0.2, 0.3] }", "q.hinge", "one number"),
+    ("q = { nope = 0.1 }", "q.nope", "no joint"),
+])
+def test_initial_errors_name_the_full_key(line, key, what):
+    msg = error(PENDULUM.replace("q = { hinge = 0.5 }", line))
+    assert msg.startswith(f"bad.toml: [initial] '{key}': ") and what in msg
