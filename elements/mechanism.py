@@ -224,6 +224,9 @@ class Mechanism:
                     el = drives[j.name]
                     bg.add(el)
                     bg.connect(el.name, ax, name=f"{j.name}.drive.b")
+                    # the drive's work (an Sf's effort is whatever the motion needs), so
+                    # that the energy ledger balances under prescribed motion too
+                    bg.add_work_state(WorkState(f"{j.name}.drive.work", el.name))
                     attached = True
                 if not attached:      # a free axis: zero effort keeps the junction valid
                     n = f"{j.name}.free"
