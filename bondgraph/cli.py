@@ -9,6 +9,7 @@ Commands::
     bondgraph equations MODEL [--latex]  the state equations' structure and T, H, U_2 at
                                        the initial state
     bondgraph check DIR                the energy and momentum report of a run's files
+    bondgraph animate DIR [--video F]  the 3D animation page of a run (and a GIF or MP4)
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
 written, the cause is in summary.json); 2 bad input (a one-line message names the file,
@@ -49,7 +50,8 @@ def cmd_run(args) -> int:
     show = args.progress or (args.progress is None and sys.stderr.isatty())
     bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
     try:
-        result, paths = run(spec, args.out, progress=bar, quiet=args.quiet)
+        result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
+                            animation=None if args.no_animation else "animation.html")
     finally:
         if bar is not None:
             bar.close()
@@ -126,6 +128,51 @@ def cmd_check(args) -> int:
     return 0 if rep.passed else 1
 
 
+def cmd_animate(args) -> int:
+    from elements.animation import animate, load_motion, moving_bodies
+    motion = load_motion(args.directory)           # names the missing or malformed file
+    shapes = {}
+    for item in args.shape or ():
+        body, sep, spec = item.partition("=")
+        if not sep:
+            raise _UserError(f"--shape {item!r}: expected BODY=KIND:DIMS, e.g. "
+                             f"m1=box:0.05,0.05,0.1")
+        shapes[body] = spec
+    plots = None if args.plot is None else [p.split(",") for p in args.plot]
+    traces = moving_bodies(motion) if args.trace is None else args.trace
+    options = dict(shapes=shapes, traces=traces, reactions=not args.no_reactions, plots=plots)
+    out = args.out or os.path.join(args.directory, "animation.html")
+    written = [animate(motion, out, speed=args.speed, **options)]
+    print(f"wrote {out} (open it in a browser; it needs no network)")
+    if args.video:
+        from elements.video import animate_video
+        written.append(animate_video(motion, args.video, fps=args.fps, speed=args.speed,
+                                     **options))
+        print(f"wrote {args.video}")
+    _add_to_manifest(args.directory, written)
+    return 0
+
+
+def _add_to_manifest(directory, paths) -> None:
+    """List files written into a run's directory in its manifest.json, so that the next
+    run into it replaces them too."""
+    manifest = os.path.join(directory, "manifest.json")
+    mine = [os.path.basename(p) for p in paths
+            if os.path.dirname(os.path.abspath(p)) == os.path.abspath(directory)]
+    if not mine or not os.path.isfile(manifest):
+        return
+    try:
+        with open(manifest) as f:
+            data = json.load(f)
+        files = sorted(set(data.get("files", [])) | set(mine))
+    except (OSError, ValueError, AttributeError):
+        return
+    tmp = manifest + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({**data, "files": files}, f, indent=1)
+    os.replace(tmp, manifest)
+
+
 class _UserError(Exception):
     pass
 
@@ -147,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--progress", action="store_true", default=None,
                    help="show the progress bar even when stderr is not a terminal")
     r.add_argument("--quiet", action="store_true")
+    r.add_argument("--no-animation", action="store_true",
+                   help="do not write animation.html (the 3D animation page)")
     r.set_defaults(func=cmd_run)
     d = sub.add_parser("render", help="draw a model's vector bond graph",
                        description="Write MODEL's vector bond graph with its causal strokes "
@@ -170,6 +219,29 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rtol", type=float, default=1e-7)
     c.add_argument("--plot", default=None, help="also write the report's figure (PNG)")
     c.set_defaults(func=cmd_check)
+    a = sub.add_parser("animate", help="3D animation of a run (HTML; GIF or MP4 with --video)",
+                       description="Write a self-contained HTML page (three.js inlined; it "
+                       "opens with no network) that animates the run in DIRECTORY in 3D, from "
+                       "its bodies.csv, joints.csv and mechanism.json; with --video also a GIF "
+                       "(Pillow) or MP4 (ffmpeg) drawn by matplotlib.")
+    a.add_argument("directory", help="the --out directory of a run")
+    a.add_argument("--out", default=None, help="the HTML file (default DIRECTORY/animation.html)")
+    a.add_argument("--video", default=None, metavar="FILE",
+                   help="also write a video: FILE ending in .gif or .mp4 (needs ffmpeg)")
+    a.add_argument("--fps", type=float, default=20.0, help="video frames per second (20)")
+    a.add_argument("--speed", type=float, default=1.0,
+                   help="simulated seconds per second of playback (1)")
+    a.add_argument("--trace", action="append", default=None, metavar="BODY[:POINT]",
+                   help="draw the path of a body's centre or named point (repeatable; "
+                        "default: every body that moves)")
+    a.add_argument("--plot", action="append", default=None, metavar="COL[,COL...]",
+                   help="a plot beside the 3D view of columns named as in the CSV files "
+                        "(repeatable; default: the joint coordinates)")
+    a.add_argument("--shape", action="append", default=None, metavar="BODY=SHAPE",
+                   help="draw BODY as box:LX,LY,LZ, sphere:R or cylinder:R,L[,AXIS] (m, body "
+                        "coordinates; repeatable; default: the box of its inertia)")
+    a.add_argument("--no-reactions", action="store_true", help="no joint reaction arrows")
+    a.set_defaults(func=cmd_animate)
     return p
 
 

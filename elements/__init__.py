@@ -10,11 +10,14 @@ Assembly and results
     EnergyLedger
 Canonical mechanisms
     elements.models
+Seeing the motion
+    animate (3D page, HTML), animate_video (GIF or MP4), Shape
 """
 
 from __future__ import annotations
 
 from . import models
+from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
 from .joints import (
     AxisActuator, AxisDamper, AxisSpring, FixedJoint, Joint, PrismaticJoint, RevoluteJoint,
@@ -23,10 +26,12 @@ from .joints import (
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
 from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
+from .video import animate_video
 
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
     "AxisSpring", "AxisDamper", "AxisActuator", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
+    "animate", "animate_video", "Shape",
 ]

@@ -347,6 +347,20 @@ class MechanismResult:
         energy["balance"] = led.balance
         return bodies, joints, energy
 
+    def animate(self, path: str, **options: Any) -> str:
+        """Write a self-contained HTML page animating the motion in 3D (no network needed);
+        options as :func:`elements.animation.animate` (shapes, traces, reactions, plots,
+        speed, title). Returns the path."""
+        from .animation import animate
+        return animate(self, path, **options)
+
+    def animate_video(self, path: str, **options: Any) -> str:
+        """Write the motion as a GIF (Pillow) or MP4 (ffmpeg) drawn by matplotlib; options
+        as :func:`elements.video.animate_video` (fps, speed, shapes, traces, plots, ...).
+        Returns the path."""
+        from .video import animate_video
+        return animate_video(self, path, **options)
+
     def to_dataframe(self):
         """Every exported column (bodies, joints, energy) as one pandas DataFrame indexed
         by time (requires the optional pandas: ``pip install vector-bondgraph[dataframe]``).
@@ -429,6 +443,8 @@ class MechanismResult:
                            for n, b in mech.bodies.items()},
                 "springs": [{"joint": j.name, "stiffness": s.stiffness, "rest": s.rest}
                             for j in mech.joints.values() for s in j.springs]}
+        from .animation import geometry_table   # joints and points, for `bondgraph animate`
+        meta.update(geometry_table(mech))
         paths["mechanism"] = os.path.join(out_dir, "mechanism.json")
         _atomic_text(paths["mechanism"], json.dumps(meta, indent=2))
         paths["summary"] = os.path.join(out_dir, "summary.json")

@@ -94,10 +94,13 @@ def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: st
 
 
 def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | None = None,
-        quiet: bool = False) -> tuple[MechanismResult, dict[str, Any]]:
+        quiet: bool = False, animation: str | None = None
+        ) -> tuple[MechanismResult, dict[str, Any]]:
     """Assemble, simulate and write everything a run produces into ``out_dir``:
     bodies.csv, joints.csv, energy.csv, units.json, mechanism.json, summary.json, the MAT
-    file, the diagram (DOT always; SVG when graphviz's dot is installed) and the plots."""
+    file, the diagram (DOT always; SVG when graphviz's dot is installed) and the plots;
+    with ``animation`` (a file name), also the 3D animation page
+    (:func:`elements.animation.animate`, with traces of the bodies that move)."""
     os.makedirs(out_dir, exist_ok=True)
     _remove_previous_run(out_dir)
     t0 = time.perf_counter()
@@ -117,6 +120,10 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
         if not quiet:
             print(f"diagram: {exc}", file=sys.stderr)
     paths["plots"] = plot_columns(result, spec.output.plots, out_dir)
+    if animation:
+        from .animation import animate, moving_bodies
+        paths["animation"] = animate(result, os.path.join(out_dir, animation),
+                                     traces=moving_bodies(result))
     paths["elapsed"] = elapsed
     written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
                       and os.path.exists(p)})

@@ -10,6 +10,7 @@ on J1; gravity), lets causality insert the constraint sources, simulates 0-5 s a
     DIR/bond_graph.dot    the vector bond graph (and .svg when graphviz's dot is present)
     DIR/fig6_m2_x.png, fig7_m2_y.png, fig8_m2_z.png, fig9_J3_force.png  (the paper's
                           Figures 6-9: m2's global X, Y, Z and J3's constraint force)
+    DIR/animation.html    the motion in 3D (open it in a browser; it needs no network)
 
 The same run from the model file: ``bondgraph run examples/three_body_prismatic.toml --out DIR``.
 
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     spec = models.three_body_spec(args.t_end, args.points)
-    result, paths = run(spec, args.out)
+    result, paths = run(spec, args.out, animation="animation.html")
     print(result.model.causal.summary())
     print(result)
     print(f"wrote {', '.join(sorted(os.listdir(args.out)))} into {args.out} "
