@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -48,22 +49,28 @@ def cmd_run(args) -> int:
                          f"replace the files of the run it holds (listed in its "
                          f"manifest.json; other files are kept), or choose an empty directory")
     show = args.progress or (args.progress is None and sys.stderr.isatty())
-    bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
-    try:
-        result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
-                            animation=None if args.no_animation else "animation.html")
-    finally:
-        if bar is not None:
-            bar.close()
-    if not args.quiet:
-        print(f"{spec.mechanism.name}: {result.raw.status.name} ({result.message}); "
-              f"{result.t.size} output points, max |Phi| {result.max_abs_phi:.2e}, "
-              f"energy balance drift {result.energy.relative_drift:.2e}")
-        print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
+    # the library warns (IntegrationWarning, numpy's overflow warnings) when a run fails;
+    # the command line reports that in one line instead (below)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
+        try:
+            result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
+                                animation=None if args.no_animation else "animation.html")
+        finally:
+            if bar is not None:
+                bar.close()
+        if not args.quiet:
+            print(f"{spec.mechanism.name}: {result.raw.status.name} ({result.message}); "
+                  f"{result.t.size} output points, max |Phi| {result.max_abs_phi:.2e}, "
+                  f"energy balance drift {result.energy.relative_drift:.2e}")
+            print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
     if not result.success:
         print(f"error: simulation failed at t = {result.raw.failure_time}: {result.message} "
               f"(results up to the failure are written)", file=sys.stderr)
         return 1
+    for text in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
+        print(f"warning: {text}", file=sys.stderr)
     return 0
 
 

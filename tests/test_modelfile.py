@@ -204,3 +204,48 @@ def test_point_on_a_moment_is_an_error_naming_the_load():
 def test_initial_errors_name_the_full_key(line, key, what):
     msg = error(PENDULUM.replace("q = { hinge = 0.5 }", line))
     assert msg.startswith(f"bad.toml: [initial] '{key}': ") and what in msg
+
+
+# -- 5. a failed run: one clean line on stderr; the library still warns ---------------------
+
+DIVERGES = '''
+[model]
+gravity = [0.0, -9.81, 0.0]
+[[body]]
+name = "rod"
+mass = 1.0
+inertia = { solid_cube = 0.1 }
+[[joint]]
+name = "J1"
+type = "revolute"
+parent = "ground"
+child = "rod"
+child_point = [0.0, 0.2, 0.0]
+axis = [0.0, 0.0, 1.0]
+actuator = 1e300
+[solver]
+t_end = 1.0
+points = 5
+rtol = 1e-6
+atol = 1e-6
+'''
+
+
+def test_a_failed_run_prints_one_clean_line(tmp_path):
+    path = tmp_path / "diverges.toml"
+    path.write_text(DIVERGES)
+    p = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
+    assert p.returncode == 1, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: simulation failed at t = "), p.stderr
+    assert "Warning" not in p.stderr and "Traceback" not in p.stderr
+    assert (tmp_path / "o" / "summary.json").exists()     # what was computed is written
+
+
+def test_the_library_still_warns_when_a_run_fails():
+    from bondgraph import IntegrationWarning
+    spec = loads_model(DIVERGES, "diverges.toml")
+    with pytest.warns(IntegrationWarning, match="simulation failed"):
+        res = spec.mechanism.assemble().simulate((0.0, 1.0), spec.q0, spec.qd0,
+                                                 t_eval=spec.solver.t_eval)
+    assert not res.success
