@@ -760,7 +760,7 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
 
 # -- the HTML page -----------------------------------------------------------------------
 
-def _flat(a: np.ndarray, digits: int = 6) -> list[float | None]:
+def _flat(a: np.ndarray, digits: int = 7) -> list[float | None]:
     """Frame-major flat list of a (k, n) array, ``digits`` significant digits."""
     arr = np.asarray(a, dtype=float)
     arr = arr.T.ravel() if arr.ndim == 2 else arr.ravel()
