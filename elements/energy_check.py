@@ -137,8 +137,10 @@ class MotionData:
     Attributes: t (n_t,), m (N,), I (n_t, N, 3, 3) or (N, 3, 3), omega, r, rdot
     (n_t, N, 3), g (3,); optional spring k (N_j,) and theta (n_t, N_j); wheels h_wheel
     (n_t, N_w, 3) and I_wheel (N_w,); the simulator's own KE, PE (n_t,) and work done by
-    non-conservative sources (n_t,), when it reports them; names of the bodies; whether
-    joints tie the system to the ground (then momentum is not conserved).
+    non-conservative sources (n_t,), net of dissipation, when it reports them; the part of
+    that which dampers dissipated (n_t,, J, >= 0: ``work`` includes it with a minus sign),
+    when known, which only words the report; names of the bodies; whether joints tie the
+    system to the ground (then momentum is not conserved).
     """
 
     t: np.ndarray
@@ -156,6 +158,7 @@ class MotionData:
     internal_pe: np.ndarray | None = None
     work: np.ndarray | None = None
     body_names: tuple[str, ...] = ()
+    dissipated: np.ndarray | None = None
     grounded: bool | None = None
 
 
@@ -178,12 +181,13 @@ def motion_from_result(result) -> MotionData:
             ks.append(s.stiffness)
             th.append(result.joint(j.name).q - s.rest)
     led = result.energy
-    work = (sum(led.work.values()) if led.work else 0.0) - \
-        (sum(led.dissipated.values()) if led.dissipated else 0.0)
+    diss = sum(led.dissipated.values()) if led.dissipated else 0.0
+    work = (sum(led.work.values()) if led.work else 0.0) - diss
     return MotionData(t=result.t, m=m, I=I, omega=omega, r=r, rdot=rdot, g=mech.gravity,
                       k=np.array(ks), theta=np.array(th).T if th else None,
                       internal_ke=led.kinetic, internal_pe=led.gravity + led.springs,
                       work=np.broadcast_to(work, result.t.shape).astype(float),
+                      dissipated=np.broadcast_to(diss, result.t.shape).astype(float),
                       body_names=names,
                       grounded=any(j.parent.is_ground for j in mech.joints.values()))
 
@@ -253,12 +257,15 @@ def motion_from_directory(path: str) -> MotionData:
         if "gravity" in e:
             data.internal_pe = e["gravity"] + e.get("springs", 0.0)
         work = np.zeros(t.size)
+        diss = np.zeros(t.size)
         for key, v in e.items():
             if key.startswith("work."):
                 work = work + v
             elif key.startswith("dissipated."):
                 work = work - v
+                diss = diss + v
         data.work = work
+        data.dissipated = diss
     return data
 
 
@@ -354,7 +361,8 @@ def check(source, *, rtol: float = 1e-7, conservative: bool | None = None,
 
     The tests: (1) KE and PE by Eqs. (1)-(2) equal the simulator's own figures (when it
     reports them); (2a) KE + PE constant under conservative forces, or, when sources do
-    work, KE + PE - work constant; (2b) KE constant when no forces act; momentum: linear
+    work or dampers dissipate energy, KE + PE - work + dissipated constant (the report
+    names which of the two happen, from ``MotionData.dissipated``); (2b) KE constant when no forces act; momentum: linear
     and angular momentum constant when no external forces act.
     """
     if isinstance(source, MotionData):
@@ -375,6 +383,11 @@ def check(source, *, rtol: float = 1e-7, conservative: bool | None = None,
         rep.lines.append(CheckLine("PE (Eq. 2) vs the simulation's", err, rtol, err <= rtol))
     work = d.work if d.work is not None else np.zeros_like(ke)
     did_work = bool(np.abs(work).max(initial=0.0) > rtol * scale)
+    # what makes the system non-conservative: sources that do work, dampers that
+    # dissipate energy (work is their net: the sources' work minus the dissipation)
+    diss = d.dissipated if d.dissipated is not None else np.zeros_like(ke)
+    dissipates = bool(np.abs(diss).max(initial=0.0) > rtol * scale)
+    sources = bool(np.abs(work + diss).max(initial=0.0) > rtol * scale) or not dissipates
     if conservative is None:
         conservative = not did_work
     has_springs = d.k is not None and len(d.k) > 0
@@ -383,14 +396,18 @@ def check(source, *, rtol: float = 1e-7, conservative: bool | None = None,
         force_free = (not np.any(d.g)) and not has_springs and not did_work and not grounded
     total = ke + pe
     drift = float(np.abs(total - total[0]).max() / scale)
+    causes = (["sources do work"] if sources else []) + \
+        (["dampers dissipate energy"] if dissipates else [])
     rep.lines.append(CheckLine("(a) KE + PE constant", drift, rtol,
                                (drift <= rtol) if conservative else None,
-                               "" if conservative else "sources do work: see the balance"))
+                               "" if conservative else " and ".join(causes)
+                               + ": see the balance"))
     if not conservative:
         bal = total - work
         bd = float(np.abs(bal - bal[0]).max() / scale)
-        rep.lines.append(CheckLine("KE + PE - work of the sources constant", bd, rtol,
-                                   bd <= rtol))
+        name = "KE + PE" + (" - work of the sources" if sources else "") + \
+            (" + dissipated energy" if dissipates else "") + " constant"
+        rep.lines.append(CheckLine(name, bd, rtol, bd <= rtol))
     kd = float(np.abs(ke - ke[0]).max() / scale)
     rep.lines.append(CheckLine("(b) KE constant (no forces)", kd, rtol,
                                (kd <= rtol) if force_free else None,

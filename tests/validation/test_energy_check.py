@@ -145,3 +145,29 @@ def test_reaction_wheel_term():
     ke, _ = procedure1(d.m, d.I, d.omega, d.r, d.rdot, d.g, h_wheel=d.h_wheel,
                        I_wheel=d.I_wheel)
     assert ke[0] == pytest.approx(9.0 / (2 * 0.5))
+
+
+def test_the_report_calls_dissipation_dissipation(tmp_path):
+    """A damped-only system: the report says dampers dissipate energy (not that sources do
+    work), from a result and from the files of a run; a driven damped one names both."""
+    mech = Mechanism("damped", gravity=(0.0, -9.81, 0.0))
+    rod = mech.add_body(RigidBody("rod", 1.0, Inertia.principal(0.03, 0.03, 0.03)))
+    joint = mech.add_joint(RevoluteJoint("J1", mech.ground, rod, child_point=(0.0, 0.3, 0.0),
+                                         axis=(0.0, 0.0, 1.0), damper=0.2))
+    damped = mech.assemble().simulate((0.0, 1.0), {"J1": 0.5}, t_eval=np.linspace(0, 1, 21),
+                                      rtol=1e-10, atol=1e-10)
+    damped.write(str(tmp_path))
+    for rep in (check(damped), check(str(tmp_path))):
+        assert rep.passed
+        a = [ln for ln in rep.lines if ln.name.startswith("(a)")][0]
+        assert a.passed is None and a.note == "dampers dissipate energy: see the balance"
+        assert "sources do work" not in rep.text() and "work of the sources" not in rep.text()
+        assert any(ln.name == "KE + PE + dissipated energy constant" and ln.passed
+                   for ln in rep.lines)
+    from elements import AxisActuator
+    joint.add_actuator(AxisActuator(0.3))
+    driven = mech.assemble().simulate((0.0, 1.0), {"J1": 0.5}, t_eval=np.linspace(0, 1, 21),
+                                      rtol=1e-10, atol=1e-10)
+    rep = check(driven)
+    assert rep.passed and "sources do work and dampers dissipate energy" in rep.text()
+    assert "KE + PE - work of the sources + dissipated energy constant" in rep.text()
