@@ -2,8 +2,8 @@
 
 - :func:`forward_kinematics`: body poses (and points) for joint coordinates.
 - :func:`joint_accelerations`: joint accelerations from a state and its derivative.
-- :func:`direct_dynamics`: qdd for given q, qd and actuator efforts tau.
-- :func:`inverse_dynamics`: tau for given q, qd, qdd (every joint with an axis).
+- :func:`direct_dynamics`: qdd for given q, qd and actuator efforts tau (at time t).
+- :func:`inverse_dynamics`: tau for given q, qd, qdd (every joint with an axis; at time t).
 - :func:`prescribed_motion`: prescribe the motion of some joints over time (functions or
   samples) and get the efforts that produce it and every reaction.
 
@@ -117,12 +117,13 @@ def _driven(mm: MechanismModel, kind: str):
 
 
 def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
-                    tau: Mapping[str, float]) -> dict[str, float]:
+                    tau: Mapping[str, float], *, t: float = 0.0) -> dict[str, float]:
     """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
     (N m or N; joints not named get 0), from the bond graph model.
 
     The mechanism's own actuators are replaced by ``tau``; springs, dampers, loads and
-    gravity act as modelled.
+    gravity act as modelled. ``t`` (s) is the time at which time-dependent sources (loads'
+    and attached subsystems' TimeFunctions) are evaluated.
     """
     model, inputs = _driven(mm, "effort")
     unknown = [n for n in tau if n not in inputs.value]
@@ -133,15 +134,16 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
         inputs.value[n] = float(tau.get(n, 0.0))
         inputs.rate[n] = 0.0
     x = model.initial_state(q, qd)
-    xdot = model.model.evaluate(0.0, x).xdot
+    xdot = model.model.evaluate(float(t), x).xdot
     return joint_accelerations(model, x, xdot)
 
 
 def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
-                     qdd: Mapping[str, float]) -> dict[str, float]:
+                     qdd: Mapping[str, float], *, t: float = 0.0) -> dict[str, float]:
     """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
     every joint with an axis (all must be given), from the bond graph model with flow
-    sources on the axes."""
+    sources on the axes. ``t`` (s) is the time at which time-dependent sources (loads' and
+    attached subsystems' TimeFunctions) are evaluated."""
     model, inputs = _driven(mm, "flow")
     missing = [n for n in inputs.value if n not in qdd]
     if missing:
@@ -151,7 +153,7 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
         inputs.value[n] = float(qd.get(n, 0.0))
         inputs.rate[n] = float(qdd[n])
     x = model.initial_state(q, qd)
-    ev = model.model.evaluate(0.0, x)
+    ev = model.model.evaluate(float(t), x)
     out = {}
     for n in inputs.value:
         e, _ = model.model.bond_index(f"{n}.drive.b")

@@ -149,3 +149,28 @@ def test_prescribed_motion_energy_ledger_counts_the_drives_work(name):
     assert led.relative_drift < 1e-6, led.relative_drift
     assert sorted(led.work) == sorted(f"{j}.drive" for j in motion)
     assert max(np.abs(v).max() for v in led.work.values()) > 1e-3   # the drives did work
+
+
+def test_direct_and_inverse_dynamics_at_a_time_t():
+    """A torque motor A sin(w t) attached to J1's axis (a TimeFunction effort source that
+    the drives do not replace): direct and inverse dynamics evaluate it at ``t``."""
+    from bondgraph import Se, TimeFunction
+    m, l, g, A, w = 1.7, 0.9, 9.81, 2.5, 3.0
+    mech = models.compound_pendulum(m, l, g)
+
+    def motor(bg):
+        bg.add(Se("motor.torque", TimeFunction(lambda t: A * np.sin(w * t),
+                                               lambda t: A * w * np.cos(w * t))))
+        bg.connect("motor.torque", mech.joints["J1"].axis_junction, name="motor.torque.b")
+
+    mech.add_subsystem("motor", motor)
+    mm = mech.assemble()
+    q, qd, tau = {"J1": 0.4}, {"J1": 1.0}, {"J1": 0.5}
+    inertia, grav = m * l * l / 3, 0.5 * m * g * l * np.sin(0.4)
+    for t in (0.0, 0.7, 1.3):
+        want = (0.5 + A * np.sin(w * t) - grav) / inertia
+        qdd = direct_dynamics(mm, q, qd, tau, t=t)["J1"]
+        assert abs(qdd - want) < 1e-9 * max(1.0, abs(want)), t
+        back = inverse_dynamics(mm, q, qd, {"J1": want}, t=t)["J1"]
+        assert abs(back - 0.5) < 1e-9, t
+    assert direct_dynamics(mm, q, qd, tau)["J1"] == pytest.approx((0.5 - grav) / inertia)
