@@ -152,13 +152,18 @@ class Shape:
     @classmethod
     def from_inertia(cls, mass: float, inertia: Any) -> "Shape":
         """The uniform box with this mass (kg) and central inertia (3x3, body
-        coordinates, kg m^2), aligned with the principal axes: side a_i =
+        coordinates, kg m^2), aligned with the principal axes (the body axes when the
+        inertia is diagonal): side a_i =
         sqrt(6 (I_j + I_k - I_i) / m). A side that comes out zero or negative (a flat or
         point-like inertia) is given 1e-9 m; :func:`animate` clips the sides to the scene."""
         J = np.asarray(getattr(inertia, "matrix", inertia), dtype=float)
-        lam, vec = np.linalg.eigh(0.5 * (J + J.T))
-        if np.linalg.det(vec) < 0:
-            vec[:, 2] = -vec[:, 2]
+        J = 0.5 * (J + J.T)
+        if np.abs(J - np.diag(np.diag(J))).max() <= 1e-12 * np.abs(J).max():
+            lam, vec = np.diag(J).copy(), np.eye(3)   # principal already: sides along x, y, z
+        else:
+            lam, vec = np.linalg.eigh(J)
+            if np.linalg.det(vec) < 0:
+                vec[:, 2] = -vec[:, 2]
         total = lam.sum()
         sides = np.sqrt(np.maximum(6.0 * (total - 2.0 * lam) / float(mass), 0.0))
         sides = np.where(np.isfinite(sides) & (sides > 1e-9), sides, 1e-9)

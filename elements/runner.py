@@ -122,8 +122,12 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
     paths["plots"] = plot_columns(result, spec.output.plots, out_dir)
     if animation:
         from .animation import animate, moving_bodies
-        paths["animation"] = animate(result, os.path.join(out_dir, animation),
-                                     traces=moving_bodies(result))
+        try:
+            paths["animation"] = animate(result, os.path.join(out_dir, animation),
+                                         traces=moving_bodies(result))
+        except (BondGraphError, ValueError) as exc:   # the results are written regardless
+            if not quiet:
+                print(f"animation: {exc}", file=sys.stderr)
     paths["elapsed"] = elapsed
     written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
                       and os.path.exists(p)})

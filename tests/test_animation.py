@@ -331,6 +331,11 @@ def test_mp4_when_ffmpeg_exists(run_dir, tmp_path):
     path = animate_video(run_dir[1], str(tmp_path / "m.mp4"), fps=10, t_span=(0.0, 0.5),
                          size=(4.0, 3.0), dpi=80)
     assert os.path.getsize(path) > 1000
+    if shutil.which("ffprobe"):
+        out = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams",
+                              "v:0", "-show_entries", "stream=nb_read_frames,width,height",
+                              "-of", "csv=p=0", path], capture_output=True, text=True).stdout
+        assert out.split() == ["320,240,5"]
 
 
 def test_video_refuses_other_formats(run_dir, tmp_path):

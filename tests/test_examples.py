@@ -26,7 +26,7 @@ def test_three_body_example_writes_every_output(tmp_path):
     assert "cross-checks: PASSED" in p.stdout
     for name in ["bodies.csv", "joints.csv", "energy.csv", "units.json", "summary.json",
                  "three_body.mat", "bond_graph.dot", "fig6_m2_x.png", "fig7_m2_y.png",
-                 "fig8_m2_z.png", "fig9_J3_force.png"]:
+                 "fig8_m2_z.png", "fig9_J3_force.png", "animation.html"]:
         assert (out / name).exists(), name
     with open(out / "joints.csv") as f:
         header = next(csv.reader(f))
