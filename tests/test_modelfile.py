@@ -242,6 +242,7 @@ def test_a_failed_run_prints_one_clean_line(tmp_path):
     assert (tmp_path / "o" / "summary.json").exists()     # what was computed is written
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's overflow on the way
 def test_the_library_still_warns_when_a_run_fails():
     from bondgraph import IntegrationWarning
     spec = loads_model(DIVERGES, "diverges.toml")
