@@ -9,6 +9,8 @@ Commands::
     bondgraph equations MODEL [--latex]  the state equations' structure and T, H, U_2 at
                                        the initial state
     bondgraph check DIR                the energy and momentum report of a run's files
+    bondgraph sweep STUDY --out DIR    a parameter study (grid or Monte Carlo, on Dask):
+                                       one results.csv row per run, plots
     bondgraph animate DIR [--video F]  the 3D animation page of a run (and a GIF or MP4)
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
@@ -122,6 +124,44 @@ def cmd_equations(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from elements.study import RESULTS, load_study
+    study = load_study(args.study)
+    executor = args.executor or study.executor
+    runs = study.runs()
+    if not args.quiet:
+        where = {"inprocess": "in this process", "local": "a local Dask cluster"}.get(
+            executor, f"the Dask scheduler at {executor}")
+        print(f"{study.name}: {len(runs)} runs of {study.model.source} on {where}")
+        for note in study.notes:
+            print(f"note: {note}")
+    show = args.progress or (args.progress is None and sys.stderr.isatty())
+    try:
+        res = study.run(args.out, executor=executor, workers=args.workers,
+                        resume=args.resume, overwrite=args.overwrite, progress=bool(show))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the runs that finished are in "
+              f"{os.path.join(args.out, RESULTS)}; rerun with --resume to do the rest",
+              file=sys.stderr)
+        return 130
+    counts = res.status_counts
+    if not args.quiet:
+        rate = res.new_runs / res.elapsed if res.elapsed > 0 else float("nan")
+        print(f"{study.name}: {len(res)} of {len(runs)} runs in the table ({res.new_runs} "
+              f"new in {res.elapsed:.1f} s, {rate:.3g} runs/s): "
+              + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+        print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
+    bad = res.failures
+    if bad:
+        first = bad[0]
+        vals = ", ".join(f"{p} = {first[p]:.6g}" for p in res.parameters)
+        print(f"error: {len(bad)} of {len(res)} runs did not succeed (status and message in "
+              f"{os.path.join(args.out, RESULTS)}); first: run {first['index']} ({vals}): "
+              f"{first['status']}: {first['message']}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_check(args) -> int:
     from elements.energy_check import check
     if not os.path.isdir(args.directory):
@@ -219,6 +259,27 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("model")
     e.add_argument("--latex", action="store_true", help="matrices as LaTeX")
     e.set_defaults(func=cmd_equations)
+    s = sub.add_parser("sweep", help="a parameter study: sweep or Monte Carlo, on Dask",
+                       description="Run the parameter study STUDY (a TOML study file naming a "
+                       "model file, the parameters to vary, the outputs to keep and where to "
+                       "run; see docs/studies.md) into DIR: results.csv (one row per run, "
+                       "written as runs finish), study.json, the plots.")
+    s.add_argument("study")
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--resume", action="store_true",
+                   help="continue a study in DIR: runs already in results.csv are skipped")
+    s.add_argument("--overwrite", action="store_true",
+                   help="start anew in DIR (its results.csv, study.json and histories go)")
+    s.add_argument("--executor", default=None,
+                   help="inprocess, local (a Dask LocalCluster) or a scheduler address "
+                        "(tcp://HOST:PORT); default: the study file's [executor]")
+    s.add_argument("--workers", type=int, default=None,
+                   help="worker processes of a local cluster (default: the file's, else "
+                        "the number of cores)")
+    s.add_argument("--progress", action="store_true", default=None,
+                   help="show the progress bar even when stderr is not a terminal")
+    s.add_argument("--quiet", action="store_true")
+    s.set_defaults(func=cmd_sweep)
     c = sub.add_parser("check", help="energy and momentum report of a run",
                        description="The energy and momentum tests (seed: MBS Energy Testing) "
                        "of the files a run wrote into DIRECTORY.")

@@ -12,6 +12,9 @@ Canonical mechanisms
     elements.models
 Seeing the motion
     animate (3D page, HTML), animate_video (GIF or MP4), Shape
+Parameter studies (sweeps, Monte Carlo; in-process or on Dask)
+    Study, Grid, MonteCarlo, Uniform, Normal, LogNormal, Choice, Output,
+    ParametricModel, StudyResult, load_study, read_results, plot_study
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from .joints import (
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
 from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
+from .study import (
+    Choice, Grid, LogNormal, MonteCarlo, Normal, Output, ParametricModel, Study,
+    StudyResult, Uniform, load_study, plot_study, read_results,
+)
 from .video import animate_video
 
 __all__ = [
@@ -34,4 +41,8 @@ __all__ = [
     "AxisSpring", "AxisDamper", "AxisActuator", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
+]
+__all__ += [
+    "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",
+    "ParametricModel", "StudyResult", "load_study", "read_results", "plot_study",
 ]
