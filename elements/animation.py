@@ -805,7 +805,7 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
               "series": [{"name": s["name"], "unit": s["unit"], "color": s["color"],
                           "y": _flat(s["y"])} for s in p["series"]]} for p in scene.plots]
     g = np.asarray(m.gravity, dtype=float)
-    dist = scene.extent * 1.35
+    dist = scene.extent * 1.6
     lowest = float(min(scene.up @ c for c in _corners(scene.lower, scene.upper)))
     grid_size = _nice(scene.extent * 1.2, "nearest")
     return {
