@@ -194,7 +194,7 @@ def cmd_animate(args) -> int:
     if args.video:
         from elements.video import animate_video
         written.append(animate_video(motion, args.video, fps=args.fps, speed=args.speed,
-                                     **options))
+                                     progress=sys.stderr.isatty(), **options))
         print(f"wrote {args.video}")
     _add_to_manifest(args.directory, written)
     return 0
