@@ -463,7 +463,17 @@ class StateSpaceModel:
                           bond_values=bond_values)
 
     def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
-        """dx/dt at (t, x): a fresh array of shape (n_states,)."""
+        """dx/dt at (t, x): a fresh array of shape (n_states,).
+
+        Uses the sparse evaluation (:meth:`sparse`) where it applies and the dense
+        reduction (:meth:`evaluate`) elsewhere; both agree to rounding."""
+        sr = self.sparse()
+        if sr.applicable:
+            x = np.asarray(x, dtype=float)
+            if x.shape == (self.n_states,):
+                sv = sr.evaluate(t, x, stabilization)
+                if sv is not None:
+                    return sv.xdot
         return self.evaluate(t, x, stabilization=stabilization).xdot
 
     def constraint_forces(self, t: float, x: np.ndarray,

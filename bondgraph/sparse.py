@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import structural_rank
 
 from .element import StateView
 
@@ -91,18 +92,17 @@ class _Pattern:
     """A sparse matrix of fixed pattern whose entries are ``coef * source[k]``.
 
     Built from COO entries (row, col, source index, coefficient); duplicates are summed.
-    ``matrix(sources)`` refills the data in one ``bincount``. ``order`` permutes the
-    columns (column k of the stored matrix is column ``order[k]`` of the logical one).
+    ``matrix(sources)`` refills the data in one ``bincount``. ``position`` permutes the
+    columns: logical column c is stored as column ``position[c]`` (SuperLU's ``perm_c``
+    convention), so a solution y of the stored matrix is ``y[position]`` in logical order.
     """
 
-    def __init__(self, shape, rows, cols, src, coef, order=None):
+    def __init__(self, shape, rows, cols, src, coef, position=None):
         n_rows, n_cols = shape
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        if order is not None:
-            inv = np.empty_like(order)
-            inv[order] = np.arange(len(order))
-            cols = inv[cols]
+        if position is not None:
+            cols = position[cols]
         key = cols * n_rows + rows
         perm = np.argsort(key, kind="stable")
         key = key[perm]
@@ -117,19 +117,38 @@ class _Pattern:
         np.add.at(indptr, ucols + 1, 1)
         self.indptr = np.cumsum(indptr).astype(np.int32)
         self.shape = shape
-        self.order = (np.arange(n_cols) if order is None
-                      else np.asarray(order, dtype=np.int64))
+        self.position = (np.arange(n_cols) if position is None
+                         else np.asarray(position, dtype=np.int64))
+
+        # an empty row or column: singular whatever the values (and SuperLU must not see
+        # it: an all-empty matrix can crash it)
+        self._matrix = sp.csc_matrix((np.ones(self.n), self.indices, self.indptr),
+                                     shape=shape)
+        self._matrix.has_canonical_format = True
+        self.structurally_singular = bool(
+            n_rows != n_cols or np.any(np.diff(self.indptr) == 0)
+            or np.unique(self.indices).size < n_rows
+            or (n_rows and structural_rank(self._matrix) < n_rows))
 
     def matrix(self, sources: np.ndarray) -> sp.csc_matrix:
-        data = np.bincount(self.group, weights=self.coef * sources[self.src], minlength=self.n)
-        return sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape)
+        """The matrix at these source values (one object, its data refilled)."""
+        self._matrix.data = np.bincount(self.group, weights=self.coef * sources[self.src],
+                                        minlength=self.n).astype(float)
+        return self._matrix
 
 
 def _factor(pattern: _Pattern, sources: np.ndarray):
     """splu of the pattern's matrix with its precomputed column order (None if singular
     or not finite)."""
+    if pattern.structurally_singular:
+        return None
     A = pattern.matrix(sources)
     if not np.all(np.isfinite(A.data)):
+        return None
+    # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33)
+    mag = np.abs(A.data)
+    if A.shape[0] and (np.min(np.add.reduceat(mag, pattern.indptr[:-1])) == 0.0
+                       or np.min(np.bincount(pattern.indices, mag, A.shape[0])) == 0.0):
         return None
     try:
         lu = spla.splu(A, permc_spec="NATURAL")
@@ -141,31 +160,56 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
     return lu
 
 
+class _Terms:
+    """Linear terms ``coef * source[src]`` of a system under construction: on an unknown
+    column, or on a known value (an index into the evaluation's vector of known values)."""
+
+    def __init__(self):
+        self.rows, self.cols, self.src, self.coef = [], [], [], []
+        self.krows, self.kidx, self.ksrc, self.kcoef = [], [], [], []
+
+    def add(self, rows, cols, src, coef):
+        self.rows.append(rows); self.cols.append(cols)
+        self.src.append(src); self.coef.append(coef)
+
+    def known(self, rows, kidx, src, coef):
+        self.krows.append(rows); self.kidx.append(kidx)
+        self.ksrc.append(src); self.kcoef.append(coef)
+
+    def arrays(self, which):
+        parts = (self.rows, self.cols, self.src, self.coef) if which == "matrix" else \
+            (self.krows, self.kidx, self.ksrc, self.kcoef)
+        return [np.concatenate(p) if p else np.zeros(0, dtype=float if k == 3 else np.int64)
+                for k, p in enumerate(parts)]
+
+
 class SparseReduction:
     """The sparse evaluation of a :class:`~bondgraph.StateSpaceModel` (see the module
     docstring). Build it with :meth:`StateSpaceModel.sparse`; ``applicable`` says whether
-    it can be used, ``reason`` why not."""
+    it can be used, ``reason`` why not.
+
+    Before the systems are formed, the junction equations that only say two bond
+    variables are equal (most of a 0-junction's effort and a 1-junction's flow equations)
+    are eliminated: each class of equal variables keeps one representative, an imposed
+    variable where the class has one. This halves the systems of a mechanism."""
 
     def __init__(self, model, rng_seed: int = 20261122):
         self.model = m = model
         L = m.layout
         self.applicable = False
         self.reason = ""
-        self.n_u = n_u = len(L.unk)
         self.n_L = n_L = m.R.shape[0]
         self.n_E = n_E = sum(m._elements[n].dim for n in m.ejs)
         self.n2 = n2 = m.n_u2
         isl, rsl = L.imp_slices, L.rec_slices
-        group_of_imp = np.empty(len(L.imp), dtype="<U2")
+        n_imp = len(L.imp)
+        group_of_imp = np.empty(n_imp, dtype="<U2")
         for g, sl in isl.items():
             group_of_imp[sl] = g
-        # A entries: split by the kind of column
-        ci = L.col_i[L.cols]
-        cu = L.col_u[L.cols]
-        kind = np.where(cu >= 0, "u", group_of_imp[np.where(ci >= 0, ci, 0)])
-        self._A_rows, self._A_cols = L.rows, L.cols
+        pos_in_group = np.arange(n_imp) - np.array([isl[g].start for g in group_of_imp],
+                                                   dtype=np.int64)
         self._nA = nA = len(L.rows)
-        # sources: [A data (nA) | R flat | R_E flat | 1 | F entries]
+        # sources: [A data (nA) | R flat | R_E flat | 1]
         R = m.R
         self._RE_dims = [m._elements[n].dim for n in m.ejs]
         nR, nRE = R.size, sum(d * d for d in self._RE_dims)
@@ -174,87 +218,116 @@ class SparseReduction:
         self._n_sources = self._off_one + 1
         self._R_flat = R.ravel().astype(float)
         one = self._off_one
+        dyn = [np.arange(start, start + 2 * a * b) for _, _, start, a, b in L.dynamic]
+        self._dyn = np.concatenate(dyn) if dyn else np.zeros(0, dtype=np.int64)
 
-        # column offsets of the unknown vector y = [w_u, D_out, E_out, U2, z]
+        # -- alias elimination --------------------------------------------------------
+        rep, kept = _aliases(L, self._dyn)
+        ipos = L.col_i[rep]                       # imposed representative: index in v
+        unknown_rep = ipos < 0
+        reps_u = np.unique(rep[unknown_rep])
+        ucol = -np.ones(L.n_var, dtype=np.int64)
+        ucol[reps_u] = np.arange(reps_u.size)
+        self._ucol = ucol[rep]                    # per variable: its unknown column or -1
+        self._ipos = np.where(unknown_rep, 0, ipos)
+        self._is_u = unknown_rep
+        n_ur = reps_u.size
+        newrow = -np.ones(L.n_eq, dtype=np.int64)
+        newrow[kept] = np.arange(kept.size)
+        self._newrow = newrow
+        if kept.size != n_ur:
+            self.reason = (f"alias elimination left {kept.size} equations for {n_ur} "
+                           f"unknowns")
+            return
+        self.n_u = n_u = n_ur
         cL, cE, c2, cz = n_u, n_u + n_L, n_u + n_L + n_E, n_u + n_L + n_E + n2
-        rec_L = L.rec[rsl["L"]]
-        rec_E = L.rec[rsl["E"]]
-        self._rec_X = L.rec[rsl["X"]]
-        self._rec_C = L.rec[rsl["C"]]
-        imp_pos_in_group = np.arange(len(L.imp)) - np.array(
-            [isl[g].start for g in group_of_imp], dtype=int)
+        self._cL, self._cE, self._c2 = cL, cE, c2
+        rec_L, rec_E = L.rec[rsl["L"]], L.rec[rsl["E"]]
+        self._rec_X, self._rec_C = L.rec[rsl["X"]], L.rec[rsl["C"]]
+        Fs = sp.csr_matrix(m.F)
+        Z0 = isl["Z"].start
 
-        def velocity_entries(with_u2: bool):
-            rows, cols, src, coef = [], [], [], []
-            sel = np.flatnonzero(kind == "u")
-            rows.append(L.rows[sel]); cols.append(cu[sel]); src.append(sel)
-            coef.append(np.ones(sel.size))
-            for g, base in (("L", cL), ("E", cE)) + ((("U2", c2),) if with_u2 else ()):
-                sel = np.flatnonzero(kind == g)
-                rows.append(L.rows[sel])
-                cols.append(base + imp_pos_in_group[ci[sel]])
-                src.append(sel)
-                coef.append(np.ones(sel.size))
-            r0 = L.n_eq
-            # D_out - R D_in = 0
-            for i in range(n_L):
-                rows.append(np.array([r0 + i])); cols.append(np.array([cL + i]))
-                src.append(np.array([one])); coef.append(np.ones(1))
-                js = np.arange(n_L)
-                rows.append(np.full(n_L, r0 + i)); cols.append(L.col_u[rec_L[js]])
-                src.append(self._off_R + i * n_L + js); coef.append(-np.ones(n_L))
-            r0 += n_L
-            # E_out - R_E E_in = 0, block by block
+        def w_terms(T, rows, var, src, coef, with_u2):
+            rows, var = np.asarray(rows, dtype=np.int64), np.asarray(var, dtype=np.int64)
+            src, coef = np.asarray(src, dtype=np.int64), np.asarray(coef, dtype=float)
+            u = self._is_u[var]
+            T.add(rows[u], self._ucol[var[u]], src[u], coef[u])
+            p = self._ipos[var[~u]]
+            r, sr, cf = rows[~u], src[~u], coef[~u]
+            g = group_of_imp[p]
+            for grp, base in (("L", cL), ("E", cE), ("U2", c2)):
+                sel = g == grp
+                if grp == "U2" and not with_u2:
+                    continue
+                T.add(r[sel], base + pos_in_group[p[sel]], sr[sel], cf[sel])
+            sel = (g == "Z") | (g == "U1")
+            T.known(r[sel], p[sel], sr[sel], cf[sel])
+
+        def z_terms(T, rows, var, src, coef):
+            rows, var = np.asarray(rows, dtype=np.int64), np.asarray(var, dtype=np.int64)
+            src, coef = np.asarray(src, dtype=np.int64), np.asarray(coef, dtype=float)
+            u = self._is_u[var]
+            T.add(rows[u], cz + self._ucol[var[u]], src[u], coef[u])
+            p = self._ipos[var[~u]]
+            r, sr, cf = rows[~u], src[~u], coef[~u]
+            g = group_of_imp[p]
+            sel = g == "U1"
+            T.known(r[sel], n_imp + p[sel], sr[sel], cf[sel])
+            # dZ/dt = F dX/dt, and dX/dt is a received (w) variable
+            iz = np.flatnonzero(g == "Z")
+            j = p[iz] - Z0
+            cnt = Fs.indptr[j + 1] - Fs.indptr[j]
+            ind = np.repeat(Fs.indptr[j], cnt) + np.arange(cnt.sum()) - \
+                np.repeat(np.cumsum(cnt) - cnt, cnt)
+            w_terms(T, np.repeat(r[iz], cnt), self._rec_X[Fs.indices[ind]],
+                    np.repeat(sr[iz], cnt), np.repeat(cf[iz], cnt) * Fs.data[ind], True)
+
+        in_kept = newrow[L.rows] >= 0
+        ent = np.flatnonzero(in_kept)
+
+        def velocity_terms(with_u2):
+            T = _Terms()
+            w_terms(T, newrow[L.rows[ent]], L.cols[ent], ent, np.ones(ent.size), with_u2)
+            r0 = n_u                   # D_out - R D_in = 0
+            w_terms(T, r0 + np.arange(n_L), L.imp[isl["L"]], np.full(n_L, one),
+                    np.ones(n_L), with_u2)
+            w_terms(T, r0 + np.repeat(np.arange(n_L), n_L), np.tile(rec_L, n_L),
+                    self._off_R + np.arange(n_L * n_L), -np.ones(n_L * n_L), with_u2)
+            r0 += n_L                  # E_out - R_E E_in = 0, block by block
+            w_terms(T, r0 + np.arange(n_E), L.imp[isl["E"]], np.full(n_E, one),
+                    np.ones(n_E), with_u2)
+            rows_e, vars_e, src_e = [], [], []
             k, off = 0, self._off_RE
             for d in self._RE_dims:
-                for i in range(d):
-                    rows.append(np.array([r0 + k + i])); cols.append(np.array([cE + k + i]))
-                    src.append(np.array([one])); coef.append(np.ones(1))
-                    js = np.arange(d)
-                    rows.append(np.full(d, r0 + k + i))
-                    cols.append(L.col_u[rec_E[k + js]])
-                    src.append(off + i * d + js); coef.append(-np.ones(d))
+                rows_e.append(r0 + k + np.repeat(np.arange(d), d))
+                vars_e.append(np.tile(rec_E[k:k + d], d))
+                src_e.append(off + np.arange(d * d))
                 off += d * d
                 k += d
-            return rows, cols, src, coef
+            if rows_e:
+                w_terms(T, np.concatenate(rows_e), np.concatenate(vars_e),
+                        np.concatenate(src_e), -np.ones(sum(d * d for d in self._RE_dims)),
+                        with_u2)
+            return T
 
         n_m = n_u + n_L + n_E
-        rows, cols, src, coef = velocity_entries(False)
-        self._M = self._ordered((n_m, n_m), rows, cols, src, coef)
-
+        self._n_m = n_m
+        self._M, self._M_known = self._system((n_m, n_m), velocity_terms(False))
         if n2:
-            rows, cols, src, coef = velocity_entries(True)
-            # A_u z
-            sel = np.flatnonzero(kind == "u")
-            r_z = n_m
-            rows.append(r_z + L.rows[sel]); cols.append(cz + cu[sel]); src.append(sel)
-            coef.append(np.ones(sel.size))
-            # A_iZ F S_X w_u: entry (r, Z_j) * F[j, k] at column col_u[rec_X[k]]
-            F = m.F
-            sel = np.flatnonzero(kind == "Z")
-            Fnz = [np.flatnonzero(F[j]) for j in range(F.shape[0])]
-            for e in sel:
-                j = imp_pos_in_group[ci[e]]
-                for k in Fnz[j]:
-                    rows.append(np.array([r_z + L.rows[e]]))
-                    cols.append(np.array([L.col_u[self._rec_X[k]]]))
-                    src.append(np.array([e]))
-                    coef.append(np.array([F[j, k]]))
-            # S_C z = rhs
-            r_c = r_z + L.n_eq
-            rows.append(r_c + np.arange(n2)); cols.append(cz + L.col_u[self._rec_C])
-            src.append(np.full(n2, one)); coef.append(np.ones(n2))
+            T = velocity_terms(True)
+            z_terms(T, n_m + newrow[L.rows[ent]], L.cols[ent], ent, np.ones(ent.size))
+            r_c = n_m + n_u
+            z_terms(T, r_c + np.arange(n2), self._rec_C, np.full(n2, one), np.ones(n2))
             n_big = n_m + n2 + n_u
-            self._B = self._ordered((n_big, n_big), rows, cols, src, coef)
-        # right-hand sides: A entries on the Z and U1 columns
-        self._rhs_Z = np.flatnonzero(kind == "Z")
-        self._rhs_U1 = np.flatnonzero(kind == "U1")
-        self._imp_ZU1 = np.concatenate([np.arange(isl["Z"].start, isl["Z"].stop),
-                                        np.arange(isl["U1"].start, isl["U1"].stop)])
-        dyn = [np.arange(start, start + 2 * n2_ * n1_) for _, _, start, n2_, n1_ in L.dynamic]
-        self._dyn = np.concatenate(dyn) if dyn else np.zeros(0, dtype=int)
-        self._cL, self._cE, self._c2 = cL, cE, c2
+            self._B, self._B_known = self._system((n_big, n_big), T)
+        self._n_imp = n_imp
         self._check(np.random.default_rng(rng_seed))
+
+    def _system(self, shape, T: _Terms):
+        rows, cols, src, coef = T.arrays("matrix")
+        krows, kidx, ksrc, kcoef = T.arrays("known")
+        return self._ordered(shape, [rows], [cols], [src], [coef]), \
+            (krows.astype(np.int64), kidx.astype(np.int64), ksrc.astype(np.int64), kcoef)
 
     # ------------------------------------------------------------------------------------
     def _ordered(self, shape, rows, cols, src, coef) -> _Pattern:
@@ -262,7 +335,7 @@ class SparseReduction:
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         src, coef = np.concatenate(src), np.concatenate(coef)
         probe = _Pattern(shape, rows, cols, src, coef)
-        if shape[0] == 0:
+        if shape[0] == 0 or probe.structurally_singular:
             return probe
         # the structure alone decides the order: factor it once with generic values
         vals = np.random.default_rng(1).uniform(0.5, 1.5, self._n_sources)
@@ -271,7 +344,8 @@ class SparseReduction:
             order = spla.splu(A, permc_spec="COLAMD").perm_c
         except RuntimeError:
             order = np.arange(shape[1])
-        return _Pattern(shape, rows, cols, src, coef, order=np.asarray(order, dtype=np.int64))
+        return _Pattern(shape, rows, cols, src, coef,
+                        position=np.asarray(order, dtype=np.int64))
 
     def _check(self, rng):
         """Decide ``applicable``: the structural conditions of Eq. (15) at random moduli."""
@@ -299,7 +373,11 @@ class SparseReduction:
                      np.arange(isl["U2"].start, isl["U2"].stop),
                      np.arange(isl["E"].start, isl["E"].stop)]
         # W_u[:, cols] r for a random r: zero in a row iff the row's entries are (a.s.)
-        u1 = np.arange(isl["U1"].start, isl["U1"].stop)
+        # the components of sources without a time derivative must stay out of the
+        # constraint rows (Eq. (15) differentiates them)
+        owner = [n for n, d in zip(m.sources, m.u1_dims) for _ in range(d)]
+        u1 = isl["U1"].start + np.array([i for i, n in enumerate(owner)
+                                         if m.sources[n].rate is None], dtype=np.int64)
         rhs = np.column_stack([A_i[:, cols] @ rng.uniform(0.5, 1.5, cols.size)]
                               + ([A_i[:, u1].toarray()] if u1.size else []))
         y = -lu.solve(rhs) if lu is not None else np.zeros((0, rhs.shape[1]))
@@ -310,13 +388,10 @@ class SparseReduction:
         if rows_k.size and L.dynamic and np.abs(y[rows_k, 0]).max(initial=0.0) > 1e-12 * scale:
             self.reason = "a kinematic state's flow depends on D, E or U2"
             return
-        if self.n2 and u1.size:
-            enter = np.abs(y[np.ix_(rows_c, 1 + np.arange(u1.size))]).max(axis=0) > \
-                1e-12 * scale
-            names = m._u1_names_at(np.flatnonzero(enter))
-            if any(m.sources[n].rate is None for n in names):
-                self.reason = "a source in the constraint equations has no time derivative"
-                return
+        if self.n2 and u1.size and \
+                np.abs(y[np.ix_(rows_c, 1 + np.arange(u1.size))]).max() > 1e-12 * scale:
+            self.reason = "a source in the constraint equations has no time derivative"
+            return
         self.applicable = True
 
     # ------------------------------------------------------------------------------------
@@ -337,86 +412,123 @@ class SparseReduction:
                 [m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
         sources[self._off_one] = 1.0
         U1, dU1 = m.source_values(t, s)
-        v = np.zeros(len(L.imp))
         isl = L.imp_slices
-        v[isl["Z"]] = m.F @ X
-        v[isl["U1"]] = U1
-        wfull = np.zeros(L.n_var)
-        wfull[L.imp] = v
-        rhs_eq = -np.bincount(L.rows, weights=data * wfull[L.cols], minlength=L.n_eq) \
-            if L.n_eq else np.zeros(0)
-        n_m = self.n_u + self.n_L + self.n_E
-        b = np.zeros(n_m)
-        b[:L.n_eq] = rhs_eq
-        if not (np.all(np.isfinite(sources)) and np.all(np.isfinite(b))):
+        known = np.zeros(2 * self._n_imp)
+        known[isl["Z"]] = m.F @ X
+        known[isl["U1"]] = U1
+        if not (np.all(np.isfinite(sources)) and np.all(np.isfinite(known))):
             return None
-        if self.n2 == 0 or n_m == 0:
-            y = self._solve(self._M, sources, b) if n_m else np.zeros(0)
+        n2 = self.n2
+        if n2 == 0:
+            y = self._solve(self._M, self._M_known, sources, known, None)
             if y is None:
                 return None
-            U2 = np.zeros(self.n2)
+            U2 = np.zeros(0)
+            phi = m._phi(s)
             branch = "none"
         else:
-            y1 = self._solve(self._M, sources, b)
+            y1 = self._solve(self._M, self._M_known, sources, known, None)
             if y1 is None:
                 return None
-            w1 = self._full(wfull, y1, v, np.zeros(self.n2))
+            w1 = self._full(y1, known, np.zeros(n2))
             kin_rates = m._kin_rates(s, w1[m._kin_rows])
-            rhs_z = np.zeros(L.n_eq)
+            extra = np.zeros(self._B.shape[0])
+            z0 = self._n_m
             if L.dynamic and not m.omit_rate_terms:
                 mrates = m._moduli_rates(s, StateView(kin_rates, m._kin_slices_all()))
                 dA = L.rate_data(mrates)
                 d = self._dyn
-                rhs_z -= np.bincount(L.rows[d], weights=dA[d] * w1[L.cols[d]],
-                                     minlength=L.n_eq)
-            if self._rhs_U1.size:
-                du1 = np.zeros(L.n_var)
-                du1[L.imp[isl["U1"]]] = np.where(np.isfinite(dU1), dU1, 0.0)
-                e = self._rhs_U1
-                rhs_z -= np.bincount(L.rows[e], weights=data[e] * du1[L.cols[e]],
-                                     minlength=L.n_eq)
-            c0 = w1[self._rec_C]
+                extra[z0:z0 + self.n_u] -= np.bincount(
+                    self._newrow[L.rows[d]], weights=dA[d] * w1[L.cols[d]],
+                    minlength=self.n_u)
+            known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
+                np.where(np.isfinite(dU1), dU1, 0.0)
             phi = m._phi(s)
-            rhs_c = np.zeros(self.n2)
             if stabilization is not None:
-                rhs_c -= 2.0 * stabilization.alpha * c0 + \
+                c0 = w1[self._rec_C]
+                extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
                     stabilization.beta ** 2 * np.nan_to_num(phi)
-            bb = np.concatenate([b, rhs_z, rhs_c])
-            if not np.all(np.isfinite(bb)):
+            if not np.all(np.isfinite(extra)):
                 return None
-            y = self._solve(self._B, sources, bb)
+            y = self._solve(self._B, self._B_known, sources, known, extra)
             if y is None:
                 return None
-            U2 = y[self._c2:self._c2 + self.n2]
+            U2 = y[self._c2:self._c2 + n2]
             branch = "15"
-        w = self._full(wfull, y, v, U2)
-        xdot_X = w[self._rec_X]
+        w = self._full(y, known, U2)
         kin_rates = m._kin_rates(s, w[m._kin_rows])
         powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
-        xdot = np.concatenate([xdot_X, kin_rates, powers])
-        phi = m._phi(s) if branch == "none" else phi
+        xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
-                          branch=branch, rank=self.n2)
+                          branch=branch, rank=n2)
 
-    def _solve(self, pattern: _Pattern, sources, b):
+    def _solve(self, pattern: _Pattern, kn, sources, known, extra):
+        if pattern.shape[0] == 0:
+            return np.zeros(0)
+        krows, kidx, ksrc, kcoef = kn
+        b = -np.bincount(krows, weights=kcoef * sources[ksrc] * known[kidx],
+                         minlength=pattern.shape[0]).astype(float)
+        if extra is not None:
+            b += extra
         lu = _factor(pattern, sources)
         if lu is None:
             return None
-        y = np.empty_like(b)
-        y[pattern.order] = lu.solve(b)
-        return y
+        y = lu.solve(b)[pattern.position]
+        return y if np.all(np.isfinite(y)) else None
 
-    def _full(self, wfull, y, v, U2):
-        """Every bond variable from the unknowns y and the imposed values."""
+    def _full(self, y, known, U2):
+        """Every bond variable from the unknowns y and the known values."""
         L = self.model.layout
         isl = L.imp_slices
-        w = wfull.copy()
-        vv = v.copy()
-        vv[isl["L"]] = y[self._cL:self._cL + self.n_L]
-        vv[isl["E"]] = y[self._cE:self._cE + self.n_E]
-        vv[isl["U2"]] = U2
-        w[L.imp] = vv
-        w[L.unk] = y[:self.n_u]
-        return w
+        v = known[:self._n_imp].copy()
+        v[isl["L"]] = y[self._cL:self._cL + self.n_L]
+        v[isl["E"]] = y[self._cE:self._cE + self.n_E]
+        v[isl["U2"]] = U2
+        if self.n_u == 0:
+            return v[self._ipos]
+        return np.where(self._is_u, y[np.where(self._is_u, self._ucol, 0)], v[self._ipos])
 
+
+def _aliases(L, dynamic_entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Classes of bond variables that junction equations of the form a x_i - a x_j = 0
+    make equal. Returns (representative of each variable, the equations kept). A class
+    holds at most one imposed variable (its representative); an equation that would join
+    two imposed variables is kept."""
+    n_var = L.n_var
+    counts = np.bincount(L.rows, minlength=L.n_eq)
+    dyn = np.zeros(len(L.rows), dtype=bool)
+    dyn[dynamic_entries] = True
+    order = np.argsort(L.rows, kind="stable")
+    first = np.searchsorted(L.rows[order], np.arange(L.n_eq))
+    parent = np.arange(n_var)
+    imposed = np.zeros(n_var, dtype=bool)
+    imposed[L.imp] = True
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    kept = []
+    for r in range(L.n_eq):
+        if counts[r] == 2:
+            e1, e2 = order[first[r]], order[first[r] + 1]
+            a, b = L.base[e1], L.base[e2]
+            i, j = L.cols[e1], L.cols[e2]
+            if not dyn[e1] and not dyn[e2] and a != 0.0 and a == -b and i != j:
+                ri, rj = find(i), find(j)
+                if ri == rj:
+                    kept.append(r)          # dependent (cannot happen in a valid graph)
+                    continue
+                if imposed[ri] and imposed[rj]:
+                    kept.append(r)
+                    continue
+                if imposed[rj]:
+                    ri, rj = rj, ri
+                parent[rj] = ri              # an imposed root stays the root
+                continue
+        kept.append(r)
+    rep = np.array([find(v) for v in range(n_var)], dtype=np.int64)
+    return rep, np.array(kept, dtype=np.int64)

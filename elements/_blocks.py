@@ -100,7 +100,25 @@ def _rotation(q: np.ndarray) -> np.ndarray:
     return A
 
 
+_GEOMETRY_CACHE: dict[tuple, Geometry] = {}
+
+
 def _geometry(bodies, values, rates=None) -> Geometry:
+    """The bodies' geometry at these state values (and rates), memoised: in one
+    evaluation every term of a joint reads the same bodies at the same states."""
+    parts = [np.asarray(v, dtype=float).tobytes() for v in values]
+    if rates is not None:
+        parts += [np.asarray(v, dtype=float).tobytes() for v in rates]
+    key = (tuple((b.name, b.is_ground) for b in bodies), rates is not None, b"".join(parts))
+    geo = _GEOMETRY_CACHE.get(key)
+    if geo is None:
+        if len(_GEOMETRY_CACHE) > 4096:
+            _GEOMETRY_CACHE.clear()
+        geo = _GEOMETRY_CACHE[key] = _compute_geometry(bodies, values, rates)
+    return geo
+
+
+def _compute_geometry(bodies, values, rates=None) -> Geometry:
     geo = Geometry()
     k = 0
     for b in bodies:
