@@ -281,7 +281,14 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             break
         if progress is not None:
             progress(solver.t)
-        dense = solver.dense_output()
+        # the interpolant costs DOP853 three more evaluations: build it only when a step
+        # has output times, events or dense output to serve
+        _dense: list = []
+
+        def dense(tt, _dense=_dense, solver=solver):
+            if not _dense:
+                _dense.append(solver.dense_output())
+            return _dense[0](tt)
         t_new = solver.t
         if not np.all(np.isfinite(solver.y)):
             status, message, failure_time = Status.NON_FINITE, \
@@ -309,10 +316,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         t_stop = t_new if terminate_at is None else terminate_at
         while k < grid.size and grid[k] <= t_stop:
             ts.append(grid[k])
-            xs.append(dense(grid[k]))
+            xs.append(solver.y.copy() if grid[k] == t_new else dense(grid[k]))
             k += 1
         if dense_output:
-            interpolants.append(dense)
+            if not _dense:
+                _dense.append(solver.dense_output())
+            interpolants.append(_dense[0])
             ts_dense.append(t_new)
         if terminate_at is not None:
             if status is Status.EVENT_STORM:

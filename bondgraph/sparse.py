@@ -47,6 +47,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import structural_rank
 
+try:            # scipy's SuperLU binding (see _splu); the public splu is the fallback
+    from scipy.sparse.linalg._dsolve import _superlu
+except ImportError:  # pragma: no cover
+    _superlu = None
+
 from .element import StateView
 
 __all__ = ["SparseReduction", "StepValues"]
@@ -151,13 +156,52 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
                        or np.min(np.bincount(pattern.indices, mag, A.shape[0])) == 0.0):
         return None
     try:
-        lu = spla.splu(A, permc_spec="NATURAL")
-    except RuntimeError:
+        lu, (u_data, u_rows, u_ptr) = _splu(A)
+    except RuntimeError:                       # exactly singular
         return None
-    d = np.abs(lu.U.diagonal())
-    if not np.all(np.isfinite(lu.U.data)) or d.min(initial=np.inf) <= 1e-14 * d.max(initial=0.0):
+    nnz = u_ptr[-1]
+    u_data, u_rows = u_data[:nnz], u_rows[:nnz]
+    cols = np.repeat(np.arange(A.shape[0]), np.diff(u_ptr))
+    d = np.abs(u_data[u_rows == cols])
+    if not np.all(np.isfinite(u_data)) or d.size < A.shape[0] or \
+            d.min(initial=np.inf) <= 1e-14 * d.max(initial=0.0):
         return None
     return lu
+
+
+def _raw_csc(arrays, shape=None):
+    """SuperLU hands its factors over as (data, indices, indptr) (the arrays may be
+    longer than indptr[-1]): keep them raw."""
+    return arrays
+
+
+_GSTRF_OPTIONS = {"DiagPivotThresh": None, "ColPerm": "NATURAL", "PanelSize": None,
+                  "Relax": None, "SymmetricMode": True}
+_DIRECT = [_superlu is not None]
+
+
+def _splu(A: sp.csc_matrix):
+    """``splu(A, permc_spec="NATURAL")`` and the raw arrays of its U factor.
+
+    scipy's splu wraps the factors L and U into sparse matrices on every call, which
+    costs more than factoring a mechanism's system; calling its SuperLU binding with the
+    same options and keeping the factors raw avoids that. Should the binding change, the
+    public splu is used from then on (same numbers, slower)."""
+    if _DIRECT[0]:
+        try:
+            lu = _superlu.gstrf(A.shape[0], A.nnz, A.data, A.indices.astype(np.intc, copy=False),
+                                A.indptr.astype(np.intc, copy=False),
+                                csc_construct_func=_raw_csc, ilu=False,
+                                options=_GSTRF_OPTIONS)
+            u = lu.U
+            if isinstance(u, tuple) and len(u) == 3:
+                return lu, u
+        except (TypeError, AttributeError, ValueError):
+            pass
+        _DIRECT[0] = False
+    lu = spla.splu(A, permc_spec="NATURAL")
+    U = lu.U.tocsc()
+    return lu, (U.data, U.indices, U.indptr)
 
 
 class _Terms:
@@ -198,6 +242,7 @@ class SparseReduction:
         L = m.layout
         self.applicable = False
         self.reason = ""
+        self._kin_final = False
         self.n_L = n_L = m.R.shape[0]
         self.n_E = n_E = sum(m._elements[n].dim for n in m.ejs)
         self.n2 = n2 = m.n_u2
@@ -385,9 +430,12 @@ class SparseReduction:
         if self.n2 and np.abs(y[rows_c, 0]).max(initial=0.0) > 1e-12 * scale:
             self.reason = "the constraint flows depend on D, E or U2 (Eq. (14) applies)"
             return
-        if rows_k.size and L.dynamic and np.abs(y[rows_k, 0]).max(initial=0.0) > 1e-12 * scale:
+        kin_dependent = bool(rows_k.size) and \
+            np.abs(y[rows_k, 0]).max(initial=0.0) > 1e-12 * scale
+        if kin_dependent and L.dynamic:
             self.reason = "a kinematic state's flow depends on D, E or U2"
             return
+        self._kin_final = not kin_dependent     # the velocity stage's kinematic rates hold
         if self.n2 and u1.size and \
                 np.abs(y[np.ix_(rows_c, 1 + np.arange(u1.size))]).max() > 1e-12 * scale:
             self.reason = "a source in the constraint equations has no time derivative"
@@ -456,7 +504,8 @@ class SparseReduction:
             U2 = y[self._c2:self._c2 + n2]
             branch = "15"
         w = self._full(y, known, U2)
-        kin_rates = m._kin_rates(s, w[m._kin_rows])
+        if n2 == 0 or not self._kin_final:
+            kin_rates = m._kin_rates(s, w[m._kin_rows])
         powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
         xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
