@@ -809,7 +809,8 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
     lowest = float(min(scene.up @ c for c in _corners(scene.lower, scene.upper)))
     grid_size = _nice(scene.extent * 1.2, "nearest")
     return {
-        "title": title or m.name, "name": m.name, "three": f"three.js r{THREE_VERSION.split('.')[1]}",
+        "title": title or m.name, "name": m.name,
+        "three": f"three.js r{THREE_VERSION.split('.')[1]}",
         "t": _flat(scene.t, 10), "speed": float(speed),
         "up": _vec(scene.up), "center": _vec(scene.center), "extent": scene.extent,
         "camera": _vec(scene.center + dist * scene.view_dir),

@@ -17,7 +17,6 @@ import math
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
