@@ -128,16 +128,21 @@ def cmd_sweep(args) -> int:
     from elements.study import RESULTS, load_study
     study = load_study(args.study)
     executor = args.executor or study.executor
+    workers = args.workers or study.workers
     runs = study.runs()
+    if os.path.exists(os.path.join(args.out, RESULTS)) and not (args.resume or args.overwrite):
+        raise _UserError(f"{args.out} already holds a study's results ({RESULTS}); pass "
+                         f"--resume to continue it or --overwrite to start anew")
     if not args.quiet:
-        where = {"inprocess": "in this process", "local": "a local Dask cluster"}.get(
-            executor, f"the Dask scheduler at {executor}")
-        print(f"{study.name}: {len(runs)} runs of {study.model.source} on {where}")
+        where = {"inprocess": "in this process",
+                 "local": f"on a local Dask cluster of {workers or os.cpu_count()} workers"
+                 }.get(executor, f"on the Dask scheduler at {executor}")
+        print(f"{study.name}: {len(runs)} runs of {study.model.source} {where}")
         for note in study.notes:
             print(f"note: {note}")
     show = args.progress or (args.progress is None and sys.stderr.isatty())
     try:
-        res = study.run(args.out, executor=executor, workers=args.workers,
+        res = study.run(args.out, executor=executor, workers=workers,
                         resume=args.resume, overwrite=args.overwrite, progress=bool(show))
     except KeyboardInterrupt:
         print(f"\ninterrupted: the runs that finished are in "
@@ -146,9 +151,9 @@ def cmd_sweep(args) -> int:
         return 130
     counts = res.status_counts
     if not args.quiet:
-        rate = res.new_runs / res.elapsed if res.elapsed > 0 else float("nan")
-        print(f"{study.name}: {len(res)} of {len(runs)} runs in the table ({res.new_runs} "
-              f"new in {res.elapsed:.1f} s, {rate:.3g} runs/s): "
+        new = (f"{res.new_runs} new in {res.elapsed:.1f} s, "
+               f"{res.new_runs / res.elapsed:.3g} runs/s" if res.new_runs else "none new")
+        print(f"{study.name}: {len(res)} of {len(runs)} runs in the table ({new}): "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
         print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
     bad = res.failures

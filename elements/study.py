@@ -61,7 +61,7 @@ from .rigid_body import Inertia
 __all__ = [
     "ParametricModel", "ParameterInfo", "sync_elements", "Study", "Grid", "MonteCarlo",
     "Uniform", "Normal", "LogNormal", "Choice", "Output", "Run", "StudyResult",
-    "StudyFileError", "load_study", "read_results", "plot_study", "RunProgress",
+    "StudyFileError", "load_study", "loads_study", "read_results", "plot_study", "RunProgress",
     "QUANTITIES", "REDUCTIONS",
 ]
 
@@ -164,7 +164,7 @@ def _registry(spec: ModelSpec) -> dict[str, ParameterInfo]:
                             meaning += " (a signal in the model: a value replaces it by " \
                                        "a constant)"
                         out[name] = ParameterInfo(name, unit, meaning, value)
-                    else:
+                    elif key != "rest":     # a spring is added by its stiffness
                         out[name] = ParameterInfo(
                             name, unit, f"{kind} {attr} on the axis; the joint has no "
                             f"{kind}, so the model is rebuilt once with one", None, True)
@@ -866,8 +866,9 @@ def execute_run(pm: ParametricModel, run: Run, outputs: Sequence[Output]) -> dic
             for o in outputs:
                 row[o.name] = math.nan
             row["status"] = "failed"
-            row["message"] = f"{result.raw.status.name} at t = " \
-                             f"{result.raw.failure_time:.6g} s: {result.message}"
+            ft = result.raw.failure_time
+            row["message"] = f"{result.raw.status.name}" + \
+                (f" at t = {ft:.6g} s" if ft is not None else "") + f": {result.message}"
     except (BondGraphError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         for o in outputs:
             row[o.name] = math.nan
@@ -886,11 +887,13 @@ def execute_run(pm: ParametricModel, run: Run, outputs: Sequence[Output]) -> dic
 
 
 def _worker_name() -> str:
-    try:
-        from distributed import get_worker
-        return get_worker().address
-    except (ImportError, ValueError):
-        return f"pid {os.getpid()}"
+    if "distributed" in sys.modules:          # never import Dask for an in-process run
+        try:
+            from distributed import get_worker
+            return get_worker().address
+        except (ImportError, ValueError):
+            pass
+    return f"pid {os.getpid()}"
 
 
 def _execute_task(pm: ParametricModel, run: Run, outputs: Sequence[Output]
@@ -1370,7 +1373,11 @@ class StudyResult:
         cols = {}
         for k in (self.rows[0].keys() if self.rows else []):
             vals = [r.get(k) for r in self.rows]
-            cols[k] = vals
+            if all(isinstance(v, (int, float)) for v in vals):
+                cols[k] = pa.array(vals, type=pa.int64() if k == "index" else pa.float64())
+            else:                               # text (a history's path; NaN if failed)
+                cols[k] = pa.array([None if isinstance(v, float) and math.isnan(v)
+                                    else str(v) for v in vals], type=pa.string())
         pq.write_table(pa.table(cols), path)
         return path
 

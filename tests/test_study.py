@@ -335,12 +335,15 @@ y = "J3.spring.k"
 
 def test_parquet_when_pyarrow_is_installed(tmp_path):
     pytest.importorskip("pyarrow")
-    study = Study(MODEL, Grid({"J3.spring.k": [400.0, 500.0]}),
-                  [Output("z", "m2.z", "final")], solver={"t_end": 0.02, "points": 3})
-    study.run(tmp_path / "p", executor="inprocess")
+    study = Study(MODEL, Grid({"J3.spring.k": [400.0, 500.0], "m2.mass": [1.0, 0.0]}),
+                  [Output("z", "m2.z", "final"), Output("h", "m2.z", "history")],
+                  solver={"t_end": 0.02, "points": 3})
+    res = study.run(tmp_path / "p", executor="inprocess")
     import pyarrow.parquet as pq
-    table = pq.read_table(tmp_path / "p" / "results.parquet")
-    assert table.num_rows == 2 and "J3.spring.k" in table.column_names
+    table = pq.read_table(tmp_path / "p" / "results.parquet").to_pydict()
+    assert len(table["run_id"]) == 4 and table["J3.spring.k"] == [400.0, 400.0, 500.0, 500.0]
+    assert table["status"] == [r["status"] for r in res.rows] == ["ok", "error"] * 2
+    assert table["h"][0] == f"histories/{res.rows[0]['run_id']}.npz" and table["h"][1] is None
 
 
 # -- bad study files: exit 2, one line naming the file, the table and the key ---------------
