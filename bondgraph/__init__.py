@@ -62,6 +62,7 @@ from .primitives import (
     OneJunction,
     WorkState,
     PositionConstraint,
+    ModulusContext,
     R,
     Se,
     Sf,
@@ -81,7 +82,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BondGraph", "Component", "Element", "Category", "register_element", "ELEMENT_TYPES",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
-    "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
+    "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint", "ModulusContext",
     "TimeFunction",
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",

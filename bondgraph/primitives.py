@@ -510,13 +510,42 @@ class Modulus:
 
     ``constant`` is set for TF/GY; else ``value(*deps)`` and ``rate(*deps, *dep_rates)``
     give the modulus and its time derivative, with ``deps`` the values of the states named
-    in ``depends_on``.
+    in ``depends_on``; with a ``context``, they take the context's result instead.
     """
 
     shape: tuple[int, int]
     constant: np.ndarray | None = None
     value: Callable[..., np.ndarray] | None = None
     rate: Callable[..., np.ndarray] | None = None
+    depends_on: tuple[str, ...] = ()
+    context: "ModulusContext | None" = None
+
+    def value_at(self, *deps: Any) -> np.ndarray:
+        """The modulus at the values of the states in ``depends_on``."""
+        if self.context is not None:
+            return self.value(self.context.value(*deps))
+        return self.value(*deps)
+
+    def rate_at(self, *deps_and_rates: Any) -> np.ndarray:
+        """Its time derivative at the states' values followed by their rates."""
+        if self.context is not None:
+            return self.rate(self.context.rate(*deps_and_rates))
+        return self.rate(*deps_and_rates)
+
+
+@dataclass(frozen=True, eq=False)
+class ModulusContext:
+    """A computation several moduli share at one state, done once per evaluation.
+
+    ``value(*deps)`` (deps: the values of the states named in ``depends_on``) and
+    ``rate(*deps, *dep_rates)`` return any object (for example the rotation matrices and
+    angular velocities of the bodies a joint connects); an MTF or MGY built with
+    ``context=`` receives that object in place of the states, in both its modulus and its
+    modulus rate. The result must not be modified by the moduli.
+    """
+
+    value: Callable[..., Any]
+    rate: Callable[..., Any]
     depends_on: tuple[str, ...] = ()
 
 
@@ -638,10 +667,20 @@ class _ModulatedTwoPort(TwoPortBase):
 
     def __init__(self, name: str, modulus: Any = None, *, modulus_rate: Callable | None = None,
                  depends_on: Sequence[str] = (), shape: tuple[int, int] | None = None,
-                 invertible: bool = False):
+                 invertible: bool = False, context: ModulusContext | None = None):
         super().__init__(name)
         self.modulus_value = modulus
         self.modulus_rate = modulus_rate
+        self.context = context
+        if context is not None:
+            if not isinstance(context, ModulusContext):
+                raise ModelError(f"{self.kind} '{name}': context must be a ModulusContext, "
+                                 f"got {type(context).__name__}")
+            if depends_on and tuple(depends_on) != tuple(context.depends_on):
+                raise ModelError(f"{self.kind} '{name}': with a context, the states are the "
+                                 f"context's ({', '.join(context.depends_on)}); leave "
+                                 f"depends_on out")
+            depends_on = context.depends_on
         self.depends_on = tuple(depends_on)
         self._invertible = bool(invertible)
         if isinstance(modulus, (sympy.MatrixBase, sympy.Basic)):
@@ -710,7 +749,8 @@ class _ModulatedTwoPort(TwoPortBase):
                 return np.asarray(fr(*[float(np.squeeze(a)) for a in args]), dtype=float)
 
             return Modulus(self.shape, value=value, rate=rate, depends_on=self.depends_on)
-        return Modulus(self.shape, value=m, rate=self.modulus_rate, depends_on=self.depends_on)
+        return Modulus(self.shape, value=m, rate=self.modulus_rate, depends_on=self.depends_on,
+                       context=self.context)
 
     def modulus_symbolic(self) -> sympy.Matrix:
         if isinstance(self.modulus_value, sympy.MatrixBase):

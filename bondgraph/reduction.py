@@ -298,8 +298,15 @@ class StateSpaceModel:
     def _moduli(self, s: StateView) -> dict[str, np.ndarray]:
         """The modulated two-ports' moduli at the configuration ``s``."""
         vals = {}
+        shared: dict[int, Any] = {}
         for name, mod, *_ in self.layout.dynamic:
-            m = np.asarray(mod.value(*[s[d] for d in mod.depends_on]), dtype=float)
+            c = mod.context
+            if c is None:
+                m = np.asarray(mod.value(*[s[d] for d in mod.depends_on]), dtype=float)
+            else:
+                if id(c) not in shared:
+                    shared[id(c)] = c.value(*[s[d] for d in c.depends_on])
+                m = np.asarray(mod.value(shared[id(c)]), dtype=float)
             if m.shape != mod.shape:
                 el = self._elements[name]
                 raise ModelError(f"{el.kind} '{name}': modulus returned shape {m.shape}; "
@@ -310,9 +317,18 @@ class StateSpaceModel:
     def _moduli_rates(self, s: StateView, rates: StateView) -> dict[str, np.ndarray]:
         """Their time derivatives along the motion (the kinematic states' rates)."""
         out = {}
+        shared: dict[int, Any] = {}
         for name, mod, *_ in self.layout.dynamic:
-            deps = [s[d] for d in mod.depends_on]
-            r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]), dtype=float)
+            c = mod.context
+            if c is None:
+                deps = [s[d] for d in mod.depends_on]
+                r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]),
+                               dtype=float)
+            else:
+                if id(c) not in shared:
+                    shared[id(c)] = c.rate(*[s[d] for d in c.depends_on],
+                                           *[rates[d] for d in c.depends_on])
+                r = np.asarray(mod.rate(shared[id(c)]), dtype=float)
             if r.shape != mod.shape:
                 el = self._elements[name]
                 raise ModelError(f"{el.kind} '{name}': modulus_rate returned shape "

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bondgraph import MTF, TF, BondGraph, PositionConstraint, ZeroJunction
+from bondgraph import MTF, TF, BondGraph, ModulusContext, PositionConstraint, ZeroJunction
 from bondgraph.spatial import body_rate_from_quat_rate, quat_to_matrix
 
 __all__ = ["Term", "Block", "Geometry", "build_block"]
@@ -138,17 +138,24 @@ def _compute_geometry(bodies, values, rates=None) -> Geometry:
     return geo
 
 
-def _mtf_functions(term: Term, bodies):
-    deps = _deps(bodies)
-    n = len(deps)
+_CONTEXTS: dict[tuple, ModulusContext] = {}
 
-    def value(*vals):
-        return -term.G(_geometry(bodies, vals))
 
-    def rate(*args):
-        return -term.G_rate(_geometry(bodies, args[:n], args[n:]))
-
-    return value, rate, deps
+def _context(bodies) -> ModulusContext:
+    """The geometry of ``bodies`` as a modulus context: every term of the blocks that read
+    these bodies (a joint's constraint and axis blocks) shares one computation per
+    evaluation. It depends on the bodies' names and states only, so one object serves
+    every graph."""
+    key = tuple((b.name, b.is_ground) for b in bodies)
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        deps = _deps(bodies)
+        n = len(deps)
+        ctx = _CONTEXTS[key] = ModulusContext(
+            value=lambda *vals: _compute_geometry(bodies, vals),
+            rate=lambda *args: _compute_geometry(bodies, args[:n], args[n:]),
+            depends_on=deps)
+    return ctx
 
 
 def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
@@ -176,8 +183,9 @@ def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
                 continue
             bg.add(TF(ename, -g))
         else:
-            value, rate, deps = _mtf_functions(term, block.bodies)
-            bg.add(MTF(ename, value, modulus_rate=rate, depends_on=deps, shape=(block.dim, 3)))
+            bg.add(MTF(ename, lambda geo, t=term: -t.G(geo),
+                       modulus_rate=lambda geo, t=term: -t.G_rate(geo),
+                       context=_context(block.bodies), shape=(block.dim, 3)))
         bg.connect(term.junction, ename, name=f"{ename}.b1")
         bg.connect(ename, block.name, name=f"{ename}.b2")
     if port_from is not None:

@@ -67,7 +67,7 @@ def test_ports_and_laws(kind):
         if mod.constant is not None:
             assert mod.constant.shape == (n2, n1) and np.all(np.isfinite(mod.constant))
         else:
-            m = mod.value(*[np.array([0.7])] * len(mod.depends_on))
+            m = mod.value_at(*[np.array([0.7])] * len(mod.depends_on))
             assert np.asarray(m).shape == (n2, n1)
     else:
         assert len(ports) == 1 and ports[0].name == "p"

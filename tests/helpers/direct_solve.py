@@ -53,7 +53,7 @@ def direct_solution(model, t, x, stabilization=None):
                 if mod.constant is not None:
                     out[n] = (np.asarray(mod.constant, float), np.zeros(mod.shape))
                 else:
-                    out[n] = (np.asarray(mod.value(*[s[d] for d in mod.depends_on]), float), None)
+                    out[n] = (np.asarray(mod.value_at(*[s[d] for d in mod.depends_on]), float), None)
         return out
 
     mods = moduli()
@@ -189,7 +189,7 @@ def direct_solution(model, t, x, stabilization=None):
             mod = el.modulus(p)
             n2, n1 = mod.shape
             if mod.constant is None:
-                md = np.asarray(mod.rate(*[s[d] for d in mod.depends_on],
+                md = np.asarray(mod.rate_at(*[s[d] for d in mod.depends_on],
                                          *[rates[d] for d in mod.depends_on]), float)
             else:
                 md = np.zeros((n2, n1))

@@ -134,10 +134,10 @@ def test_every_modulus_rate_against_a_central_difference(mech):
             deps = [x[model.state_slices[d]] for d in mod.depends_on]
             rates = [xdot[model.state_slices[d]] for d in mod.depends_on]
             h = 1e-6
-            plus = mod.value(*[d + h * r for d, r in zip(deps, rates)])
-            minus = mod.value(*[d - h * r for d, r in zip(deps, rates)])
+            plus = mod.value_at(*[d + h * r for d, r in zip(deps, rates)])
+            minus = mod.value_at(*[d - h * r for d, r in zip(deps, rates)])
             fd = (plus - minus) / (2 * h)
-            an = mod.rate(*deps, *rates)
+            an = mod.rate_at(*deps, *rates)
             scale = 1.0 + np.abs(an).max()
             assert np.abs(fd - an).max() < 1e-7 * scale, name
             checked += 1
