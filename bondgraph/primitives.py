@@ -788,11 +788,20 @@ class PositionConstraint:
     measurement and Baumgarte stabilisation), defined so that dPhi/dt equals the
     junction's constraint flow (the Se* flow) on Phi = 0.
 
-    ``value(*deps) -> ndarray (dim,)`` with ``deps`` the states named in ``depends_on``.
+    ``value(*deps) -> ndarray (dim,)`` with ``deps`` the states named in ``depends_on``;
+    with a ``context`` (:class:`ModulusContext`), ``value`` receives the context's value
+    instead (shared with the moduli that use it) and ``depends_on`` is the context's.
     """
 
     value: Callable[..., np.ndarray]
     depends_on: tuple[str, ...] = ()
+    context: ModulusContext | None = None
+
+    def value_at(self, *deps: Any) -> np.ndarray:
+        """Phi at the values of the states in ``depends_on``."""
+        if self.context is not None:
+            return self.value(self.context.value(*deps))
+        return self.value(*deps)
 
 
 class JunctionBase(Element):

@@ -295,10 +295,12 @@ class StateSpaceModel:
         return slice(o, o + b.dim), slice(L.n_half + o, L.n_half + o + b.dim)
 
     # -- evaluation -----------------------------------------------------------------------
-    def _moduli(self, s: StateView) -> dict[str, np.ndarray]:
-        """The modulated two-ports' moduli at the configuration ``s``."""
+    def _moduli(self, s: StateView, shared: dict[int, Any] | None = None
+                ) -> dict[str, np.ndarray]:
+        """The modulated two-ports' moduli at the configuration ``s`` (``shared``: the
+        contexts' values at ``s``, filled in as they are computed)."""
         vals = {}
-        shared: dict[int, Any] = {}
+        shared = {} if shared is None else shared
         for name, mod, *_ in self.layout.dynamic:
             c = mod.context
             if c is None:
@@ -369,7 +371,8 @@ class StateSpaceModel:
         s = StateView(x, self.state_slices)
         L = self.layout
         X = x[:self.n_energy]
-        mvals = self._moduli(s)
+        shared: dict[int, Any] = {}
+        mvals = self._moduli(s, shared)
         data = L.data(mvals)
         lu, A_i = L.factor(data)
         W = L.full_map(lu, A_i)
@@ -414,7 +417,7 @@ class StateSpaceModel:
         rank = n2
         cscale = 0.0
         c0 = T_CX @ X + T_CU1 @ U1
-        phi = self._phi(s)
+        phi = self._phi(s, shared)
         if n2 == 0:
             branch = "none"
             U2 = np.zeros(0)
@@ -595,14 +598,22 @@ class StateSpaceModel:
         dWc = -(Zt.T @ M)
         return dWc[:, nz], dWc[:, nu1]
 
-    def _phi(self, s: StateView) -> np.ndarray:
+    def _phi(self, s: StateView, shared: dict[int, Any] | None = None) -> np.ndarray:
         out = []
+        shared = {} if shared is None else shared
         for n, pc in zip(self.unknown_sources, self.position_constraints):
             d = self.u2_slices[n].stop - self.u2_slices[n].start
             if pc is None:
                 out.append(np.full(d, np.nan))
             else:
-                val = np.asarray(pc.value(*[s[k] for k in pc.depends_on]), dtype=float)
+                c = pc.context
+                if c is None:
+                    val = pc.value(*[s[k] for k in pc.depends_on])
+                else:
+                    if id(c) not in shared:
+                        shared[id(c)] = c.value(*[s[k] for k in c.depends_on])
+                    val = pc.value(shared[id(c)])
+                val = np.asarray(val, dtype=float)
                 if val.shape != (d,):
                     raise ModelError(f"position constraint of '{n}' returned shape {val.shape};"
                                      f" valid: ({d},)")

@@ -148,7 +148,7 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
     if pattern.structurally_singular:
         return None
     A = pattern.matrix(sources)
-    if not np.all(np.isfinite(A.data)):
+    if not np.isfinite(A.data).all():
         return None
     # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33)
     mag = np.abs(A.data)
@@ -163,7 +163,7 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
     u_data, u_rows = u_data[:nnz], u_rows[:nnz]
     cols = np.repeat(np.arange(A.shape[0]), np.diff(u_ptr))
     d = np.abs(u_data[u_rows == cols])
-    if not np.all(np.isfinite(u_data)) or d.size < A.shape[0] or \
+    if not np.isfinite(u_data).all() or d.size < A.shape[0] or \
             d.min(initial=np.inf) <= 1e-14 * d.max(initial=0.0):
         return None
     return lu
@@ -451,7 +451,8 @@ class SparseReduction:
         x = np.asarray(x, dtype=float)
         s = StateView(x, m.state_slices)
         X = x[:m.n_energy]
-        data = L.data(m._moduli(s))
+        shared: dict = {}                 # the modulus contexts' values at s
+        data = L.data(m._moduli(s, shared))
         sources = np.empty(self._n_sources)
         sources[:self._nA] = data
         sources[self._off_R:self._off_RE] = self._R_flat
@@ -464,7 +465,7 @@ class SparseReduction:
         known = np.zeros(2 * self._n_imp)
         known[isl["Z"]] = m.F @ X
         known[isl["U1"]] = U1
-        if not (np.all(np.isfinite(sources)) and np.all(np.isfinite(known))):
+        if not (np.isfinite(sources).all() and np.isfinite(known).all()):
             return None
         n2 = self.n2
         if n2 == 0:
@@ -472,7 +473,7 @@ class SparseReduction:
             if y is None:
                 return None
             U2 = np.zeros(0)
-            phi = m._phi(s)
+            phi = m._phi(s, shared)
             branch = "none"
         else:
             y1 = self._solve(self._M, self._M_known, sources, known, None)
@@ -491,12 +492,12 @@ class SparseReduction:
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
-            phi = m._phi(s)
+            phi = m._phi(s, shared)
             if stabilization is not None:
                 c0 = w1[self._rec_C]
                 extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
                     stabilization.beta ** 2 * np.nan_to_num(phi)
-            if not np.all(np.isfinite(extra)):
+            if not np.isfinite(extra).all():
                 return None
             y = self._solve(self._B, self._B_known, sources, known, extra)
             if y is None:
@@ -524,7 +525,7 @@ class SparseReduction:
         if lu is None:
             return None
         y = lu.solve(b)[pattern.position]
-        return y if np.all(np.isfinite(y)) else None
+        return y if np.isfinite(y).all() else None
 
     def _full(self, y, known, U2):
         """Every bond variable from the unknowns y and the known values."""

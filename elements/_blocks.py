@@ -167,7 +167,7 @@ def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
     if block.phi is not None:
         deps = _deps(block.bodies)
         bodies = block.bodies
-        pc = PositionConstraint(lambda *vals, f=block.phi: f(_geometry(bodies, vals)), deps)
+        pc = PositionConstraint(block.phi, deps, context=_context(bodies))
     bg.add(ZeroJunction(block.name, dim=block.dim, constraint=block.constraint,
                         constraint_label=block.label, position_constraint=pc))
     for term in block.terms:
