@@ -16,11 +16,12 @@ How a value reaches a built model. Every value lives in two places: the mechanis
 objects (a body's ``mass``, a joint's ``AxisSpring``), which initial states, results
 and the energy ledger read, and the bond graph's elements that :meth:`Mechanism.build`
 made from them (``I: m2.linear``, ``Se: m2.gravity`` = m g, ``C: J3.spring``, ...).
-A run copies the built model (mechanism, graph and causal graph together), sets the
-values on the copy's mechanism objects, writes them into the copy's elements
-(:func:`sync_elements`), and re-evaluates the numeric state-space model from the *same*
-causal graph with :func:`bondgraph.assemble`: the graph is not rebuilt and causality is
-not reassigned. A parameter that cannot be set by value (a spring on a joint that has
+A run works on a copy of the built model (mechanism, graph and causal graph together;
+in a study, one copy per worker thread and structure, reset from the base values before
+each run): it sets the values on the copy's mechanism objects, writes them into the
+copy's elements (:func:`sync_elements`), and re-evaluates the numeric state-space model
+from the *same* causal graph with :func:`bondgraph.assemble`: the graph is not rebuilt
+and causality is not reassigned. A parameter that cannot be set by value (a spring on a joint that has
 none, a factory argument) changes the structure: the model is rebuilt for it and the
 study says so (:attr:`Study.notes`).
 
@@ -327,6 +328,29 @@ def sync_elements(mm: MechanismModel) -> None:
         els[ld.source].value = ld.value
 
 
+def _snapshot(mech: Mechanism) -> dict[str, Any]:
+    """The values a run can set on ``mech``'s objects (restored by :func:`_restore`)."""
+    return {"gravity": np.array(mech.gravity, dtype=float),
+            "bodies": {n: (b.mass, b.inertia) for n, b in mech.bodies.items()},
+            "joints": {n: (list(j.springs), list(j.dampers), list(j.actuators))
+                       for n, j in mech.joints.items()},
+            "loads": {n: ld.value for n, ld in mech.loads.items()}}
+
+
+def _restore(mech: Mechanism, snap: Mapping[str, Any]) -> None:
+    """Reset ``mech``'s values to a snapshot. The setters of :func:`_apply` replace
+    objects and arrays rather than change them in place, so the snapshot's stay valid."""
+    mech.gravity = snap["gravity"].copy()
+    for n, (mass, inertia) in snap["bodies"].items():
+        b = mech.bodies[n]
+        b.mass, b.inertia = mass, inertia
+    for n, (springs, dampers, actuators) in snap["joints"].items():
+        j = mech.joints[n]
+        j.springs[:], j.dampers[:], j.actuators[:] = springs, dampers, actuators
+    for n, value in snap["loads"].items():
+        mech.loads[n].value = value
+
+
 # =======================================================================================
 # The model, built once per structure
 # =======================================================================================
@@ -402,6 +426,7 @@ class ParametricModel:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_lock", None)
+        state.pop("_local", None)             # per-thread working copies stay behind
         return state
 
     def __setstate__(self, state):
@@ -518,15 +543,23 @@ class ParametricModel:
         return {k: v for k, v in values.items() if k in self.build_parameters}
 
     # -- runs --------------------------------------------------------------------------
-    def instantiate(self, values: Mapping[str, float]
+    def instantiate(self, values: Mapping[str, float], *, reuse: bool = False
                     ) -> tuple[MechanismModel, dict[str, Any], dict[str, Any]]:
         """A model with ``values`` set, and its initial coordinates and rates.
 
-        The built model of this structure is copied (its mechanism, graph and causal
-        graph together), the values are set on the copy's mechanism objects and written
-        into its elements (:func:`sync_elements`), and the state-space model is
-        re-evaluated from the same causal graph (:func:`bondgraph.assemble`). The base
-        model is never changed.
+        The values are set on the mechanism objects of a copy of the built model (its
+        mechanism, graph and causal graph, copied together), written into its elements
+        (:func:`sync_elements`), and the state-space model is re-evaluated from the
+        same causal graph (:func:`bondgraph.assemble`). The graph is not rebuilt and
+        causality is not reassigned; the base model never changes.
+
+        ``reuse=False`` (the default) copies the built model for this call, so the
+        returned model is independent. ``reuse=True`` uses this thread's working copy
+        instead (made once per thread and structure; every mechanism value is reset
+        from the base model before the run's values are set), so no copy is made: the
+        returned model, and a result simulated from it, change with the next
+        ``reuse=True`` call on this thread. A study reads each run's outputs at once,
+        and uses it.
 
         Raises
         ------
@@ -535,18 +568,39 @@ class ParametricModel:
         """
         build = self.build_key(values)
         spec, mm = self._template(build)
-        memo = {id(mm.model): None}             # not copied: re-evaluated below
-        mm2 = copy.deepcopy(mm, memo)
-        spec2 = ModelSpec(mm2.mechanism, dict(spec.q0), dict(spec.qd0), spec.solver,
-                          spec.output, spec.source)
+        if reuse:
+            mm2, snapshot = self._working_copy(build, mm)
+            _restore(mm2.mechanism, snapshot)
+        else:
+            mm2 = copy.deepcopy(mm, {id(mm.model): None})   # the model: re-evaluated
+        q0, qd0 = dict(spec.q0), dict(spec.qd0)
+        spec2 = ModelSpec(mm2.mechanism, q0, qd0, spec.solver, spec.output, spec.source)
         for name, v in values.items():
             if name not in build:
-                _apply(spec2, spec2.q0, spec2.qd0, name, v)
+                _apply(spec2, q0, qd0, name, v)
         sync_elements(mm2)
         mm2.model = assemble(mm2.causal, mm.model.parameters,
                              omit_rate_terms=mm.model.omit_rate_terms)
         mm2.state_names = mm2.model.state_names
-        return mm2, spec2.q0, spec2.qd0
+        return mm2, q0, qd0
+
+    def _working_copy(self, build: Mapping[str, float], mm: MechanismModel
+                      ) -> tuple[MechanismModel, dict[str, Any]]:
+        """This thread's copy of the built model ``mm`` of structure ``build``, and the
+        snapshot of its mechanism's values to reset it from."""
+        local = self.__dict__.get("_local")
+        if local is None:
+            local = self.__dict__.setdefault("_local", threading.local())
+        copies = getattr(local, "copies", None)
+        if copies is None:
+            copies = local.copies = {}
+        key = (tuple(sorted((k, float(v)) for k, v in build.items())), id(mm))
+        if key not in copies:
+            if len(copies) >= 8:
+                copies.pop(next(iter(copies)))
+            mm2 = copy.deepcopy(mm, {id(mm.model): None})
+            copies[key] = (mm2, _snapshot(mm2.mechanism))
+        return copies[key]
 
     def fresh(self, values: Mapping[str, float]
               ) -> tuple[MechanismModel, dict[str, Any], dict[str, Any]]:
@@ -564,11 +618,13 @@ class ParametricModel:
                 _apply(spec, q0, qd0, name, v)
         return spec.mechanism.assemble(), q0, qd0
 
-    def simulate(self, values: Mapping[str, float], *, fresh: bool = False, **kwargs: Any):
+    def simulate(self, values: Mapping[str, float], *, fresh: bool = False,
+                 reuse: bool = False, **kwargs: Any):
         """Run with ``values`` and the study's solver settings: a
         :class:`~elements.MechanismResult`. ``fresh=True`` builds from scratch instead
-        (see :meth:`fresh`)."""
-        mm, q0, qd0 = (self.fresh if fresh else self.instantiate)(values)
+        (see :meth:`fresh`); ``reuse=True`` runs on this thread's working copy (see
+        :meth:`instantiate`: read the result before the next such run)."""
+        mm, q0, qd0 = self.fresh(values) if fresh else self.instantiate(values, reuse=reuse)
         s = self.solver
         return mm.simulate((s.t_start, s.t_end), q0, qd0, t_eval=s.t_eval, method=s.method,
                            rtol=s.rtol, atol=s.atol, stabilization=s.stabilization,
@@ -847,7 +903,7 @@ def execute_run(pm: ParametricModel, run: Run, outputs: Sequence[Output]) -> dic
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IntegrationWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
-            result = pm.simulate(run.values)
+            result = pm.simulate(run.values, reuse=True)     # outputs are read below
         if result.success:
             cols = None
             if any(o.quantity is None for o in outputs):
@@ -1618,8 +1674,7 @@ def loads_study(text: str, path: str = "<string>") -> Study:
     if "model" not in st or not isinstance(st["model"], str):
         _fail(path, "study", "model", "missing or not a string; the model file, relative "
                                       "to the study file")
-    model = os.path.join(os.path.dirname(os.path.abspath(path)), st["model"]) \
-        if not os.path.isabs(st["model"]) else st["model"]
+    model = os.path.normpath(os.path.join(os.path.dirname(path), st["model"]))
     if not os.path.exists(model):
         _fail(path, "study", "model", f"no such model file {st['model']!r} (looked for "
                                       f"{model})")

@@ -15,6 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from bondgraph import ModelError
 from bondgraph.cli import main
 from elements import PointForce, models
 from elements.modelfile import load_model
@@ -123,12 +124,42 @@ def test_changed_values_equal_a_fresh_build_for_every_kind_of_parameter(monkeypa
     assert np.abs(changed.raw.x - fresh.raw.x).max() <= 1e-12
     assert np.abs(changed.joint("J3").force - fresh.joint("J3").force).max() <= 1e-12
     assert changed.energy.relative_drift < 1e-6
+    # a study's runs reuse one working copy per thread: reset between runs, so nothing
+    # leaks from one run into the next (not even from a run whose value was refused)
+    seq = [values, {"J3.spring.k": 300.0, "gravity.x": 1.0}, {"m2.mass": 0.0}, {}, values]
+    xs = []
+    for v in seq:
+        try:
+            xs.append(pm.simulate(v, reuse=True).raw.x.copy())
+        except ModelError as exc:
+            assert "m2.mass" in str(exc)
+            xs.append(None)
+    assert xs[2] is None and builds == [1]
+    assert np.abs(xs[0] - fresh.raw.x).max() <= 1e-12
+    assert np.abs(xs[4] - fresh.raw.x).max() <= 1e-12
+    assert np.abs(xs[3] - base.raw.x).max() <= 1e-12
+    other = pm.simulate(seq[1], fresh=True)
+    assert np.abs(xs[1] - other.raw.x).max() <= 1e-12
     # the values arrived: a different motion, the template untouched
     assert np.abs(changed.raw.x - base.raw.x).max() > 1e-3
     spec, mm = pm._template({})
     assert mm.mechanism.bodies["m2"].mass == 1.0
     assert mm.graph.elements["J3.spring"].stiffness == 500.0
     assert mm.graph.elements["J2.damper"].resistance == 0.0
+
+
+def test_the_built_model_travels_by_cloudpickle_not_by_pickle():
+    import pickle
+    import cloudpickle
+    pm = ParametricModel(MODEL, solver={"t_end": 0.05, "points": 6})
+    pm.prepare(["J3.spring.k"])
+    here = pm.simulate({"J3.spring.k": 650.0}, reuse=True)
+    with pytest.raises(Exception):            # the moduli and constraints are closures
+        pickle.dumps(pm)
+    there = cloudpickle.loads(cloudpickle.dumps(pm))
+    assert set(there._templates) == {()}    # shipped built, not rebuilt
+    again = there.simulate({"J3.spring.k": 650.0}, reuse=True)
+    assert np.array_equal(here.raw.x, again.raw.x)
 
 
 def test_factory_arguments_rebuild_per_value_and_say_so():
