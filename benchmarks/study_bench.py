@@ -19,7 +19,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import shutil
 import sys
 import tempfile

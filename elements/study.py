@@ -21,9 +21,9 @@ in a study, one copy per worker thread and structure, reset from the base values
 each run): it sets the values on the copy's mechanism objects, writes them into the
 copy's elements (:func:`sync_elements`), and re-evaluates the numeric state-space model
 from the *same* causal graph with :func:`bondgraph.assemble`: the graph is not rebuilt
-and causality is not reassigned. A parameter that cannot be set by value (a spring on a joint that has
-none, a factory argument) changes the structure: the model is rebuilt for it and the
-study says so (:attr:`Study.notes`).
+and causality is not reassigned. A parameter that cannot be set by value (a spring on
+a joint that has none, a factory argument) changes the structure: the model is rebuilt
+for it and the study says so (:attr:`Study.notes`).
 
 Units are SI throughout (kg, m, s, rad, N, N m); runtimes are in seconds.
 """
@@ -46,7 +46,7 @@ import time
 import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -924,7 +924,8 @@ def execute_run(pm: ParametricModel, run: Run, outputs: Sequence[Output]) -> dic
             row["status"] = "failed"
             ft = result.raw.failure_time
             row["message"] = f"{result.raw.status.name}" + \
-                (f" at t = {ft:.6g} s" if ft is not None else "") + f": {result.message}"
+                (f" at t = {ft:.6g} s" if ft is not None else "") + \
+                f": {' '.join(str(result.message).split())}"
     except (BondGraphError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
         for o in outputs:
             row[o.name] = math.nan
@@ -1264,8 +1265,15 @@ class Study:
         res.elapsed, res.new_runs = elapsed, new
         if _has_pyarrow():
             res.write_parquet(os.path.join(out, "results.parquet"))
-        for p in self.plots:
-            plot_study(res, p.output, p.x, p.y, os.path.join(out, p.file))
+        if self.plots:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                print("matplotlib is not installed: no plots (pip install matplotlib)",
+                      file=sys.stderr)
+            else:
+                for p in self.plots:
+                    plot_study(res, p.output, p.x, p.y, os.path.join(out, p.file))
         return res
 
     def _resume_ids(self, out: str) -> set[str]:

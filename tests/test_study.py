@@ -18,7 +18,6 @@ import pytest
 from bondgraph import ModelError
 from bondgraph.cli import main
 from elements import PointForce, models
-from elements.modelfile import load_model
 from elements.study import (
     Choice, Grid, LogNormal, MonteCarlo, Normal, Output, ParametricModel, Study,
     StudyFileError, Uniform, load_study, plot_study, read_results,
