@@ -30,6 +30,14 @@ def parse_args(argv=None):
     p.add_argument("--span", type=float, default=1.0, help="chain-N span in s (default 1)")
     p.add_argument("--no-three-body", action="store_true", help="skip the three-body row")
     p.add_argument("--no-peers", action="store_true", help="do not run any peer")
+    p.add_argument("--pydy-budget", type=float, default=120.0,
+                   help="wall-clock seconds for PyDy's symbolic derivation of one chain "
+                        "(default 120); past it the child process is killed, the row says "
+                        "'derivation unfinished' and longer chains are not tried")
+    p.add_argument("--mujoco-match", type=float, default=1e-6,
+                   help="MuJoCo's RK4 step is the largest (0.01 s halved) at which body 1's "
+                        "and body N's final centres are within this of the reference, in m "
+                        "(default 1e-6)")
     p.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
     p.add_argument("--profile-span", type=float, default=0.1,
                    help="simulated span of the chain profile in s (default 0.1)")
@@ -80,7 +88,7 @@ from bondgraph import Baumgarte, assemble, assign_causality
 from elements.models import chain, three_body_prismatic
 
 from mincoord import Chain
-from peers import RUNNERS, availability, integrate
+from peers import RUNNERS, PeerSkipped, availability, integrate
 
 RTOL = ATOL = 1e-8
 REF_TOL = 1e-12
@@ -331,24 +339,61 @@ def bench_ours(label, make, q0, span, grid, first, last, args, ref):
 # ---------------------------------------------------------------------------------------
 # peers
 # ---------------------------------------------------------------------------------------
+def peer_options(name, args):
+    """Constructor options of a peer runner, from the command line."""
+    return {"pydy": {"budget": args.pydy_budget},
+            "mujoco": {"match_tol": args.mujoco_match}}.get(name, {})
+
+
 def bench_peer(name, n, span, ours, ref, args):
-    peer = RUNNERS[name]()
-    out = {"peer": name, "description": peer.description}
+    """Build, check against the reference, then time one peer on chain-n.
+
+    Peers with ``integrator == "scipy"`` hand an rhs to scipy's DOP853 at our tolerances;
+    a peer with its own integrator (MuJoCo) first chooses its step (``match_step``) and
+    then runs ``simulate``. A ``PeerSkipped`` raised by the build is reported as skipped
+    (not a failure); any other exception, or an answer off the reference, is a failure.
+    """
+    peer = RUNNERS[name](**peer_options(name, args))
+    integrator = getattr(peer, "integrator", "scipy")
+    out = {"peer": name, "description": peer.description, "integrator": integrator}
     try:
         builds = []
-        for _ in range(args.repeat):
+        for _ in range(args.repeat if getattr(peer, "repeat_build", True) else 1):
             t0 = now()
             peer.build(n)
             builds.append(now() - t0)
         out["build_s"] = float(np.median(builds))
+        out["build_repeats"] = len(builds)
+        if getattr(peer, "build_time", None) is not None:
+            # the peer's own account (PyDy: derivation + code generation, without the
+            # child process's start-up and the check's kinematics)
+            out["build_wall_s"], out["build_s"] = out["build_s"], float(peer.build_time)
+        if getattr(peer, "build_stages", None):
+            out["build_stages"] = dict(peer.build_stages)
         y0 = peer.y0
-        a, b = peer.rhs(0.0, y0), peer.rhs(0.0, y0)
-        if a is b or np.shares_memory(a, b):
-            raise RuntimeError("rhs does not return a fresh array")
         grid = ref["t"]
+        if integrator == "own":
+            tried = peer.match_step(span, ref["first"][:, -1], ref["last"][:, -1])
+            out["step_search"] = [{"step_s": dt, "distance_m": d} for dt, d in tried]
+            out["step_s"] = float(peer.dt)
+
+            def run(g):
+                return peer.simulate(span, g)
+            evaluation = peer.evaluation()
+        else:
+            a, b = peer.rhs(0.0, y0), peer.rhs(0.0, y0)
+            if a is b or np.shares_memory(a, b):
+                raise RuntimeError("rhs does not return a fresh array")
+
+            def run(g):
+                return integrate(peer.rhs, y0, span, g, RTOL, ATOL)[:4]
+
+            def evaluation():
+                return peer.rhs(0.0, y0)
         # check first, then time
-        t, Y, nfev, steps, _ = integrate(peer.rhs, y0, span, grid, RTOL, ATOL)
+        t, Y, nfev, steps = run(grid)
         cen_end = peer.centres(Y[:, -1])
+        out["final_first"], out["final_last"] = cen_end[0].tolist(), cen_end[-1].tolist()
         out["err_first_m"] = float(np.linalg.norm(cen_end[0] - ref["first"][:, -1]))
         out["err_last_m"] = float(np.linalg.norm(cen_end[-1] - ref["last"][:, -1]))
         en = np.array([peer.energy(Y[:, k]) for k in range(0, t.size, 10)])
@@ -364,21 +409,40 @@ def bench_peer(name, n, span, ours, ref, args):
                               f"{out['err_last_m']:.3g} m, energy drift "
                               f"{out['energy_drift']:.3g}); not timed")
             return out
-        out["rhs_s"], out["rhs_calls"] = time_calls(lambda: peer.rhs(0.0, y0))
+        out["rhs_s"], out["rhs_calls"] = time_calls(evaluation)
         sims = []
         coarse = np.linspace(0.0, span, int(round(span / 0.1)) + 1)
         for _ in range(args.repeat):
             t0 = now()
-            integrate(peer.rhs, y0, span, coarse, RTOL, ATOL)
+            run(coarse)
             sims.append(now() - t0)
         out["sim_s"] = float(np.median(sims))
+        out["sim_s_all"] = sims
+        out["s_per_step"] = out["sim_s"] / max(out["n_steps"], 1)
         out["ratio_rhs"] = ours["rhs_s"] / out["rhs_s"]
         # seconds per simulated second, so that a capped run of ours still compares
         out["ratio_sim"] = (ours["sim_s"] / max(ours["t_end"], 1e-12)) / (out["sim_s"] / span)
         out["ratio_sim_estimated"] = bool(ours["capped"])
+    except PeerSkipped as exc:
+        out["skipped"] = f"{exc}"
+        out["skip_larger"] = exc.larger_too
     except Exception as exc:
         out["failure"] = f"peer {name}, chain-{n}: {type(exc).__name__}: {exc}"
+    finally:
+        out["notes"] = getattr(peer, "notes", "")
     return out
+
+
+def peer_summary(p):
+    """One log line for a peer's result."""
+    if "skipped" in p:
+        return f"  {p['peer']}: skipped: {p['skipped']}"
+    if "failure" in p:
+        return f"  {p['peer']}: FAILED: {p['failure']}"
+    return (f"  {p['peer']}: build {p['build_s']:.3g} s, sim {p['sim_s']:.3g} s, "
+            f"{p['nfev']} evaluations, {p['n_steps']} steps, |d first| "
+            f"{p['err_first_m']:.2g} m, |d last| {p['err_last_m']:.2g} m"
+            + (f"; {p['notes']}" if p.get("notes") else ""))
 
 
 # ---------------------------------------------------------------------------------------
@@ -439,29 +503,40 @@ def table(rows):
 
 
 def peer_table(rows):
-    head = ["model", "peer", "rhs us", "sim s", "nfev", "steps", "|d last| m", "E drift",
-            "ours/peer rhs", "ours/peer sim"]
+    head = ["model", "peer", "build s", "rhs us", "sim s", "nfev", "steps", "us/step",
+            "|d first| m", "|d last| m", "E drift", "ours/peer rhs", "ours/peer sim",
+            "notes"]
     lines = []
     for r in rows:
         for p in r.get("peers", []):
-            if "rhs_s" not in p:
-                lines.append([r["model"], p["peer"], "FAILED", "", "", "", "", "", "", ""])
+            if "skipped" in p:
+                lines.append([r["model"], p["peer"], "skipped", *[""] * 10, p["skipped"]])
                 continue
-            lines.append([r["model"], p["peer"], fmt(1e6 * p["rhs_s"], ".1f"),
-                          fmt(p["sim_s"], ".3f"), str(p["nfev"]), str(p["n_steps"]),
-                          fmt(p["err_last_m"], ".1e"), fmt(p["energy_drift"], ".1e"),
-                          fmt(p["ratio_rhs"], ".0f"),
+            if "rhs_s" not in p:
+                lines.append([r["model"], p["peer"], "FAILED", *[""] * 10,
+                              "see BENCHMARK FAILED below"])
+                continue
+            lines.append([r["model"], p["peer"], fmt(p["build_s"], ".3g"),
+                          fmt(1e6 * p["rhs_s"], ".1f"), fmt(p["sim_s"], ".3f"),
+                          str(p["nfev"]), str(p["n_steps"]), fmt(1e6 * p["s_per_step"], ".1f"),
+                          fmt(p["err_first_m"], ".1e"), fmt(p["err_last_m"], ".1e"),
+                          fmt(p["energy_drift"], ".1e"), fmt(p["ratio_rhs"], ".0f"),
                           fmt(p["ratio_sim"], ".0f") + ("~" if p["ratio_sim_estimated"]
-                                                       else "")])
-    return _render(head, lines) if lines else ""
+                                                       else ""),
+                          p.get("notes", "")])
+    return _render(head, lines, left={"notes"}) if lines else ""
 
 
-def _render(head, lines):
+def _render(head, lines, left=()):
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
               for i, h in enumerate(head)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(head, widths)),
+
+    def just(c, w, h):
+        return c.ljust(w) if h in left else c.rjust(w)
+    out = ["  ".join(just(h, w, h) for h, w in zip(head, widths)).rstrip(),
            "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.rjust(w) for c, w in zip(l, widths)) for l in lines]
+    out += ["  ".join(just(c, w, h) for c, w, h in zip(l, widths, head)).rstrip()
+            for l in lines]
     return "\n".join(out)
 
 
@@ -510,11 +585,13 @@ def main(args):
     for name, a in avail.items():
         log(f"  peer {name}: " + (f"imports (version {a['version']})" +
                                   ("" if a["runner"] else ", no runner implemented")
-                                  if a["imports"] else "not installed"))
+                                  if a["imports"] else
+                                  f"skipped: not installed ({a['error']})"))
     peers = [] if args.no_peers else ["mincoord"] + [
         n for n, a in avail.items() if a["imports"] and a["runner"]]
 
     rows, failures = [], []
+    gave_up = {}        # peer -> (n, reason): a skip that longer chains would repeat
     if not args.no_three_body:
         log("three-body ...")
         ref = three_body_reference(results)
@@ -543,10 +620,18 @@ def main(args):
                     np.linalg.norm(own["first"] - ref["first"][:, -1]),
                     np.linalg.norm(own["last"] - ref["last"][:, -1])))
                 row["selfref_nfev"], row["selfref_s"] = own["nfev"], own["seconds"]
-        row["peers"] = [bench_peer(p, n, args.span, row, ref, args) for p in peers]
-        for p in row["peers"]:
-            if "failure" in p:
-                failures.append(p["failure"])
+        row["peers"] = []
+        for p in peers:
+            if p in gave_up and n > gave_up[p][0]:
+                res = {"peer": p, "skipped": f"not tried: {gave_up[p][1]}"}
+            else:
+                res = bench_peer(p, n, args.span, row, ref, args)
+                if res.get("skip_larger"):
+                    gave_up[p] = (n, f"chain-{n}: {res['skipped']}")
+            row["peers"].append(res)
+            log(peer_summary(res))
+            if "failure" in res:
+                failures.append(res["failure"])
         rows.append(row)
         failures += check(row, args)
         log(table([row]).splitlines()[-1])
@@ -579,6 +664,7 @@ def main(args):
         "blas_threads": args.threads, "bondgraph": getattr(bondgraph, "__version__", "?"),
         "ns": ns, "repeat": args.repeat, "budget_s": args.budget, "span_s": args.span,
         "rtol": RTOL, "atol": ATOL, "reference_rtol": REF_TOL,
+        "pydy_budget_s": args.pydy_budget, "mujoco_match_m": args.mujoco_match,
     }
     thresholds = {"position_m": args.pos_tol, "energy_relative": args.energy_tol,
                   "phi": args.phi_tol, "selfref_agreement_m": args.pos_tol * 1e-3}
@@ -603,8 +689,9 @@ def main(args):
     pt = peer_table(rows)
     if pt:
         log("")
-        log("Peers (same chain, same solver and tolerances; checked against the reference "
-            "before timing; ~ = estimated from a capped run of ours):")
+        log("Peers (same chain; scipy DOP853 at the same tolerances, except MuJoCo: its "
+            "RK4 at a fixed step; checked against the reference before timing; ~ = "
+            "estimated from a capped run of ours):")
         log(pt)
     missing = [n for n, a in avail.items() if not a["imports"]]
     if missing:
