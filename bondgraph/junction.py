@@ -229,6 +229,16 @@ class JunctionLayout:
                 self.base[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
         self.dynamic = [(name, mod, start, n2, n1) for (name, mod, start, n2, n1)
                         in self.modulated if mod.constant is None]
+        # where entry (i, j) of each dynamic modulus goes: the row block (i, j) order, and
+        # the transposed block, (j, i) order
+        direct, transposed = [], []
+        for _name, _mod, start, n2, n1 in self.dynamic:
+            i, j = np.divmod(np.arange(n2 * n1), n1)
+            direct.append(start + i * n1 + j)
+            transposed.append(start + n2 * n1 + j * n2 + i)
+        self._dyn_direct = np.concatenate(direct) if direct else np.zeros(0, dtype=int)
+        self._dyn_transposed = np.concatenate(transposed) if transposed else \
+            np.zeros(0, dtype=int)
         # CSC structure of A_u and A_i, fixed after causality: per evaluation only the data
         # vector is refilled (no COO -> CSC conversion)
         self._csc_u = self._csc_pattern(self.is_u, self.col_u, len(self.unk))
@@ -251,23 +261,21 @@ class JunctionLayout:
         return idx, group, len(uniq), rows[first].astype(np.int32), indptr, ncols
 
     # ------------------------------------------------------------------------------------
+    def _fill(self, d: np.ndarray, moduli: dict[str, np.ndarray]) -> np.ndarray:
+        """Write -mu (row block) and -mu^T (column block) of every modulated two-port."""
+        if self.dynamic:
+            flat = np.concatenate([moduli[name].ravel() for name, *_ in self.dynamic])
+            d[self._dyn_direct] = -flat
+            d[self._dyn_transposed] = -flat
+        return d
+
     def data(self, moduli_values: dict[str, np.ndarray]) -> np.ndarray:
         """Coefficients of A at a configuration (modulated entries filled in)."""
-        d = self.base.copy()
-        for name, _mod, start, n2, n1 in self.dynamic:
-            m = moduli_values[name]
-            d[start:start + n2 * n1] = -m.ravel()
-            d[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
-        return d
+        return self._fill(self.base.copy(), moduli_values)
 
     def rate_data(self, moduli_rates: dict[str, np.ndarray]) -> np.ndarray:
         """Coefficients of dA/dt (zero but for the modulated entries)."""
-        d = np.zeros_like(self.base)
-        for name, _mod, start, n2, n1 in self.dynamic:
-            m = moduli_rates[name]
-            d[start:start + n2 * n1] = -m.ravel()
-            d[start + n2 * n1:start + 2 * n2 * n1] = -m.T.ravel()
-        return d
+        return self._fill(np.zeros_like(self.base), moduli_rates)
 
     def split(self, data: np.ndarray) -> tuple[sp.csc_matrix, sp.csc_matrix]:
         """(A_u, A_i): the columns of the unknown and of the imposed variables."""
