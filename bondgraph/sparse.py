@@ -135,6 +135,31 @@ class _Pattern:
             or np.unique(self.indices).size < n_rows
             or (n_rows and structural_rank(self._matrix) < n_rows))
 
+    def mark_constants(self, constant_sources: np.ndarray) -> None:
+        """Find the rows and columns that always hold a non-zero constant entry
+        (``constant_sources``: the value of each constant source, NaN for the varying
+        ones); only the others need the per-evaluation check for an all-zero line."""
+        n_rows, n_cols = self.shape
+        val = np.bincount(self.group, weights=self.coef * constant_sources[self.src],
+                          minlength=self.n)
+        safe = np.isfinite(val) & (val != 0.0)
+        col_of = np.repeat(np.arange(n_cols), np.diff(self.indptr))
+        self._lines = []
+        for line_of, n_lines in ((col_of, n_cols), (self.indices, n_rows)):
+            risky = np.ones(n_lines, dtype=bool)
+            risky[line_of[safe]] = False
+            seg = -np.ones(n_lines, dtype=np.int64)
+            seg[risky] = np.arange(int(risky.sum()))
+            idx = np.flatnonzero(risky[line_of])
+            self._lines.append((idx, seg[line_of[idx]], int(risky.sum())))
+
+    def has_zero_line(self, data: np.ndarray) -> bool:
+        """Whether a row or column of the matrix with these values is all zeros."""
+        for idx, seg, n in self._lines:
+            if n and np.bincount(seg, np.abs(data[idx]), n).min() == 0.0:
+                return True
+        return False
+
     def matrix(self, sources: np.ndarray) -> sp.csc_matrix:
         """The matrix at these source values (one object, its data refilled)."""
         self._matrix.data = np.bincount(self.group, weights=self.coef * sources[self.src],
@@ -148,23 +173,23 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
     if pattern.structurally_singular:
         return None
     A = pattern.matrix(sources)
-    if not np.isfinite(A.data).all():
-        return None
-    # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33)
-    mag = np.abs(A.data)
-    if A.shape[0] and (np.min(np.add.reduceat(mag, pattern.indptr[:-1])) == 0.0
-                       or np.min(np.bincount(pattern.indices, mag, A.shape[0])) == 0.0):
+    # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33);
+    # non-finite values come out as a non-finite solution (the caller checks it)
+    if pattern.has_zero_line(A.data):
         return None
     try:
         lu, (u_data, u_rows, u_ptr) = _splu(A)
     except RuntimeError:                       # exactly singular
         return None
-    nnz = u_ptr[-1]
-    u_data, u_rows = u_data[:nnz], u_rows[:nnz]
-    cols = np.repeat(np.arange(A.shape[0]), np.diff(u_ptr))
-    d = np.abs(u_data[u_rows == cols])
-    if not np.isfinite(u_data).all() or d.size < A.shape[0] or \
-            d.min(initial=np.inf) <= 1e-14 * d.max(initial=0.0):
+    n = A.shape[0]
+    last = u_ptr[1:] - 1                # SuperLU stores the pivot last in its U column
+    if np.array_equal(u_rows[last], np.arange(n)):
+        d = np.abs(u_data[last])
+    else:
+        nnz = u_ptr[-1]
+        cols = np.repeat(np.arange(n), np.diff(u_ptr))
+        d = np.abs(u_data[:nnz][u_rows[:nnz] == cols])
+    if d.size < n or not np.isfinite(d).all() or d.min(initial=np.inf) <= 1e-14 * d.max():
         return None
     return lu
 
@@ -265,6 +290,13 @@ class SparseReduction:
         one = self._off_one
         dyn = [np.arange(start, start + 2 * a * b) for _, _, start, a, b in L.dynamic]
         self._dyn = np.concatenate(dyn) if dyn else np.zeros(0, dtype=np.int64)
+        # the sources' values where they never change (NaN: they vary with the state)
+        cv = np.full(self._n_sources, np.nan)
+        cv[:nA] = L.base
+        cv[self._dyn] = np.nan
+        cv[self._off_R:self._off_RE] = self._R_flat
+        cv[one] = 1.0
+        self._constant_sources = cv
 
         # -- alias elimination --------------------------------------------------------
         rep, kept = _aliases(L, self._dyn)
@@ -381,6 +413,7 @@ class SparseReduction:
         src, coef = np.concatenate(src), np.concatenate(coef)
         probe = _Pattern(shape, rows, cols, src, coef)
         if shape[0] == 0 or probe.structurally_singular:
+            probe.mark_constants(self._constant_sources)
             return probe
         # the structure alone decides the order: factor it once with generic values
         vals = np.random.default_rng(1).uniform(0.5, 1.5, self._n_sources)
@@ -389,8 +422,10 @@ class SparseReduction:
             order = spla.splu(A, permc_spec="COLAMD").perm_c
         except RuntimeError:
             order = np.arange(shape[1])
-        return _Pattern(shape, rows, cols, src, coef,
-                        position=np.asarray(order, dtype=np.int64))
+        pattern = _Pattern(shape, rows, cols, src, coef,
+                           position=np.asarray(order, dtype=np.int64))
+        pattern.mark_constants(self._constant_sources)
+        return pattern
 
     def _check(self, rng):
         """Decide ``applicable``: the structural conditions of Eq. (15) at random moduli."""

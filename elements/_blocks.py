@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bondgraph import MTF, TF, BondGraph, ModulusContext, PositionConstraint, ZeroJunction
+from bondgraph.spatial import skew
 from bondgraph.spatial import body_rate_from_quat_rate, quat_to_matrix
 
 __all__ = ["Term", "Block", "Geometry", "build_block"]
@@ -38,13 +39,39 @@ class Geometry:
     (centre-of-mass velocity, global). Ground bodies have A = E, r = 0, w = v = 0.
     """
 
-    __slots__ = ("A", "r", "w", "v")
+    __slots__ = ("A", "r", "w", "v", "_memo")
 
     def __init__(self):
         self.A: dict[str, np.ndarray] = {}
         self.r: dict[str, np.ndarray] = {}
         self.w: dict[str, np.ndarray] = {}
         self.v: dict[str, np.ndarray] = {}
+        self._memo: dict[tuple, np.ndarray] = {}
+
+    def Adot(self, b: str) -> np.ndarray:
+        """dA_b/dt = A_b omega_b~ (needs rates); computed once per geometry."""
+        key = ("Adot", b)
+        out = self._memo.get(key)
+        if out is None:
+            out = self._memo[key] = self.A[b] @ skew(self.w[b])
+        return out
+
+    def rel(self, a: str, b: str) -> np.ndarray:
+        """A_b^T A_a: body a's coordinates to body b's."""
+        key = ("rel", a, b)
+        out = self._memo.get(key)
+        if out is None:
+            out = self._memo[key] = self.A[b].T @ self.A[a]
+        return out
+
+    def rel_rate(self, a: str, b: str) -> np.ndarray:
+        """d(A_b^T A_a)/dt = -omega_b~ A_b^T A_a + A_b^T A_a omega_a~ (needs rates)."""
+        key = ("rel_rate", a, b)
+        out = self._memo.get(key)
+        if out is None:
+            rel = self.rel(a, b)
+            out = self._memo[key] = rel @ skew(self.w[a]) - skew(self.w[b]) @ rel
+        return out
 
 
 @dataclass

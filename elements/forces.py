@@ -79,9 +79,9 @@ class PointForce(Load):
             terms = [Term(f"{b}.v", constant=np.eye(3))]
             if np.any(r):
                 terms.append(Term(f"{b}.w", lambda g: -g.A[b] @ rt,
-                                  lambda g: -g.A[b] @ skew(g.w[b]) @ rt))
+                                  lambda g: -g.Adot(b) @ rt))
         else:
-            terms = [Term(f"{b}.v", lambda g: g.A[b].T, lambda g: -skew(g.w[b]) @ g.A[b].T)]
+            terms = [Term(f"{b}.v", lambda g: g.A[b].T, lambda g: g.Adot(b).T)]
             if np.any(r):
                 terms.append(Term(f"{b}.w", constant=-rt))
         return Block(f"{self.name}", 3, terms, (self.body,))
@@ -97,7 +97,7 @@ class BodyMoment(Load):
     def block(self) -> Block:
         b = self.body.name
         if self.frame == "global":
-            terms = [Term(f"{b}.w", lambda g: g.A[b], lambda g: g.A[b] @ skew(g.w[b]))]
+            terms = [Term(f"{b}.w", lambda g: g.A[b], lambda g: g.Adot(b))]
         else:
             terms = [Term(f"{b}.w", constant=np.eye(3))]
         return Block(f"{self.name}", 3, terms, (self.body,))

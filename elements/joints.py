@@ -217,10 +217,10 @@ class Joint:
         pairs = [(self.parent, "v", None, None, E), (self.child, "v", None, None, -E)]
         if np.any(P):       # a point at the centre of mass adds no rotational term
             pairs.append((self.parent, "w", (lambda g: -g.A[a] @ Pt),
-                          (lambda g: -g.A[a] @ skew(g.w[a]) @ Pt), None))
+                          (lambda g: -g.Adot(a) @ Pt), None))
         if np.any(Q):
             pairs.append((self.child, "w", (lambda g: g.A[b] @ Qt),
-                          (lambda g: g.A[b] @ skew(g.w[b]) @ Qt), None))
+                          (lambda g: g.Adot(b) @ Qt), None))
         terms = self._terms(pairs)
         return Block(f"{self.name}.t", 3, terms, self._bodies(), phi, True, f"{self.name}.t")
 
@@ -232,8 +232,8 @@ class Joint:
             return vee(g.A[a] @ Fa @ Fb.T @ g.A[b].T)
 
         terms = self._terms([
-            (self.parent, "w", (lambda g: g.A[a]), (lambda g: g.A[a] @ skew(g.w[a])), None),
-            (self.child, "w", (lambda g: -g.A[b]), (lambda g: -g.A[b] @ skew(g.w[b])), None),
+            (self.parent, "w", (lambda g: g.A[a]), (lambda g: g.Adot(a)), None),
+            (self.child, "w", (lambda g: -g.A[b]), (lambda g: -g.Adot(b)), None),
         ])
         return Block(f"{self.name}.r", 3, terms, self._bodies(), phi, True, f"{self.name}.r")
 
@@ -283,10 +283,10 @@ class RevoluteJoint(Joint):
             return np.array([-aa @ d[:, 1], aa @ d[:, 0]])
 
         def G_a(g):
-            return D.T @ g.A[b].T @ g.A[a]
+            return D.T @ g.rel(a, b)
 
         def G_a_rate(g):
-            return D.T @ (-skew(g.w[b]) @ g.A[b].T @ g.A[a] + g.A[b].T @ g.A[a] @ skew(g.w[a]))
+            return D.T @ g.rel_rate(a, b)
 
         terms = self._terms([
             (self.parent, "w", G_a, G_a_rate, None),
@@ -300,10 +300,10 @@ class RevoluteJoint(Joint):
         ab = Fb[:, 2][None, :]         # the axis on the child (child coordinates)
 
         def G_a(g):
-            return -ab @ g.A[b].T @ g.A[a]
+            return -ab @ g.rel(a, b)
 
         def G_a_rate(g):
-            return -ab @ (-skew(g.w[b]) @ g.A[b].T @ g.A[a] + g.A[b].T @ g.A[a] @ skew(g.w[a]))
+            return -ab @ g.rel_rate(a, b)
 
         terms = self._terms([
             (self.parent, "w", G_a, G_a_rate, None),
@@ -359,7 +359,7 @@ class PrismaticJoint(Joint):
             return D.T @ g.A[b].T
 
         def DT_rate(g):
-            return -D.T @ skew(g.w[b]) @ g.A[b].T
+            return D.T @ g.Adot(b).T
 
         def Gbw(g):
             u = Q + g.A[b].T @ h_of(g)   # P relative to the child's centre, child coordinates
@@ -373,7 +373,7 @@ class PrismaticJoint(Joint):
         terms = self._terms([
             (self.parent, "v", DT, DT_rate, None),
             (self.parent, "w", (lambda g: -DT(g) @ g.A[a] @ Pt),
-             (lambda g: -(DT_rate(g) @ g.A[a] + DT(g) @ g.A[a] @ skew(g.w[a])) @ Pt), None),
+             (lambda g: -(DT_rate(g) @ g.A[a] + DT(g) @ g.Adot(a)) @ Pt), None),
             (self.child, "v", (lambda g: -DT(g)), (lambda g: -DT_rate(g)), None),
             (self.child, "w", Gbw, Gbw_rate, None),
         ])
@@ -391,7 +391,7 @@ class PrismaticJoint(Joint):
             return da @ g.A[a].T
 
         def dT_rate(g):
-            return -da @ skew(g.w[a]) @ g.A[a].T
+            return da @ g.Adot(a).T
 
         # sdot = d_a^T (v_Q - v_P)
         terms = self._terms([
@@ -399,7 +399,7 @@ class PrismaticJoint(Joint):
             (self.parent, "w", None, None, da @ Pt),
             (self.child, "v", dT, dT_rate, None),
             (self.child, "w", (lambda g: -dT(g) @ g.A[b] @ Qt),
-             (lambda g: -(dT_rate(g) @ g.A[b] + dT(g) @ g.A[b] @ skew(g.w[b])) @ Qt), None),
+             (lambda g: -(dT_rate(g) @ g.A[b] + dT(g) @ g.Adot(b)) @ Qt), None),
         ])
         if not np.any(P):
             terms = [t for t in terms if t.junction != f"{a}.w"]
