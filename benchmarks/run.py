@@ -264,9 +264,12 @@ def build_breakdown(make):
     t2 = now()
     causal = assign_causality(graph)
     t3 = now()
-    assemble(causal)
+    model = assemble(causal)
     t4 = now()
-    return {"construct": t1 - t0, "graph": t2 - t1, "causality": t3 - t2, "equations": t4 - t3}
+    model.sparse()
+    t5 = now()
+    return {"construct": t1 - t0, "graph": t2 - t1, "causality": t3 - t2, "equations": t4 - t3,
+            "sparse": t5 - t4}
 
 
 def bench_ours(label, make, q0, span, grid, first, last, args, ref):
@@ -279,6 +282,7 @@ def bench_ours(label, make, q0, span, grid, first, last, args, ref):
         t0 = now()
         mech = make()
         mm = mech.assemble()
+        mm.model.sparse()             # the sparse evaluation's patterns and ordering
         builds.append(now() - t0)
     row["build_s"] = float(np.median(builds))
     row["build_stages_s"] = build_breakdown(make)
@@ -540,6 +544,74 @@ def _render(head, lines, left=()):
     return "\n".join(out)
 
 
+def _exponent(rows, key, lo=10, hi=100):
+    """Least-squares slope of log(key) against log(N) over the chain rows lo <= N <= hi."""
+    pts = [(int(r["model"].split("-")[1]), r[key]) for r in rows
+           if r["model"].startswith("chain-") and lo <= int(r["model"].split("-")[1]) <= hi
+           and r.get(key)]
+    if len(pts) < 2:
+        return None
+    n, v = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return float(np.polyfit(n, v, 1)[0])
+
+
+def targets(rows):
+    """The issue's targets, each with the measured figure and whether it is met."""
+    by = {r["model"]: r for r in rows}
+    out = []
+
+    def add(name, value, limit, met, how):
+        out.append({"target": name, "measured": value, "limit": limit,
+                    "met": None if met is None else bool(met), "how": how})
+
+    e = _exponent(rows, "rhs_s")
+    add("derivative cost exponent, N = 10..100", e, 1.1, None if e is None else e <= 1.1,
+        "slope of log(rhs s) on log(N)")
+    e = _exponent(rows, "build_s")
+    add("build time exponent, N = 10..100", e, 1.1, None if e is None else e <= 1.1,
+        "slope of log(build s) on log(N); build = construction, graph, causality, "
+        "equations and the sparse set-up")
+    if "chain-100" in by:
+        b = by["chain-100"]["build_s"]
+        add("build at N = 100 (s)", b, 0.5, b < 0.5, "median build")
+    if "three-body" in by:
+        r = by["three-body"]
+        t = r["build_s"] + r["sim_s"]
+        add("three-body 5 s: build + simulate (s)", t, 1.0, t < 1.0, "medians")
+    for n, limit in (("chain-10", 5.0), ("chain-100", 3.0)):
+        peers = {p["peer"]: p for p in by.get(n, {}).get("peers", []) if "sim_s" in p}
+        if "pinocchio" in peers:
+            ratio = by[n]["sim_s"] / peers["pinocchio"]["sim_s"]
+            add(f"{n}: ours / Pinocchio + scipy, simulate", ratio, limit, ratio <= limit,
+                "same solver and tolerances, one run")
+    for n in ("chain-10", "chain-100"):
+        for p in by.get(n, {}).get("peers", []):
+            if p["peer"] == "mujoco" and "sim_s" in p:
+                add(f"{n}: ours / MuJoCo RK4, simulate (information)",
+                    by[n]["sim_s"] / p["sim_s"], None, None, "MuJoCo at its matched step")
+    for r in rows:
+        for p in r.get("peers", []):
+            if p["peer"] == "pydy" and "sim_s" in p:
+                ours = r["build_s"] + r["sim_s"]
+                theirs = p["build_s"] + p["sim_s"]
+                add(f"{r['model']}: ours / PyDy derive + simulate", ours / theirs, 1.0,
+                    ours < theirs, "build + simulate on both sides")
+            elif p["peer"] == "pydy" and "skipped" in p:
+                add(f"{r['model']}: PyDy", p["skipped"], None, True,
+                    "ours finished; PyDy did not")
+    return out
+
+
+def targets_table(tg):
+    lines = []
+    for t in tg:
+        v = t["measured"]
+        lines.append([t["target"], v if isinstance(v, str) else fmt(v, ".3g"),
+                      "" if t["limit"] is None else fmt(t["limit"], ".3g"),
+                      {True: "met", False: "NOT met", None: "n/a"}[t["met"]]])
+    return _render(["target", "measured", "limit", ""], lines, left={"target", "measured"})
+
+
 def check(row, args):
     fails = []
     name = row["model"]
@@ -668,8 +740,9 @@ def main(args):
     }
     thresholds = {"position_m": args.pos_tol, "energy_relative": args.energy_tol,
                   "phi": args.phi_tol, "selfref_agreement_m": args.pos_tol * 1e-3}
+    tg = targets(rows)
     doc = {"meta": meta, "thresholds": thresholds, "peers_available": avail,
-           "rows": rows, "skipped": skipped, "profiles": [os.path.relpath(p, ROOT)
+           "rows": rows, "targets": tg, "skipped": skipped, "profiles": [os.path.relpath(p, ROOT)
                                                           for p in profiles],
            "failures": failures}
     text = json.dumps(doc, indent=1, default=float)
@@ -696,6 +769,10 @@ def main(args):
     missing = [n for n, a in avail.items() if not a["imports"]]
     if missing:
         log(f"Not installed (optional 'bench' peers): {', '.join(missing)}")
+    if tg:
+        log("")
+        log("Targets of issue 6 (reported, not enforced: only wrong answers fail the run):")
+        log(targets_table(tg))
     log("")
     log(f"written: {os.path.relpath(latest, ROOT)}, {os.path.relpath(stamped, ROOT)}"
         + "".join(f", {os.path.relpath(p, ROOT)}" for p in profiles))

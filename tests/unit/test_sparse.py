@@ -134,3 +134,18 @@ def test_redundant_loop_uses_the_dense_path():
     assert mm.model.sparse().evaluate(0.0, x0, None) is None
     r = mm.simulate((0.0, 0.1), x0=x0)
     assert r.raw.success and r.raw.rank_deficiency == 3
+
+
+def test_public_splu_fallback_gives_the_same_numbers(monkeypatch):
+    """The sparse path calls scipy's SuperLU binding directly (see sparse._splu); with the
+    public splu instead the numbers are the same."""
+    import bondgraph.sparse as S
+    mech, q0 = chain(3)
+    mm = mech.assemble()
+    x = mm.initial_state(q0, {"J2": 1.0})
+    stab = Baumgarte(10.0, 10.0)
+    direct = mm.model.sparse().evaluate(0.1, x, stab)
+    monkeypatch.setattr(S, "_DIRECT", [False])
+    public = mm.model.sparse().evaluate(0.1, x, stab)
+    assert np.allclose(direct.xdot, public.xdot, rtol=1e-13, atol=1e-13)
+    assert np.allclose(direct.U2, public.U2, rtol=1e-13, atol=1e-13)
