@@ -606,7 +606,7 @@ def targets_table(tg):
     lines = []
     for t in tg:
         v = t["measured"]
-        lines.append([t["target"], v if isinstance(v, str) else fmt(v, ".3g"),
+        lines.append([t["target"], v if isinstance(v, str) else fmt(v, ".4g"),
                       "" if t["limit"] is None else fmt(t["limit"], ".3g"),
                       {True: "met", False: "NOT met", None: "n/a"}[t["met"]]])
     return _render(["target", "measured", "limit", ""], lines, left={"target", "measured"})
