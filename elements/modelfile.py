@@ -363,6 +363,9 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ModelFileError(f"{path}: not valid TOML: {exc}") from None
+    if "study" in doc and "model" not in doc:
+        c.fail("top level", "study", "this is a study file: run it with `bondgraph sweep "
+               "FILE --out DIR` (a model file has [model], [[body]], [[joint]], ...)")
     c.only(doc, "top level", {"model", "body", "joint", "load", "initial", "solver", "output"})
     model = c.table(doc, "model", "model")
     c.only(model, "model", {"name", "gravity"})
@@ -446,6 +449,8 @@ def loads_model(text: str, path: str = "<string>") -> ModelSpec:
             _attach(c, where, "spring", lambda: joint.add_spring(spring))
         if "damper" in j:
             dp = j["damper"]
+            if isinstance(dp, dict):
+                c.only(dp, f"{where} damper", {"coefficient"})
             coef = c.number(dp, f"{where} damper", "coefficient", nonneg=True) \
                 if isinstance(dp, dict) else c.number(j, where, "damper", nonneg=True)
             _attach(c, where, "damper", lambda: joint.add_damper(AxisDamper(coef)))

@@ -250,3 +250,18 @@ def test_the_library_still_warns_when_a_run_fails():
         res = spec.mechanism.assemble().simulate((0.0, 1.0), spec.q0, spec.qd0,
                                                  t_eval=spec.solver.t_eval)
     assert not res.success
+
+
+def test_damper_table_refuses_unknown_keys():
+    text = PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05, coeficient = 1.0 }")
+    with pytest.raises(ModelFileError, match="coeficient.*unknown key; valid keys: coefficient"):
+        loads_model(text, "pendulum.toml")
+    ok = loads_model(PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05 }"),
+                     "pendulum.toml")
+    assert ok.mechanism.joint("hinge").dampers[0].coefficient == 0.05
+
+
+def test_a_study_file_given_as_a_model_says_to_use_sweep():
+    study = open(os.path.join(ROOT, "examples", "three_body_sweep.toml")).read()
+    with pytest.raises(ModelFileError, match="bondgraph sweep"):
+        loads_model(study, "three_body_sweep.toml")
