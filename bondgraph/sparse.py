@@ -392,8 +392,9 @@ class SparseReduction:
 
         n_m = n_u + n_L + n_E
         self._n_m = n_m
-        self._M, self._M_known = self._system((n_m, n_m), velocity_terms(False))
-        if n2:
+        if not n2:      # without constraints one stage; with them B serves both stages
+            self._M, self._M_known = self._system((n_m, n_m), velocity_terms(False))
+        else:
             T = velocity_terms(True)
             z_terms(T, n_m + newrow[L.rows[ent]], L.cols[ent], ent, np.ones(ent.size))
             r_c = n_m + n_u
@@ -514,10 +515,18 @@ class SparseReduction:
             phi = m._phi(s, shared)
             branch = "none"
         else:
-            y1 = self._solve(self._M, self._M_known, sources, known, None)
+            # one factorisation serves both stages: the first solve (dU_1/dt, dA/dt and
+            # Baumgarte's terms left out) gives every flow the C rows and the kinematic
+            # states see, and these do not depend on U_2, D or E (checked in _check), so
+            # its U_2 and efforts, whatever they are, leave dc/dt unchanged
+            lu = _factor(self._B, sources)
+            if lu is None:
+                return None
+            y1 = self._back(lu, self._B, self._known_rhs(self._B, self._B_known, sources,
+                                                         known))
             if y1 is None:
                 return None
-            w1 = self._full(y1, known, np.zeros(n2))
+            w1 = self._full(y1, known, y1[self._c2:self._c2 + n2])
             kin_rates = m._kin_rates(s, w1[m._kin_rows])
             extra = np.zeros(self._B.shape[0])
             z0 = self._n_m
@@ -537,7 +546,8 @@ class SparseReduction:
                     stabilization.beta ** 2 * np.nan_to_num(phi)
             if not np.isfinite(extra).all():
                 return None
-            y = self._solve(self._B, self._B_known, sources, known, extra)
+            y = self._back(lu, self._B, self._known_rhs(self._B, self._B_known, sources,
+                                                        known) + extra)
             if y is None:
                 return None
             U2 = y[self._c2:self._c2 + n2]
@@ -551,19 +561,29 @@ class SparseReduction:
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch=branch, rank=n2)
 
+    @staticmethod
+    def _known_rhs(pattern: _Pattern, kn, sources, known) -> np.ndarray:
+        """The right-hand side from the known values' terms."""
+        krows, kidx, ksrc, kcoef = kn
+        return -np.bincount(krows, weights=kcoef * sources[ksrc] * known[kidx],
+                            minlength=pattern.shape[0]).astype(float)
+
+    @staticmethod
+    def _back(lu, pattern: _Pattern, b: np.ndarray) -> np.ndarray | None:
+        """The solution in logical column order (None if not finite)."""
+        y = lu.solve(b)[pattern.position]
+        return y if np.isfinite(y).all() else None
+
     def _solve(self, pattern: _Pattern, kn, sources, known, extra):
         if pattern.shape[0] == 0:
             return np.zeros(0)
-        krows, kidx, ksrc, kcoef = kn
-        b = -np.bincount(krows, weights=kcoef * sources[ksrc] * known[kidx],
-                         minlength=pattern.shape[0]).astype(float)
+        b = self._known_rhs(pattern, kn, sources, known)
         if extra is not None:
             b += extra
         lu = _factor(pattern, sources)
         if lu is None:
             return None
-        y = lu.solve(b)[pattern.position]
-        return y if np.isfinite(y).all() else None
+        return self._back(lu, pattern, b)
 
     def _full(self, y, known, U2):
         """Every bond variable from the unknowns y and the known values."""
