@@ -33,9 +33,12 @@ independence is structural and not a coincidence of one configuration). Elsewher
 (14), redundant constraints, a singular system at some state) :class:`SparseReduction`
 says so and the caller uses the dense reduction, which also gives the diagnostics.
 
-Both sparse systems keep one pattern for the whole run: per evaluation only their data
-vectors are refilled (one ``bincount``), and the column ordering that keeps the LU
-factors sparse is computed once.
+With constraints, the acceleration stage's LU factors also serve the velocity stage:
+the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
+the known right-hand side gives them, and one factorisation per evaluation suffices.
+The systems keep one pattern for the whole run: per evaluation only their data vectors
+are refilled (one ``bincount``), and the column ordering that keeps the LU factors
+sparse is computed once.
 """
 
 from __future__ import annotations
