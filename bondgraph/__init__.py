@@ -13,6 +13,7 @@ Graph and elements
 Stages
     validate, assign_causality, CausalGraph, InsertedSource, assemble,
     StateSpaceModel, Evaluation, Baumgarte, simulate, SimulationResult, Status,
+    SparseReduction, StepValues (the sparse evaluation used while integrating),
     symbolic_equations, SymbolicEquations
 Diagrams
     to_dot, to_graphviz, render
@@ -73,6 +74,7 @@ from .primitives import (
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status
 from .simulation import simulate
+from .sparse import SparseReduction, StepValues
 from .symbolic import SymbolicEquations, symbolic_equations
 from .validation import validate
 from .viz import render, to_dot, to_graphviz
@@ -87,6 +89,7 @@ __all__ = [
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",
+    "SparseReduction", "StepValues",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",

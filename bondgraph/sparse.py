@@ -44,6 +44,7 @@ sparse is computed once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +57,9 @@ except ImportError:  # pragma: no cover
     _superlu = None
 
 from .element import StateView
+
+if TYPE_CHECKING:
+    from .reduction import Baumgarte
 
 __all__ = ["SparseReduction", "StepValues"]
 
@@ -485,9 +489,13 @@ class SparseReduction:
         self.applicable = True
 
     # ------------------------------------------------------------------------------------
-    def evaluate(self, t: float, x: np.ndarray, stabilization=None) -> StepValues | None:
-        """One evaluation, or None where the sparse systems are singular or not finite
-        (the caller then uses the dense reduction, which explains the failure)."""
+    def evaluate(self, t: float, x: np.ndarray,
+                 stabilization: Baumgarte | None = None) -> StepValues | None:
+        """dX/dt, U_2 and every bond value at time ``t`` (s) and state ``x`` (shape
+        ``(n_states,)``, the model's state order), with Baumgarte's terms when
+        ``stabilization`` is given. None where the sparse system is singular or not
+        finite: the caller then uses :meth:`StateSpaceModel.evaluate`, which explains
+        the failure. Call only when ``applicable``."""
         m = self.model
         L = m.layout
         x = np.asarray(x, dtype=float)
