@@ -226,6 +226,7 @@ class StateSpaceModel:
                          for w in self.work]
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
         self._sparse = None
+        self._kin_slices: dict[str, slice] | None = None
 
     # -- conveniences -------------------------------------------------------------------
     def sparse(self):
@@ -551,11 +552,15 @@ class StateSpaceModel:
             f"parameters")
 
     def _kin_slices_all(self) -> dict[str, slice]:
-        """Slices of the kinematic states within the kinematic-rate vector."""
+        """Slices of the kinematic states within the kinematic-rate vector (computed
+        once)."""
+        if self._kin_slices is not None:
+            return self._kin_slices
         out, start = {}, 0
         for ks in self.kinematic:
             out[ks.name] = slice(start, start + ks.dim)
             start += ks.dim
+        self._kin_slices = out
         return out
 
     def _kin_rates(self, s: StateView, flows: np.ndarray) -> np.ndarray:
