@@ -71,6 +71,7 @@ from .primitives import (
     ZeroJunction,
     skew,
 )
+from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status
 from .simulation import simulate
@@ -89,7 +90,7 @@ __all__ = [
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",
-    "SparseReduction", "StepValues",
+    "SparseReduction", "StepValues", "StateFunctions",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",

@@ -261,20 +261,22 @@ class JunctionLayout:
         return idx, group, len(uniq), rows[first].astype(np.int32), indptr, ncols
 
     # ------------------------------------------------------------------------------------
-    def _fill(self, d: np.ndarray, moduli: dict[str, np.ndarray]) -> np.ndarray:
+    def _fill(self, d: np.ndarray, flat: np.ndarray) -> np.ndarray:
         """Write -mu (row block) and -mu^T (column block) of every modulated two-port."""
         if self.dynamic:
-            flat = np.concatenate([moduli[name].ravel() for name, *_ in self.dynamic])
             d[self._dyn_direct] = -flat
             d[self._dyn_transposed] = -flat
         return d
 
-    def data(self, moduli_values: dict[str, np.ndarray]) -> np.ndarray:
-        """Coefficients of A at a configuration (modulated entries filled in)."""
-        return self._fill(self.base.copy(), moduli_values)
+    def data(self, moduli: np.ndarray) -> np.ndarray:
+        """Coefficients of A at a configuration: ``moduli`` holds the dynamic two-ports'
+        moduli, each raveled row-major, concatenated in the order of ``dynamic``
+        (:meth:`bondgraph.moduli.StateFunctions.moduli`)."""
+        return self._fill(self.base.copy(), moduli)
 
-    def rate_data(self, moduli_rates: dict[str, np.ndarray]) -> np.ndarray:
-        """Coefficients of dA/dt (zero but for the modulated entries)."""
+    def rate_data(self, moduli_rates: np.ndarray) -> np.ndarray:
+        """Coefficients of dA/dt (zero but for the modulated entries), from the moduli'
+        rates in the same layout as :meth:`data`."""
         return self._fill(np.zeros_like(self.base), moduli_rates)
 
     def split(self, data: np.ndarray) -> tuple[sp.csc_matrix, sp.csc_matrix]:

@@ -65,9 +65,17 @@ __all__ = [
 
 
 def skew(v: np.ndarray) -> np.ndarray:
-    """The skew-symmetric matrix v~ with v~ y = v x y. ``v`` has shape (3,)."""
-    x, y, z = v
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    """The skew-symmetric matrix v~ with v~ y = v x y. ``v`` has shape (3,), or (..., 3)
+    for a stack of vectors (then the result is (..., 3, 3))."""
+    if np.ndim(v) == 1:
+        x, y, z = v
+        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
 
 
 def _check_dim(name: str, dim: Any) -> int:
@@ -523,13 +531,13 @@ class Modulus:
     def value_at(self, *deps: Any) -> np.ndarray:
         """The modulus at the values of the states in ``depends_on``."""
         if self.context is not None:
-            return self.value(self.context.value(*deps))
+            return self.value(self.context.value_at(*deps))
         return self.value(*deps)
 
     def rate_at(self, *deps_and_rates: Any) -> np.ndarray:
         """Its time derivative at the states' values followed by their rates."""
         if self.context is not None:
-            return self.rate(self.context.rate(*deps_and_rates))
+            return self.rate(self.context.rate_at(*deps_and_rates))
         return self.rate(*deps_and_rates)
 
 
@@ -542,11 +550,40 @@ class ModulusContext:
     angular velocities of the bodies a joint connects); an MTF or MGY built with
     ``context=`` receives that object in place of the states, in both its modulus and its
     modulus rate. The result must not be modified by the moduli.
+
+    With ``concatenated``, ``value`` receives one array, the states' values concatenated
+    in ``depends_on`` order, and ``rate`` two (values, then rates): a context over many
+    states (every body of a mechanism, say) then costs one gather per evaluation.
+
+    ``batch`` (optional) vectorises the members: ``batch(functions)`` receives the
+    callables that take this context's result (moduli, modulus rates or position
+    constraints' values, all of one kind) and returns one function of the context's
+    result giving all their values, each raveled row-major, concatenated in the order
+    given; or None when it cannot, and then each member is called on its own. The
+    evaluation uses it so that, say, every joint of one type is computed in one numpy
+    call; it must give what the members give one by one.
     """
 
     value: Callable[..., Any]
     rate: Callable[..., Any]
     depends_on: tuple[str, ...] = ()
+    batch: Callable[[Sequence[Callable[[Any], np.ndarray]]],
+                    Callable[[Any], np.ndarray] | None] | None = None
+    concatenated: bool = False
+
+    def value_at(self, *deps: Any) -> Any:
+        """The context's result at the values of the states in ``depends_on``."""
+        if self.concatenated:
+            return self.value(np.concatenate([np.ravel(d) for d in deps]))
+        return self.value(*deps)
+
+    def rate_at(self, *deps_and_rates: Any) -> Any:
+        """Its result with rates, at the states' values followed by their rates."""
+        if self.concatenated:
+            n = len(self.depends_on)
+            return self.rate(np.concatenate([np.ravel(d) for d in deps_and_rates[:n]]),
+                             np.concatenate([np.ravel(d) for d in deps_and_rates[n:]]))
+        return self.rate(*deps_and_rates)
 
 
 class TwoPortBase(Element):
@@ -800,7 +837,7 @@ class PositionConstraint:
     def value_at(self, *deps: Any) -> np.ndarray:
         """Phi at the values of the states in ``depends_on``."""
         if self.context is not None:
-            return self.value(self.context.value(*deps))
+            return self.value(self.context.value_at(*deps))
         return self.value(*deps)
 
 
@@ -892,6 +929,10 @@ class KinematicState:
         flow itself (dims equal). Orientation quaternions use ``0.5 q (x) (0, omega)``.
     reads : tuple of str
         Other kinematic states whose values ``rate`` also needs (e.g. orientations).
+    vectorized : bool
+        ``rate`` also accepts stacks: arguments of shape (n, dim) for n states, returning
+        (n, dim). The states that share a vectorised rate function (and their dimensions)
+        are then computed in one call per evaluation.
     """
 
     name: str
@@ -899,6 +940,7 @@ class KinematicState:
     dim: int
     rate: Callable[..., np.ndarray] | None = None
     reads: tuple[str, ...] = ()
+    vectorized: bool = False
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from .causality import CausalGraph
 from .element import Category, StateView
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
+from .moduli import StateFunctions
 from .primitives import (
     EJS, KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
 )
@@ -226,7 +227,7 @@ class StateSpaceModel:
                          for w in self.work]
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
         self._sparse = None
-        self._kin_slices: dict[str, slice] | None = None
+        self._functions: StateFunctions | None = None
 
     # -- conveniences -------------------------------------------------------------------
     def sparse(self):
@@ -296,48 +297,13 @@ class StateSpaceModel:
         return slice(o, o + b.dim), slice(L.n_half + o, L.n_half + o + b.dim)
 
     # -- evaluation -----------------------------------------------------------------------
-    def _moduli(self, s: StateView, shared: dict[int, Any] | None = None
-                ) -> dict[str, np.ndarray]:
-        """The modulated two-ports' moduli at the configuration ``s`` (``shared``: the
-        contexts' values at ``s``, filled in as they are computed)."""
-        vals = {}
-        shared = {} if shared is None else shared
-        for name, mod, *_ in self.layout.dynamic:
-            c = mod.context
-            if c is None:
-                m = np.asarray(mod.value(*[s[d] for d in mod.depends_on]), dtype=float)
-            else:
-                if id(c) not in shared:
-                    shared[id(c)] = c.value(*[s[d] for d in c.depends_on])
-                m = np.asarray(mod.value(shared[id(c)]), dtype=float)
-            if m.shape != mod.shape:
-                el = self._elements[name]
-                raise ModelError(f"{el.kind} '{name}': modulus returned shape {m.shape}; "
-                                 f"valid: {mod.shape} (n_out, n_in)")
-            vals[name] = m
-        return vals
-
-    def _moduli_rates(self, s: StateView, rates: StateView) -> dict[str, np.ndarray]:
-        """Their time derivatives along the motion (the kinematic states' rates)."""
-        out = {}
-        shared: dict[int, Any] = {}
-        for name, mod, *_ in self.layout.dynamic:
-            c = mod.context
-            if c is None:
-                deps = [s[d] for d in mod.depends_on]
-                r = np.asarray(mod.rate(*deps, *[rates[d] for d in mod.depends_on]),
-                               dtype=float)
-            else:
-                if id(c) not in shared:
-                    shared[id(c)] = c.rate(*[s[d] for d in c.depends_on],
-                                           *[rates[d] for d in c.depends_on])
-                r = np.asarray(mod.rate(shared[id(c)]), dtype=float)
-            if r.shape != mod.shape:
-                el = self._elements[name]
-                raise ModelError(f"{el.kind} '{name}': modulus_rate returned shape "
-                                 f"{r.shape}; valid: {mod.shape}")
-            out[name] = r
-        return out
+    @property
+    def functions(self) -> StateFunctions:
+        """The moduli, modulus rates, Phi and kinematic rates at a state, planned once
+        (:class:`~bondgraph.moduli.StateFunctions`)."""
+        if self._functions is None:
+            self._functions = StateFunctions(self)
+        return self._functions
 
     def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
         """U_1 and dU_1/dt (None where a source has no rate) at time t (s)."""
@@ -373,8 +339,8 @@ class StateSpaceModel:
         L = self.layout
         X = x[:self.n_energy]
         shared: dict[int, Any] = {}
-        mvals = self._moduli(s, shared)
-        data = L.data(mvals)
+        fns = self.functions
+        data = L.data(fns.moduli(x, shared))
         lu, A_i = L.factor(data)
         W = L.full_map(lu, A_i)
         js = L.structure(W)
@@ -418,7 +384,7 @@ class StateSpaceModel:
         rank = n2
         cscale = 0.0
         c0 = T_CX @ X + T_CU1 @ U1
-        phi = self._phi(s, shared)
+        phi = fns.phi(x, shared)
         if n2 == 0:
             branch = "none"
             U2 = np.zeros(0)
@@ -431,8 +397,7 @@ class StateSpaceModel:
                 if np.abs(K_U2).max(initial=0.0) > 1e-12 * scale and L.dynamic:
                     raise ModelError("a kinematic state integrates a flow that depends on the "
                                      "constraint efforts; Eq. (15) cannot use it to modulate")
-                kin_rates = self._kin_rates(s, kin_flow0)
-                mrates = self._moduli_rates(s, StateView(kin_rates, self._kin_slices_all()))
+                mrates = fns.moduli_rates(x, fns.kinematic_rates(x, kin_flow0))
                 dJ_CZ, dJ_CU1 = self._constraint_rows_rate(lu, W, mrates)
                 if self.omit_rate_terms:      # the seed's printed (15c), for comparison only
                     dJ_CZ, dJ_CU1 = 0.0 * dJ_CZ, 0.0 * dJ_CU1
@@ -467,7 +432,7 @@ class StateSpaceModel:
                     time=t, sources=self.unknown_sources)
         Xdot = T_X @ X + T_U1 @ U1 + T_U2 @ U2
         kin_flow = kin_flow0 + K_U2 @ U2
-        kin_rates = self._kin_rates(s, kin_flow)
+        kin_rates = fns.kinematic_rates(x, kin_flow)
         c = c0 + T_LE @ U2
         # all bond variables: v = [Z; D_out; U1; U2; E_out]
         Din = B1 @ X + B3 @ U1 + B4 @ U2
@@ -551,38 +516,6 @@ class StateSpaceModel:
             f"solved at t = {t:.6g} s: I - J R is singular or not finite; check their "
             f"parameters")
 
-    def _kin_slices_all(self) -> dict[str, slice]:
-        """Slices of the kinematic states within the kinematic-rate vector (computed
-        once)."""
-        if self._kin_slices is not None:
-            return self._kin_slices
-        out, start = {}, 0
-        for ks in self.kinematic:
-            out[ks.name] = slice(start, start + ks.dim)
-            start += ks.dim
-        self._kin_slices = out
-        return out
-
-    def _kin_rates(self, s: StateView, flows: np.ndarray) -> np.ndarray:
-        out, start, k = [], 0, 0
-        for ks in self.kinematic:
-            fls = []
-            for _ in ks.sources:
-                n = len(self.kin_flow_idx[k])
-                fls.append(flows[start:start + n])
-                start += n
-                k += 1
-            if ks.rate is None:
-                out.append(fls[0])
-            else:
-                r = np.asarray(ks.rate(s[ks.name], *fls, *[s[n] for n in ks.reads]),
-                               dtype=float)
-                if r.shape != (ks.dim,):
-                    raise ModelError(f"kinematic state '{ks.name}': rate returned shape "
-                                     f"{r.shape}; valid: ({ks.dim},)")
-                out.append(r)
-        return np.concatenate(out) if out else np.zeros(0)
-
     def _constraint_rows_rate(self, lu, W, mrates):
         """dJ_CZ/dt and dJ_CU1/dt from the moduli' rates."""
         L = self.layout
@@ -602,28 +535,6 @@ class StateSpaceModel:
         M = dA_u @ W[L.unk] + dA_i.toarray()
         dWc = -(Zt.T @ M)
         return dWc[:, nz], dWc[:, nu1]
-
-    def _phi(self, s: StateView, shared: dict[int, Any] | None = None) -> np.ndarray:
-        out = []
-        shared = {} if shared is None else shared
-        for n, pc in zip(self.unknown_sources, self.position_constraints):
-            d = self.u2_slices[n].stop - self.u2_slices[n].start
-            if pc is None:
-                out.append(np.full(d, np.nan))
-            else:
-                c = pc.context
-                if c is None:
-                    val = pc.value(*[s[k] for k in pc.depends_on])
-                else:
-                    if id(c) not in shared:
-                        shared[id(c)] = c.value(*[s[k] for k in c.depends_on])
-                    val = pc.value(shared[id(c)])
-                val = np.asarray(val, dtype=float)
-                if val.shape != (d,):
-                    raise ModelError(f"position constraint of '{n}' returned shape {val.shape};"
-                                     f" valid: ({d},)")
-                out.append(val)
-        return np.concatenate(out) if out else np.zeros(0)
 
     def _u1_names_at(self, idx) -> list[str]:
         names, owner = [], []

@@ -159,9 +159,18 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 grid[-1] > t1 + 1e-12 or not np.all(np.isfinite(grid)):
             raise ModelError(f"t_eval must be sorted, finite and within t_span {t_span}")
 
-    ev0 = model.evaluate(t0, x_init, stabilization=stabilization, redundancy_ok=True)
+    # the initial state: the sparse evaluation where it applies (it is used only with full
+    # rank), else the dense one, which also finds redundant constraints and the branch
+    fast = None
+    if not dense_reduction and model.sparse().applicable:
+        fast = model.sparse()
+        with np.errstate(all="ignore"):
+            ev0 = fast.evaluate(t0, x_init, stabilization)
+        if ev0 is None or not np.all(np.isfinite(ev0.xdot)):
+            fast = None
+    if fast is None:
+        ev0 = model.evaluate(t0, x_init, stabilization=stabilization, redundancy_ok=True)
     rank0 = ev0.rank
-    reference = ev0.constraint_scale
     deficiency = model.n_u2 - rank0
     redundancy = (model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)
                   if deficiency > 0 else "")
@@ -170,12 +179,20 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             f"redundant constraints at the initial state (strict mode): "
             f"{model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)}",
             time=t0, sources=model.unknown_sources)
+    if fast is None and not dense_reduction and deficiency == 0 and \
+            ev0.branch in ("15", "none") and model.sparse().applicable:
+        fast = model.sparse()
+    # the constraint matrix's scale at the initial state, below which the dense
+    # reduction counts singular values as lost rank; computed when first needed
+    scale0 = [getattr(ev0, "constraint_scale", None)]
+
+    def reference() -> float:
+        if scale0[0] is None:
+            scale0[0] = model.evaluate(t0, x_init, stabilization=stabilization,
+                                       redundancy_ok=True).constraint_scale
+        return scale0[0]
 
     nonfinite: list[tuple[float, str]] = []
-    fast = None
-    if not dense_reduction and deficiency == 0 and ev0.branch in ("15", "none"):
-        fast = model.sparse()
-        fast = fast if fast.applicable else None
 
     def fun(t, x):
         if not np.isfinite(t) or len(nonfinite) > 500:
@@ -191,7 +208,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 ev = fast.evaluate(t, x, stabilization) if fast is not None else None
                 if ev is None:
                     ev = model.evaluate(t, x, stabilization=stabilization,
-                                        redundancy_ok=True, rank_reference=reference)
+                                        redundancy_ok=True, rank_reference=reference())
         except SingularConstraintError as exc:
             if getattr(exc, "non_finite", False):    # overflow at a trial stage: reject it
                 nonfinite.append((t, str(exc)))

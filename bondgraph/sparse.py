@@ -57,6 +57,7 @@ except ImportError:  # pragma: no cover
     _superlu = None
 
 from .element import StateView
+from .primitives import EJS, skew
 
 if TYPE_CHECKING:
     from .reduction import Baumgarte
@@ -275,6 +276,7 @@ class SparseReduction:
     def __init__(self, model, rng_seed: int = 20261122):
         self.model = m = model
         L = m.layout
+        self._ejs_momenta = None          # set on first use (see _euler_matrices)
         self.applicable = False
         self.reason = ""
         self._kin_final = False
@@ -498,17 +500,17 @@ class SparseReduction:
         the failure. Call only when ``applicable``."""
         m = self.model
         L = m.layout
+        fns = m.functions
         x = np.asarray(x, dtype=float)
         s = StateView(x, m.state_slices)
         X = x[:m.n_energy]
-        shared: dict = {}                 # the modulus contexts' values at s
-        data = L.data(m._moduli(s, shared))
+        shared: dict = {}                 # the modulus contexts' values at x
+        data = L.data(fns.moduli(x, shared))
         sources = np.empty(self._n_sources)
         sources[:self._nA] = data
         sources[self._off_R:self._off_RE] = self._R_flat
         if m.ejs:
-            sources[self._off_RE:self._off_one] = np.concatenate(
-                [m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
+            sources[self._off_RE:self._off_one] = self._euler_matrices(x, s)
         sources[self._off_one] = 1.0
         U1, dU1 = m.source_values(t, s)
         isl = L.imp_slices
@@ -523,7 +525,7 @@ class SparseReduction:
             if y is None:
                 return None
             U2 = np.zeros(0)
-            phi = m._phi(s, shared)
+            phi = fns.phi(x, shared)
             branch = "none"
         else:
             # one factorisation serves both stages: the first solve (dU_1/dt, dA/dt and
@@ -538,19 +540,18 @@ class SparseReduction:
             if y1 is None:
                 return None
             w1 = self._full(y1, known, y1[self._c2:self._c2 + n2])
-            kin_rates = m._kin_rates(s, w1[m._kin_rows])
+            kin_rates = fns.kinematic_rates(x, w1[m._kin_rows])
             extra = np.zeros(self._B.shape[0])
             z0 = self._n_m
             if L.dynamic and not m.omit_rate_terms:
-                mrates = m._moduli_rates(s, StateView(kin_rates, m._kin_slices_all()))
-                dA = L.rate_data(mrates)
+                dA = L.rate_data(fns.moduli_rates(x, kin_rates))
                 d = self._dyn
                 extra[z0:z0 + self.n_u] -= np.bincount(
                     self._newrow[L.rows[d]], weights=dA[d] * w1[L.cols[d]],
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
-            phi = m._phi(s, shared)
+            phi = fns.phi(x, shared)
             if stabilization is not None:
                 c0 = w1[self._rec_C]
                 extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
@@ -565,12 +566,28 @@ class SparseReduction:
             branch = "15"
         w = self._full(y, known, U2)
         if n2 == 0 or not self._kin_final:
-            kin_rates = m._kin_rates(s, w[m._kin_rows])
+            kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
         powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
         xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch=branch, rank=n2)
+
+    def _euler_matrices(self, x: np.ndarray, s: StateView) -> np.ndarray:
+        """The EJS blocks of R_E, raveled and concatenated: -h~ of every body's angular
+        momentum h in one call when all are plain EJS elements, else element by
+        element."""
+        m = self.model
+        if self._ejs_momenta is None:
+            els = [m._elements[n] for n in m.ejs]
+            if all(type(el) is EJS for el in els):
+                sl = [m.state_slices[f"p_{el.momentum}"] for el in els]
+                self._ejs_momenta = np.array([np.arange(q.start, q.stop) for q in sl])
+            else:
+                self._ejs_momenta = False
+        if self._ejs_momenta is False:
+            return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
+        return -skew(x[self._ejs_momenta]).ravel()
 
     @staticmethod
     def _known_rhs(pattern: _Pattern, kn, sources, known) -> np.ndarray:

@@ -24,14 +24,23 @@ __all__ = ["skew", "vee", "cross3", "quat_to_matrix", "matrix_to_quat", "quat_ra
 
 
 def cross3(a, b) -> np.ndarray:
-    """a x b for 3-vectors (np.cross's general machinery costs ten times more here)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
+    """a x b for 3-vectors, or row by row for stacks (..., 3) (np.cross's general
+    machinery costs ten times more here)."""
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                         a[0] * b[1] - a[1] * b[0]])
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
 def vee(m: np.ndarray) -> np.ndarray:
-    """The vector of a skew-symmetric matrix (its skew-symmetric part), shape (3,)."""
-    return 0.5 * np.array([m[2, 1] - m[1, 2], m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]])
+    """The vector of a skew-symmetric matrix (its skew-symmetric part), shape (3,); for a
+    stack (..., 3, 3), shape (..., 3)."""
+    m = np.asarray(m)
+    return 0.5 * np.stack([m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0],
+                           m[..., 1, 0] - m[..., 0, 1]], axis=-1)
 
 
 def unit(v, what: str = "vector") -> np.ndarray:
@@ -44,13 +53,28 @@ def unit(v, what: str = "vector") -> np.ndarray:
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix (body -> global) of quaternion ``q`` = (w, x, y, z), normalised."""
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    """Rotation matrix (body -> global) of quaternion ``q`` = (w, x, y, z), normalised;
+    for a stack of quaternions (n, 4), the stack of matrices (n, 3, 3)."""
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 1:
+        w, x, y, z = q / np.linalg.norm(q)
+        return np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ])
+    w, x, y, z = (q / np.linalg.norm(q, axis=-1, keepdims=True)).T
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
 
 
 def matrix_to_quat(m: np.ndarray) -> np.ndarray:
@@ -75,29 +99,33 @@ def matrix_to_quat(m: np.ndarray) -> np.ndarray:
 
 
 def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a (x) b of quaternions (w, x, y, z)."""
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+    """Hamilton product a (x) b of quaternions (w, x, y, z), or row by row for stacks
+    (n, 4)."""
+    w1, x1, y1, z1 = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
+    w2, x2, y2, z2 = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
                      w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
 
 
 def quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
-    """dq/dt = 1/2 q (x) (0, omega^b); omega^b in rad/s, body coordinates."""
-    w, x, y, z = q
-    a, b, c = omega_body
-    return 0.5 * np.array([-x * a - y * b - z * c,
+    """dq/dt = 1/2 q (x) (0, omega^b); omega^b in rad/s, body coordinates. Also row by row
+    for stacks q (n, 4), omega (n, 3)."""
+    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
+    a, b, c = np.moveaxis(np.asarray(omega_body, dtype=float), -1, 0)
+    return 0.5 * np.stack([-x * a - y * b - z * c,
                            w * a + y * c - z * b,
                            w * b - x * c + z * a,
-                           w * c + x * b - y * a])
+                           w * c + x * b - y * a], axis=-1)
 
 
 def body_rate_from_quat_rate(q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
-    """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 (rad/s, body coordinates)."""
-    conj = np.array([q[0], -q[1], -q[2], -q[3]])
-    return 2.0 * quat_multiply(conj, qdot)[1:] / float(np.dot(q, q))
+    """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 (rad/s, body coordinates); row by row
+    for stacks (n, 4)."""
+    q = np.asarray(q, dtype=float)
+    conj = q * np.array([1.0, -1.0, -1.0, -1.0])
+    return 2.0 * quat_multiply(conj, qdot)[..., 1:] / np.sum(q * q, axis=-1, keepdims=True)
 
 
 def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:

@@ -12,95 +12,311 @@ ports open (the causality assignment inserts an Se* there: its flow is sum G_k f
 dPhi/dt, its effort the reaction); a joint's free direction is a block whose port is the
 joint's axis 1-junction; a load is a block whose port is its effort source.
 
-G_k are functions of the bodies' kinematic states (orientation quaternions, positions);
-:class:`Geometry` turns those state values (and their rates) into the rotation
-matrices, positions, angular velocities and velocities the G functions use.
+G_k and Phi are functions of the bodies' orientations and positions. Each is a
+:class:`Kernel`: a formula written once for a stack of instances (every joint of a
+mechanism whose term has that form), which computes one instance as a stack of one. A
+mechanism's bond graph shares one modulus context, :func:`frames_context`: per
+evaluation it turns every body's quaternion and position (and their rates) into the
+stacked :class:`Geometry`, and its ``batch`` evaluates all the terms of one form, and
+all the Phi of one form, in one call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from bondgraph import MTF, TF, BondGraph, ModulusContext, PositionConstraint, ZeroJunction
-from bondgraph.spatial import skew
-from bondgraph.spatial import body_rate_from_quat_rate, quat_to_matrix
+from bondgraph.spatial import body_rate_from_quat_rate, cross3, quat_to_matrix, skew, vee
 
-__all__ = ["Term", "Block", "Geometry", "build_block"]
+__all__ = ["Term", "Block", "Geometry", "Kernel", "Sandwich", "PrismaticRotation",
+           "PointGap", "OrientationGap", "RevoluteGap", "SlideGap", "build_block",
+           "frames_context"]
+
+
+def _T(m: np.ndarray) -> np.ndarray:
+    """Transpose of the last two axes (a stack of matrices)."""
+    return np.swapaxes(m, -1, -2)
+
+
+def _mv(m: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """m_i v_i for stacks m (n, a, b) and v (n, b)."""
+    return np.einsum("nij,nj->ni", m, v)
 
 
 class Geometry:
-    """Kinematic quantities of the (up to two) bodies a block reads.
-
-    Attributes set from states: ``A[b]`` (rotation body -> global), ``r[b]`` (centre of
-    mass, global); from rates: ``w[b]`` (angular velocity, body coordinates), ``v[b]``
-    (centre-of-mass velocity, global). Ground bodies have A = E, r = 0, w = v = 0.
+    """Rotation matrices A (body -> global), centres r (global, m) and, with rates,
+    angular velocities w (body coordinates, rad/s) and centre velocities v (global, m/s)
+    of a set of bodies, as stacks with one row per body. Row 0 is the ground (A = E,
+    r = w = v = 0); ``index`` maps body names to rows (ground bodies to 0).
     """
 
-    __slots__ = ("A", "r", "w", "v", "_memo")
+    __slots__ = ("index", "A", "r", "w", "v", "_Adot")
 
-    def __init__(self):
-        self.A: dict[str, np.ndarray] = {}
-        self.r: dict[str, np.ndarray] = {}
-        self.w: dict[str, np.ndarray] = {}
-        self.v: dict[str, np.ndarray] = {}
-        self._memo: dict[tuple, np.ndarray] = {}
+    def __init__(self, index: dict[str, int], A: np.ndarray, r: np.ndarray,
+                 w: np.ndarray | None = None, v: np.ndarray | None = None):
+        self.index, self.A, self.r, self.w, self.v = index, A, r, w, v
+        self._Adot = None
 
-    def Adot(self, b: str) -> np.ndarray:
-        """dA_b/dt = A_b omega_b~ (needs rates); computed once per geometry."""
-        key = ("Adot", b)
-        out = self._memo.get(key)
-        if out is None:
-            out = self._memo[key] = self.A[b] @ skew(self.w[b])
-        return out
+    @property
+    def Adot(self) -> np.ndarray:
+        """dA/dt = A omega~ of every body (needs rates); computed once."""
+        if self._Adot is None:
+            self._Adot = self.A @ skew(self.w)
+        return self._Adot
 
-    def rel(self, a: str, b: str) -> np.ndarray:
-        """A_b^T A_a: body a's coordinates to body b's."""
-        key = ("rel", a, b)
-        out = self._memo.get(key)
-        if out is None:
-            out = self._memo[key] = self.A[b].T @ self.A[a]
-        return out
+    @classmethod
+    def from_states(cls, index: dict[str, int], q: np.ndarray, r: np.ndarray,
+                    qdot: np.ndarray | None = None, rdot: np.ndarray | None = None
+                    ) -> "Geometry":
+        """From the moving bodies' quaternions q (n, 4) and centres r (n, 3) (rows 1..n)
+        and, optionally, their rates."""
+        n = q.shape[0]
+        A = np.empty((n + 1, 3, 3))
+        A[0] = np.eye(3)
+        A[1:] = quat_to_matrix(q)
+        rr = np.zeros((n + 1, 3))
+        rr[1:] = r
+        if qdot is None:
+            return cls(index, A, rr)
+        w = np.zeros((n + 1, 3))
+        w[1:] = body_rate_from_quat_rate(q, qdot)
+        v = np.zeros((n + 1, 3))
+        v[1:] = rdot
+        return cls(index, A, rr, w, v)
 
-    def rel_rate(self, a: str, b: str) -> np.ndarray:
-        """d(A_b^T A_a)/dt = -omega_b~ A_b^T A_a + A_b^T A_a omega_a~ (needs rates)."""
-        key = ("rel_rate", a, b)
-        out = self._memo.get(key)
-        if out is None:
-            rel = self.rel(a, b)
-            out = self._memo[key] = rel @ skew(self.w[a]) - skew(self.w[b]) @ rel
-        return out
+    @classmethod
+    def of(cls, bodies, values, rates=None) -> "Geometry":
+        """The geometry of ``bodies`` from the values [q, r] of each moving one, in
+        order (and their rates)."""
+        moving = [b for b in bodies if not b.is_ground]
+        index = _index_of(bodies)
+        q = np.array([values[2 * k] for k in range(len(moving))], dtype=float).reshape(-1, 4)
+        r = np.array([values[2 * k + 1] for k in range(len(moving))], dtype=float).reshape(-1, 3)
+        if rates is None:
+            return cls.from_states(index, q, r)
+        qd = np.array([rates[2 * k] for k in range(len(moving))], dtype=float).reshape(-1, 4)
+        rd = np.array([rates[2 * k + 1] for k in range(len(moving))], dtype=float).reshape(-1, 3)
+        return cls.from_states(index, q, r, qd, rd)
 
+    @classmethod
+    def of_poses(cls, poses: dict[str, tuple[np.ndarray, np.ndarray]], bodies) -> "Geometry":
+        """From poses ``{name: (A, r)}`` of the moving ``bodies`` (no rates)."""
+        index = _index_of(bodies)
+        moving = [b for b in bodies if not b.is_ground]
+        A = np.array([np.eye(3)] + [poses[b.name][0] for b in moving])
+        r = np.array([np.zeros(3)] + [poses[b.name][1] for b in moving])
+        return cls(index, A, r)
+
+
+def _index_of(bodies) -> dict[str, int]:
+    index, k = {}, 0
+    for b in bodies:
+        if b.is_ground:
+            index[b.name] = 0
+        else:
+            k += 1
+            index[b.name] = k
+    return index
+
+
+# -- kernels ------------------------------------------------------------------------------
+
+class Kernel:
+    """A function of two bodies' geometry written for stacks of instances.
+
+    Subclasses set ``shape`` (of one instance's value), ``bodies`` (a, b: body names,
+    None for the ground), ``params`` (per-instance constant arrays) and implement
+    ``compute(geo, ia, ib, *stacked_params, rate)`` -> (n, *shape); ``rate`` asks for the
+    time derivative along the motion (the geometry then has rates). Instances with the
+    same :attr:`key` are computed together.
+    """
+
+    shape: tuple[int, ...]
+    bodies: tuple[str | None, str | None]
+    params: tuple[np.ndarray, ...]
+
+    @property
+    def key(self) -> tuple:
+        return (type(self), self.shape, tuple(p.shape for p in self.params))
+
+    @staticmethod
+    def compute(geo: Geometry, ia, ib, *params, rate: bool) -> np.ndarray:
+        raise NotImplementedError
+
+    def value(self, geo: Geometry) -> np.ndarray:
+        """This instance's value at ``geo``."""
+        return _Stack([self], geo.index)(geo, False)[0]
+
+    def rate(self, geo: Geometry) -> np.ndarray:
+        """Its time derivative (``geo`` with rates)."""
+        return _Stack([self], geo.index)(geo, True)[0]
+
+    __call__ = value
+
+
+class _Stack:
+    """Instances of one kernel form, stacked: body rows and parameters as arrays."""
+
+    def __init__(self, kernels: Sequence[Kernel], index: dict[str, int]):
+        self.compute = type(kernels[0]).compute
+        self.ia = np.array([index[k.bodies[0]] if k.bodies[0] else 0 for k in kernels])
+        self.ib = np.array([index[k.bodies[1]] if k.bodies[1] else 0 for k in kernels])
+        self.params = [np.array(p) for p in zip(*(k.params for k in kernels))]
+
+    def __call__(self, geo: Geometry, rate: bool) -> np.ndarray:
+        return self.compute(geo, self.ia, self.ib, *self.params, rate=rate)
+
+
+class Sandwich(Kernel):
+    """G = L A_x^T A_y R, x and y bodies (None: the ground, A = E), L and R constant.
+
+    Every joint and load term but one has this form: A_a R (a point's velocity or a
+    moment in global coordinates), L A_b^T (a direction fixed on b), L A_b^T A_a (the
+    relative rotation seen in b), L A_b^T A_a R (both). Its rate is
+    L (dA_x/dt^T A_y + A_x^T dA_y/dt) R."""
+
+    def __init__(self, L: Any, x: str | None, y: str | None, R: Any):
+        L, R = np.atleast_2d(np.asarray(L, dtype=float)), np.asarray(R, dtype=float)
+        self.params = (L, R)
+        self.bodies = (x, y)
+        self.shape = (L.shape[0], R.shape[1])
+
+    @staticmethod
+    def compute(geo, ix, iy, L, R, *, rate):
+        X, Y = geo.A[ix], geo.A[iy]
+        if not rate:
+            return L @ (_T(X) @ Y) @ R
+        return L @ (_T(geo.Adot[ix]) @ Y + _T(X) @ geo.Adot[iy]) @ R
+
+
+def _gap(geo, ia, ib, P, Q):
+    """h = r_P - r_Q: the joint point on a minus the one on b (global, m)."""
+    return (geo.r[ia] + _mv(geo.A[ia], P)) - (geo.r[ib] + _mv(geo.A[ib], Q))
+
+
+def _gap_rate(geo, ia, ib, P, Q):
+    """dh/dt (global, m/s)."""
+    return (geo.v[ia] + _mv(geo.A[ia], cross3(geo.w[ia], P))) - \
+        (geo.v[ib] + _mv(geo.A[ib], cross3(geo.w[ib], Q)))
+
+
+class PrismaticRotation(Kernel):
+    """G of the child's rotation in a prismatic joint's translational block:
+    D^T u~, u = Q + A_b^T h the joint point P seen from the child's centre (child
+    coordinates), so that row i is (d_i x u)^T; its rate D^T du/dt~ with
+    du/dt = A_b^T dh/dt - omega_b x (u - Q)."""
+
+    def __init__(self, a: str | None, b: str, D: Any, P: Any, Q: Any):
+        self.bodies = (a, b)
+        self.params = tuple(np.asarray(p, dtype=float) for p in (D, P, Q))
+        self.shape = (self.params[0].shape[1], 3)
+
+    @staticmethod
+    def compute(geo, ia, ib, D, P, Q, *, rate):
+        AbT = _T(geo.A[ib])
+        u = Q + _mv(AbT, _gap(geo, ia, ib, P, Q))
+        if rate:
+            u = _mv(AbT, _gap_rate(geo, ia, ib, P, Q)) - cross3(geo.w[ib], u - Q)
+        return _T(D) @ skew(u)
+
+
+class PointGap(Kernel):
+    """Phi = r_P - r_Q (global, m): a spherical joint's points."""
+
+    def __init__(self, a: str | None, b: str, P: Any, Q: Any):
+        self.bodies = (a, b)
+        self.params = (np.asarray(P, dtype=float), np.asarray(Q, dtype=float))
+        self.shape = (3,)
+
+    @staticmethod
+    def compute(geo, ia, ib, P, Q, *, rate):
+        return _gap(geo, ia, ib, P, Q)
+
+
+class SlideGap(Kernel):
+    """Phi = D^T A_b^T (r_P - r_Q) (m): a prismatic joint's gap across its axis (D: the
+    directions d1, d2 on the child, child coordinates)."""
+
+    def __init__(self, a: str | None, b: str, D: Any, P: Any, Q: Any):
+        self.bodies = (a, b)
+        self.params = tuple(np.asarray(p, dtype=float) for p in (D, P, Q))
+        self.shape = (self.params[0].shape[1],)
+
+    @staticmethod
+    def compute(geo, ia, ib, D, P, Q, *, rate):
+        return _mv(_T(D) @ _T(geo.A[ib]), _gap(geo, ia, ib, P, Q))
+
+
+class OrientationGap(Kernel):
+    """Phi = vee(A_a C A_b^T) (rad, small): zero when the bodies' orientations differ by
+    C = F_a F_b^T (fixed and prismatic joints)."""
+
+    def __init__(self, a: str | None, b: str, C: Any):
+        self.bodies = (a, b)
+        self.params = (np.asarray(C, dtype=float),)
+        self.shape = (3,)
+
+    @staticmethod
+    def compute(geo, ia, ib, C, *, rate):
+        return vee(geo.A[ia] @ C @ _T(geo.A[ib]))
+
+
+class RevoluteGap(Kernel):
+    """Phi = [-a_a . d2_b, a_a . d1_b] (rad, small): the parent's axis ``ax`` (parent
+    coordinates) leaving the plane of d1 and d2 fixed on the child (``D``, child
+    coordinates)."""
+
+    def __init__(self, a: str | None, b: str, ax: Any, D: Any):
+        self.bodies = (a, b)
+        self.params = (np.asarray(ax, dtype=float), np.asarray(D, dtype=float))
+        self.shape = (2,)
+
+    @staticmethod
+    def compute(geo, ia, ib, ax, D, *, rate):
+        s = np.einsum("ni,nij->nj", _mv(geo.A[ia], ax), geo.A[ib] @ D)   # (a . d1, a . d2)
+        return np.stack([-s[:, 1], s[:, 0]], axis=-1)
+
+
+# -- terms and blocks ---------------------------------------------------------------------
 
 @dataclass
 class Term:
     """G_k of one body junction: ``junction`` is ``"<body>.v"`` or ``"<body>.w"``.
 
-    ``G(geo) -> (n, 3)`` and ``G_rate(geo) -> (n, 3)`` (geo has rates); ``constant`` set
+    ``kernel`` gives G (n, 3) and its rate from the geometry; ``constant`` is set instead
     when G never changes (then a TF is used and no rate is needed).
     """
 
     junction: str
-    G: Callable[[Geometry], np.ndarray] | None = None
-    G_rate: Callable[[Geometry], np.ndarray] | None = None
+    kernel: Kernel | None = None
     constant: np.ndarray | None = None
+
+    def G(self, geo: Geometry) -> np.ndarray:
+        """G at ``geo``."""
+        return self.constant if self.kernel is None else self.kernel.value(geo)
+
+    def G_rate(self, geo: Geometry) -> np.ndarray:
+        """dG/dt at ``geo`` (with rates)."""
+        return np.zeros_like(self.constant) if self.kernel is None else self.kernel.rate(geo)
 
 
 @dataclass
 class Block:
     """A 0-junction ``name`` of dimension ``dim`` with its terms.
 
-    ``phi(geo) -> (dim,)`` is the position-level constraint (constraint blocks only),
-    defined so that dPhi/dt = sum G_k f_k on Phi = 0.
+    ``phi`` (a :class:`Kernel`, ``phi(geo) -> (dim,)``) is the position-level constraint
+    (constraint blocks only), defined so that dPhi/dt = sum G_k f_k on Phi = 0.
     """
 
     name: str
     dim: int
     terms: list[Term]
     bodies: tuple  # RigidBody objects whose states the G functions read
-    phi: Callable[[Geometry], np.ndarray] | None = None
+    phi: Kernel | None = None
     constraint: bool = False
     label: str | None = None
 
@@ -113,88 +329,97 @@ def _deps(bodies) -> tuple[str, ...]:
     return tuple(out)
 
 
-_ROTATION_CACHE: dict[bytes, np.ndarray] = {}
-
-
-def _rotation(q: np.ndarray) -> np.ndarray:
-    """quat_to_matrix, memoised: one evaluation reads each body's quaternion many times."""
-    key = q.tobytes()
-    A = _ROTATION_CACHE.get(key)
-    if A is None:
-        if len(_ROTATION_CACHE) > 512:
-            _ROTATION_CACHE.clear()
-        A = _ROTATION_CACHE[key] = quat_to_matrix(q)
-    return A
-
-
-_GEOMETRY_CACHE: dict[tuple, Geometry] = {}
-
-
 def _geometry(bodies, values, rates=None) -> Geometry:
-    """The bodies' geometry at these state values (and rates), memoised: in one
-    evaluation every term of a joint reads the same bodies at the same states."""
-    parts = [np.asarray(v, dtype=float).tobytes() for v in values]
-    if rates is not None:
-        parts += [np.asarray(v, dtype=float).tobytes() for v in rates]
-    key = (tuple((b.name, b.is_ground) for b in bodies), rates is not None, b"".join(parts))
-    geo = _GEOMETRY_CACHE.get(key)
-    if geo is None:
-        if len(_GEOMETRY_CACHE) > 4096:
-            _GEOMETRY_CACHE.clear()
-        geo = _GEOMETRY_CACHE[key] = _compute_geometry(bodies, values, rates)
-    return geo
+    """The geometry of ``bodies`` at the values (and rates) of their states, in the order
+    of ``_deps(bodies)``."""
+    return Geometry.of(bodies, values, rates)
 
 
-def _compute_geometry(bodies, values, rates=None) -> Geometry:
-    geo = Geometry()
-    k = 0
-    for b in bodies:
-        if b.is_ground:
-            geo.A[b.name] = np.eye(3)
-            geo.r[b.name] = np.zeros(3)
-            geo.w[b.name] = np.zeros(3)
-            geo.v[b.name] = np.zeros(3)
-            continue
-        q, r = values[k], values[k + 1]
-        geo.A[b.name] = _rotation(np.asarray(q, dtype=float))
-        geo.r[b.name] = np.asarray(r, dtype=float)
-        if rates is not None:
-            geo.w[b.name] = body_rate_from_quat_rate(q, rates[k])
-            geo.v[b.name] = np.asarray(rates[k + 1], dtype=float)
-        k += 2
-    return geo
+class _Modulus:
+    """An MTF's modulus mu = -G of one term (or its rate), as a function of the
+    context's geometry; the batch recognises it."""
+
+    __slots__ = ("kernel", "rate")
+
+    def __init__(self, kernel: Kernel, rate: bool):
+        self.kernel, self.rate = kernel, rate
+
+    def __call__(self, geo: Geometry) -> np.ndarray:
+        return -(self.kernel.rate(geo) if self.rate else self.kernel.value(geo))
 
 
-_CONTEXTS: dict[tuple, ModulusContext] = {}
+def _batch(functions) -> Any:
+    """The context's batch: all the terms' moduli (or rates), or all the Phi, stacked by
+    kernel form; None when a function is not one of ours."""
+    items = []
+    for f in functions:
+        if isinstance(f, _Modulus):
+            items.append((f.kernel, f.rate, -1.0))
+        elif isinstance(f, Kernel):
+            items.append((f, False, 1.0))
+        else:
+            return None
+    sizes = [int(np.prod(k.shape)) for k, _, _ in items]
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    groups: dict[tuple, list[int]] = {}
+    for i, (k, rate, scale) in enumerate(items):
+        groups.setdefault((k.key, rate, scale), []).append(i)
+    plan = []
+    index = None
+    for (_key, rate, scale), members in groups.items():
+        dest = np.array([np.arange(offsets[i], offsets[i + 1]) for i in members])
+        plan.append(([items[i][0] for i in members], rate, scale, dest))
+    total = int(offsets[-1])
+    stacks: dict[int, list] = {}
+
+    def run(geo: Geometry) -> np.ndarray:
+        nonlocal index
+        if index is not geo.index:           # the stacks' body rows, made once
+            index = geo.index
+            stacks.clear()
+        out = np.empty(total)
+        for i, (kernels, rate, scale, dest) in enumerate(plan):
+            st = stacks.get(i)
+            if st is None:
+                st = stacks[i] = _Stack(kernels, geo.index)
+            val = st(geo, rate).reshape(dest.shape)
+            out[dest] = -val if scale < 0 else val
+        return out
+
+    return run
 
 
-def _context(bodies) -> ModulusContext:
-    """The geometry of ``bodies`` as a modulus context: every term of the blocks that read
-    these bodies (a joint's constraint and axis blocks) shares one computation per
-    evaluation. It depends on the bodies' names and states only, so one object serves
-    every graph."""
-    key = tuple((b.name, b.is_ground) for b in bodies)
-    ctx = _CONTEXTS.get(key)
-    if ctx is None:
-        deps = _deps(bodies)
-        n = len(deps)
-        ctx = _CONTEXTS[key] = ModulusContext(
-            value=lambda *vals: _compute_geometry(bodies, vals),
-            rate=lambda *args: _compute_geometry(bodies, args[:n], args[n:]),
-            depends_on=deps)
-    return ctx
+def frames_context(bodies) -> ModulusContext:
+    """One modulus context for all ``bodies`` (a mechanism's, ground included): its
+    result is their :class:`Geometry`, computed once per evaluation from every moving
+    body's quaternion and centre (gathered as one array), and its batch computes the
+    terms and Phi of each kernel form in one call."""
+    moving = [b for b in bodies if not b.is_ground]
+    index = _index_of(bodies)
+    n = len(moving)
+
+    def value(vals):
+        s = np.asarray(vals, dtype=float).reshape(n, 7)
+        return Geometry.from_states(index, s[:, :4], s[:, 4:])
+
+    def rate(vals, rates):
+        s = np.asarray(vals, dtype=float).reshape(n, 7)
+        d = np.asarray(rates, dtype=float).reshape(n, 7)
+        return Geometry.from_states(index, s[:, :4], s[:, 4:], d[:, :4], d[:, 4:])
+
+    return ModulusContext(value=value, rate=rate, depends_on=_deps(moving), batch=_batch,
+                          concatenated=True)
 
 
-def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
-                port_name: str | None = None) -> None:
-    """Add ``block`` to ``bg``: its 0-junction, one MTF or TF per term, and, when
+def build_block(bg: BondGraph, block: Block, context: ModulusContext, *,
+                port_from: str | None = None, port_name: str | None = None) -> None:
+    """Add ``block`` to ``bg``: its 0-junction, one MTF (modulus -G, from ``context``, a
+    :func:`frames_context` that covers the block's bodies) or TF per term, and, when
     ``port_from`` is given, the port bond ``port_from -> block`` (its flow is
     sum G_k f_k)."""
     pc = None
     if block.phi is not None:
-        deps = _deps(block.bodies)
-        bodies = block.bodies
-        pc = PositionConstraint(block.phi, deps, context=_context(bodies))
+        pc = PositionConstraint(block.phi, context.depends_on, context=context)
     bg.add(ZeroJunction(block.name, dim=block.dim, constraint=block.constraint,
                         constraint_label=block.label, position_constraint=pc))
     for term in block.terms:
@@ -210,9 +435,9 @@ def build_block(bg: BondGraph, block: Block, *, port_from: str | None = None,
                 continue
             bg.add(TF(ename, -g))
         else:
-            bg.add(MTF(ename, lambda geo, t=term: -t.G(geo),
-                       modulus_rate=lambda geo, t=term: -t.G_rate(geo),
-                       context=_context(block.bodies), shape=(block.dim, 3)))
+            bg.add(MTF(ename, _Modulus(term.kernel, False),
+                       modulus_rate=_Modulus(term.kernel, True),
+                       context=context, shape=(block.dim, 3)))
         bg.connect(term.junction, ename, name=f"{ename}.b1")
         bg.connect(ename, block.name, name=f"{ename}.b2")
     if port_from is not None:

@@ -21,7 +21,7 @@ import numpy as np
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.spatial import skew
 
-from ._blocks import Block, Geometry, Term
+from ._blocks import Block, Sandwich, Term
 from .rigid_body import RigidBody
 
 __all__ = ["PointForce", "BodyMoment", "Load"]
@@ -74,16 +74,15 @@ class PointForce(Load):
 
     def block(self) -> Block:
         b, r = self.body.name, self.point
-        rt = skew(r)
-        if self.frame == "global":
-            terms = [Term(f"{b}.v", constant=np.eye(3))]
+        E = np.eye(3)
+        if self.frame == "global":       # v + A (w x r): G_w = -A r~
+            terms = [Term(f"{b}.v", constant=E)]
             if np.any(r):
-                terms.append(Term(f"{b}.w", lambda g: -g.A[b] @ rt,
-                                  lambda g: -g.Adot(b) @ rt))
-        else:
-            terms = [Term(f"{b}.v", lambda g: g.A[b].T, lambda g: g.Adot(b).T)]
+                terms.append(Term(f"{b}.w", Sandwich(E, None, b, -skew(r))))
+        else:                            # A^T v + w x r: G_v = A^T, G_w = -r~
+            terms = [Term(f"{b}.v", Sandwich(E, b, None, E))]
             if np.any(r):
-                terms.append(Term(f"{b}.w", constant=-rt))
+                terms.append(Term(f"{b}.w", constant=-skew(r)))
         return Block(f"{self.name}", 3, terms, (self.body,))
 
 
@@ -96,8 +95,9 @@ class BodyMoment(Load):
 
     def block(self) -> Block:
         b = self.body.name
-        if self.frame == "global":
-            terms = [Term(f"{b}.w", lambda g: g.A[b], lambda g: g.Adot(b))]
+        E = np.eye(3)
+        if self.frame == "global":       # A w
+            terms = [Term(f"{b}.w", Sandwich(E, None, b, E))]
         else:
-            terms = [Term(f"{b}.w", constant=np.eye(3))]
+            terms = [Term(f"{b}.w", constant=E)]
         return Block(f"{self.name}", 3, terms, (self.body,))

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
-from bondgraph.spatial import (
-    axis_angle_matrix, cross3, frame_from_axis, skew, unit, vee,
-)
+from bondgraph.spatial import axis_angle_matrix, cross3, frame_from_axis, skew
 
-from ._blocks import Block, Geometry, Term
+from ._blocks import (
+    Block, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap, Term,
+)
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint",
@@ -197,45 +197,37 @@ class Joint:
         return (self.parent, self.child)
 
     def _terms(self, pairs):
-        """Terms for the non-ground bodies among (junction, G, G_rate, constant)."""
-        out = []
-        for body, kind, G, Gr, const in pairs:
-            if body.is_ground:
-                continue
-            out.append(Term(f"{body.name}.{kind}", G, Gr, const))
-        return out
+        """Terms for the non-ground bodies among (body, junction kind, kernel, constant)."""
+        return [Term(f"{body.name}.{kind}", kernel, const)
+                for body, kind, kernel, const in pairs if not body.is_ground]
+
+    def _names(self):
+        """The parent's and the child's names for the kernels (None: the ground)."""
+        return (None if self.parent.is_ground else self.parent.name), self.child.name
 
     def _spherical_block(self) -> Block:
         """v_P - v_Q = 0; Phi = r_P - r_Q (global)."""
-        a, b, P, Q = self.parent.name, self.child.name, self.P, self.Q
-        Pt, Qt = skew(P), skew(Q)
+        a, b = self._names()
+        P, Q = self.P, self.Q
         E = np.eye(3)
-
-        def phi(g: Geometry):
-            return (g.r[a] + g.A[a] @ P) - (g.r[b] + g.A[b] @ Q)
-
-        pairs = [(self.parent, "v", None, None, E), (self.child, "v", None, None, -E)]
+        pairs = [(self.parent, "v", None, E), (self.child, "v", None, -E)]
         if np.any(P):       # a point at the centre of mass adds no rotational term
-            pairs.append((self.parent, "w", (lambda g: -g.A[a] @ Pt),
-                          (lambda g: -g.Adot(a) @ Pt), None))
+            pairs.append((self.parent, "w", Sandwich(E, None, a, -skew(P)), None))
         if np.any(Q):
-            pairs.append((self.child, "w", (lambda g: g.A[b] @ Qt),
-                          (lambda g: g.Adot(b) @ Qt), None))
-        terms = self._terms(pairs)
-        return Block(f"{self.name}.t", 3, terms, self._bodies(), phi, True, f"{self.name}.t")
+            pairs.append((self.child, "w", Sandwich(E, None, b, skew(Q)), None))
+        return Block(f"{self.name}.t", 3, self._terms(pairs), self._bodies(),
+                     PointGap(a, b, P, Q), True, f"{self.name}.t")
 
     def _orientation_block(self) -> Block:
         """omega_alpha - omega_beta = 0 (global); Phi = vee(A_a F_a (A_b F_b)^T)."""
-        a, b, Fa, Fb = self.parent.name, self.child.name, self.Fa, self.Fb
-
-        def phi(g: Geometry):
-            return vee(g.A[a] @ Fa @ Fb.T @ g.A[b].T)
-
+        a, b = self._names()
+        E = np.eye(3)
         terms = self._terms([
-            (self.parent, "w", (lambda g: g.A[a]), (lambda g: g.Adot(a)), None),
-            (self.child, "w", (lambda g: -g.A[b]), (lambda g: -g.Adot(b)), None),
+            (self.parent, "w", Sandwich(E, None, a, E), None),
+            (self.child, "w", Sandwich(E, None, b, -E), None),
         ])
-        return Block(f"{self.name}.r", 3, terms, self._bodies(), phi, True, f"{self.name}.r")
+        return Block(f"{self.name}.r", 3, terms, self._bodies(),
+                     OrientationGap(a, b, self.Fa @ self.Fb.T), True, f"{self.name}.r")
 
     # to be provided by subclasses ----------------------------------------------------------
     def constraint_blocks(self) -> list[Block]:
@@ -272,42 +264,25 @@ class RevoluteJoint(Joint):
     n_free = 1
 
     def constraint_blocks(self) -> list[Block]:
-        a, b, Fa, Fb = self.parent.name, self.child.name, self.Fa, self.Fb
-        D = Fb[:, :2]                  # d1, d2 fixed on the child (child coordinates)
-        ax = Fa[:, 2]                  # the axis fixed on the parent (parent coordinates)
-
-        # Phi = [-a_alpha . d2_beta ; a_alpha . d1_beta]: dPhi/dt = D^T (w_alpha - w_beta)
-        def phi(g: Geometry):
-            aa = g.A[a] @ ax
-            d = g.A[b] @ D
-            return np.array([-aa @ d[:, 1], aa @ d[:, 0]])
-
-        def G_a(g):
-            return D.T @ g.rel(a, b)
-
-        def G_a_rate(g):
-            return D.T @ g.rel_rate(a, b)
-
+        a, b = self._names()
+        D = self.Fb[:, :2]             # d1, d2 fixed on the child (child coordinates)
+        ax = self.Fa[:, 2]             # the axis fixed on the parent (parent coordinates)
+        # Phi = [-a_alpha . d2_beta ; a_alpha . d1_beta]: dPhi/dt = D^T (w_alpha - w_beta),
+        # with w_alpha seen in the child: G_alpha = D^T A_b^T A_a
         terms = self._terms([
-            (self.parent, "w", G_a, G_a_rate, None),
-            (self.child, "w", None, None, -D.T),
+            (self.parent, "w", Sandwich(D.T, b, a, np.eye(3)), None),
+            (self.child, "w", None, -D.T),
         ])
-        rot = Block(f"{self.name}.r", 2, terms, self._bodies(), phi, True, f"{self.name}.r")
+        rot = Block(f"{self.name}.r", 2, terms, self._bodies(), RevoluteGap(a, b, ax, D),
+                    True, f"{self.name}.r")
         return [self._spherical_block(), rot]
 
     def axis_block(self) -> Block:
-        a, b, Fb = self.parent.name, self.child.name, self.Fb
-        ab = Fb[:, 2][None, :]         # the axis on the child (child coordinates)
-
-        def G_a(g):
-            return -ab @ g.rel(a, b)
-
-        def G_a_rate(g):
-            return -ab @ g.rel_rate(a, b)
-
+        a, b = self._names()
+        ab = self.Fb[:, 2][None, :]    # the axis on the child (child coordinates)
         terms = self._terms([
-            (self.parent, "w", G_a, G_a_rate, None),
-            (self.child, "w", None, None, ab),
+            (self.parent, "w", Sandwich(-ab, b, a, np.eye(3)), None),
+            (self.child, "w", None, ab),
         ])
         return Block(f"{self.name}.axis0", 1, terms, self._bodies())
 
@@ -342,69 +317,39 @@ class PrismaticJoint(Joint):
     n_free = 1
 
     def constraint_blocks(self) -> list[Block]:
-        a, b, P, Q, Fb = self.parent.name, self.child.name, self.P, self.Q, self.Fb
-        D = Fb[:, :2]                  # child coordinates
-        Pt, Qt = skew(P), skew(Q)
-
-        def h_of(g):
-            return (g.r[a] + g.A[a] @ P) - (g.r[b] + g.A[b] @ Q)
-
-        def hdot_of(g):
-            return (g.v[a] + g.A[a] @ cross3(g.w[a], P)) - (g.v[b] + g.A[b] @ cross3(g.w[b], Q))
-
-        def phi(g):
-            return D.T @ g.A[b].T @ h_of(g)
-
-        def DT(g):                     # D^T in global use: D_b^T A_b^T
-            return D.T @ g.A[b].T
-
-        def DT_rate(g):
-            return D.T @ g.Adot(b).T
-
-        def Gbw(g):
-            u = Q + g.A[b].T @ h_of(g)   # P relative to the child's centre, child coordinates
-            return np.array([cross3(D[:, 0], u), cross3(D[:, 1], u)])
-
-        def Gbw_rate(g):
-            u = Q + g.A[b].T @ h_of(g)
-            ud = g.A[b].T @ hdot_of(g) - cross3(g.w[b], u - Q)
-            return np.array([cross3(D[:, 0], ud), cross3(D[:, 1], ud)])
-
+        a, b = self._names()
+        P, Q = self.P, self.Q
+        D = self.Fb[:, :2]             # child coordinates
+        E = np.eye(3)
+        # D^T A_b^T (v_P - v_Q): the parent's and child's velocities and rotations
         terms = self._terms([
-            (self.parent, "v", DT, DT_rate, None),
-            (self.parent, "w", (lambda g: -DT(g) @ g.A[a] @ Pt),
-             (lambda g: -(DT_rate(g) @ g.A[a] + DT(g) @ g.Adot(a)) @ Pt), None),
-            (self.child, "v", (lambda g: -DT(g)), (lambda g: -DT_rate(g)), None),
-            (self.child, "w", Gbw, Gbw_rate, None),
+            (self.parent, "v", Sandwich(D.T, b, None, E), None),
+            (self.parent, "w", Sandwich(-D.T, b, a, skew(P)), None),
+            (self.child, "v", Sandwich(-D.T, b, None, E), None),
+            (self.child, "w", PrismaticRotation(a, b, D, P, Q), None),
         ])
         if not np.any(P):
-            terms = [t for t in terms if t.junction != f"{a}.w"]
-        trans = Block(f"{self.name}.t", 2, terms, self._bodies(), phi, True, f"{self.name}.t")
+            terms = [t for t in terms if t.junction != f"{self.parent.name}.w"]
+        trans = Block(f"{self.name}.t", 2, terms, self._bodies(), SlideGap(a, b, D, P, Q),
+                      True, f"{self.name}.t")
         return [trans, self._orientation_block()]
 
     def axis_block(self) -> Block:
-        a, b, P, Q, Fa = self.parent.name, self.child.name, self.P, self.Q, self.Fa
-        da = Fa[:, 2][None, :]         # the axis on the parent (parent coordinates)
-        Pt, Qt = skew(P), skew(Q)
-
-        def dT(g):
-            return da @ g.A[a].T
-
-        def dT_rate(g):
-            return da @ g.Adot(a).T
-
-        # sdot = d_a^T (v_Q - v_P)
+        a, b = self._names()
+        P, Q = self.P, self.Q
+        da = self.Fa[:, 2][None, :]    # the axis on the parent (parent coordinates)
+        E = np.eye(3)
+        # sdot = d_a^T A_a^T (v_Q - v_P)
         terms = self._terms([
-            (self.parent, "v", (lambda g: -dT(g)), (lambda g: -dT_rate(g)), None),
-            (self.parent, "w", None, None, da @ Pt),
-            (self.child, "v", dT, dT_rate, None),
-            (self.child, "w", (lambda g: -dT(g) @ g.A[b] @ Qt),
-             (lambda g: -(dT_rate(g) @ g.A[b] + dT(g) @ g.Adot(b)) @ Qt), None),
+            (self.parent, "v", Sandwich(-da, a, None, E), None),
+            (self.parent, "w", None, da @ skew(P)),
+            (self.child, "v", Sandwich(da, a, None, E), None),
+            (self.child, "w", Sandwich(-da, a, b, skew(Q)), None),
         ])
         if not np.any(P):
-            terms = [t for t in terms if t.junction != f"{a}.w"]
+            terms = [t for t in terms if t.junction != f"{self.parent.name}.w"]
         if not np.any(Q):
-            terms = [t for t in terms if t.junction != f"{b}.w"]
+            terms = [t for t in terms if t.junction != f"{self.child.name}.w"]
         return Block(f"{self.name}.axis0", 1, terms, self._bodies())
 
     def child_pose(self, A_a, r_a, q):

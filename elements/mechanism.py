@@ -25,7 +25,7 @@ from bondgraph import (
 from bondgraph.errors import BondGraphError
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix, skew
 
-from ._blocks import Block, Geometry, _geometry, build_block
+from ._blocks import Block, Geometry, _geometry, build_block, frames_context
 from .forces import Load
 from .joints import Joint
 from .rigid_body import Ground, RigidBody
@@ -195,27 +195,30 @@ class Mechanism:
         bg = BondGraph(self.name)
         for b in self.bodies.values():
             b.build(bg, self.gravity)
+        # one geometry of all bodies per evaluation, shared by every joint and load
+        frames = frames_context([self.ground, *self.bodies.values()])
         for j in self.joints.values():
             for blk in j.constraint_blocks():
-                build_block(bg, blk)
+                build_block(bg, blk, frames)
             if j.n_free:
                 ax = j.axis_junction
                 bg.add(OneJunction(ax))
-                build_block(bg, j.axis_block(), port_from=ax, port_name=f"{j.name}.axis.b")
+                build_block(bg, j.axis_block(), frames, port_from=ax,
+                            port_name=f"{j.name}.axis.b")
                 attached = False
                 for i, s in enumerate(j.springs):
-                    n = f"{j.name}.spring{i}" if len(j.springs) > 1 else f"{j.name}.spring"
+                    n = _attachment(j.name, "spring", i, len(j.springs))
                     bg.add(C(n, s.stiffness))
                     bg.connect(ax, n, name=f"{n}.b")
                     attached = True
                 for i, d in enumerate(j.dampers):
-                    n = f"{j.name}.damper{i}" if len(j.dampers) > 1 else f"{j.name}.damper"
+                    n = _attachment(j.name, "damper", i, len(j.dampers))
                     bg.add(R(n, d.coefficient))
                     bg.connect(ax, n, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.dissipated", n))
                     attached = True
                 for i, a in enumerate(j.actuators if j.name not in drives else ()):
-                    n = f"{j.name}.actuator{i}" if len(j.actuators) > 1 else f"{j.name}.actuator"
+                    n = _attachment(j.name, "actuator", i, len(j.actuators))
                     bg.add(Se(n, a.effort))
                     bg.connect(n, ax, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.work", n))
@@ -234,7 +237,7 @@ class Mechanism:
                     bg.connect(n, ax, name=f"{n}.b")
                 bg.add_kinematic_state(KinematicState(j.coordinate_state, ax, 1))
         for load in self.loads.values():
-            build_block(bg, load.block())
+            build_block(bg, load.block(), frames)
             bg.add(Se(load.source, load.value, dim=3))
             bg.connect(load.source, load.name, name=f"{load.source}.b")
             bg.add_work_state(WorkState(f"{load.name}.work", load.source))
@@ -325,9 +328,8 @@ class MechanismModel:
             if j.n_free:
                 c = float(coords[j.name])
                 vals[j.coordinate_state] = c
-                names = [el for el in self.graph.elements if el.startswith(f"{j.name}.spring")]
-                for nme, s in zip(names, j.springs):
-                    vals[f"q_{nme}"] = c - s.rest
+                for i, s in enumerate(j.springs):
+                    vals[f"q_{_attachment(j.name, 'spring', i, len(j.springs))}"] = c - s.rest
         for ws in self.graph.work_states:
             vals[ws.name] = 0.0
         for k, v in (states or {}).items():
@@ -397,11 +399,7 @@ class MechanismModel:
         out = []
         for j in self.loop_joints:
             for blk in self.blocks[j.name]:
-                geo = Geometry()
-                for b in blk.bodies:
-                    A, r = pose[b.name]
-                    geo.A[b.name], geo.r[b.name] = A, r
-                out.append(blk.phi(geo))
+                out.append(blk.phi(Geometry.of_poses(pose, blk.bodies)))
         return np.concatenate(out)
 
     def _close_loops(self, q, free, tol, max_iterations, guess):
@@ -627,6 +625,11 @@ def _free_state(name, spec):
             raise ModelError(f"free body '{name}': {key} must be 3 finite numbers")
         vecs.append(v)
     return A, vecs[0], vecs[1], vecs[2]
+
+
+def _attachment(joint: str, kind: str, i: int, count: int) -> str:
+    """The element name of a joint's i-th spring, damper or actuator (of ``count``)."""
+    return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
 
 
 def _deps(bodies):

@@ -208,7 +208,8 @@ class RigidBody:
         bg.add(Se(f"{n}.gravity", self.mass * g, dim=3))
         bg.connect(f"{n}.gravity", self.v, name=f"{n}.b_gravity")
         bg.add_kinematic_state(KinematicState(self.r, self.v, 3))
-        bg.add_kinematic_state(KinematicState(self.q, self.w, 4, rate=quat_rate))
+        bg.add_kinematic_state(KinematicState(self.q, self.w, 4, rate=quat_rate,
+                                              vectorized=True))
 
     def __repr__(self) -> str:
         return f"RigidBody({self.name!r}, mass={self.mass})"

@@ -1,0 +1,272 @@
+"""The state-dependent parts of an assembled model, evaluated in batches.
+
+At every evaluation a model needs, besides its junction structure and fields, four
+things its elements compute from the state: the modulated two-ports' moduli, their
+rates along the motion, the position constraints Phi of the constraint junctions, and
+the kinematic states' rates. Element by element that is one Python call each, and for a
+mechanism of N bodies several times N calls. :class:`StateFunctions` plans the
+evaluation once per model:
+
+- members that share a :class:`~bondgraph.ModulusContext` whose ``batch`` vectorises
+  them are computed by one call (for the element library: every joint term of one
+  form, all bodies at once);
+- a ``concatenated`` context receives its states by one gather from the state vector;
+- kinematic states that integrate their flow unchanged are one gather; those with a
+  ``vectorized`` rate function are one call per function;
+- everything else is called one by one, as the elements define it.
+
+The results are flat vectors in the model's orders (the layout's dynamic moduli, the
+unknown sources, the kinematic states). ``tests/unit/test_moduli.py`` checks them
+against the elements called one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .errors import ModelError
+
+if TYPE_CHECKING:
+    from .reduction import StateSpaceModel
+
+__all__ = ["StateFunctions"]
+
+
+def _index(slices) -> np.ndarray:
+    """The positions of these slices, concatenated."""
+    parts = [np.arange(s.start, s.stop) for s in slices]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class _Member:
+    """One function of the state whose value lands at ``dest`` of the output."""
+
+    fn: Callable
+    context: Any                  # a ModulusContext or None
+    depends_on: tuple[str, ...]
+    dest: np.ndarray              # positions in the output (row-major value)
+    shape: tuple[int, ...]
+    what: str                     # for error messages: "MTF 'J1.t.b1.w'"
+
+
+@dataclass
+class _Batch:
+    """Members of one context computed by one batched function."""
+
+    fn: Callable
+    context: Any
+    dest: np.ndarray
+    what: str
+
+
+class _Plan:
+    """How to compute one flat output (moduli, their rates or Phi) from the state."""
+
+    def __init__(self, members: list[_Member], size: int, rates: bool):
+        self.size = size
+        self.rates = rates
+        self.entries: list[_Member | _Batch] = []
+        by_context: dict[int, list[_Member]] = {}
+        for m in members:
+            if m.context is not None and m.context.batch is not None:
+                by_context.setdefault(id(m.context), []).append(m)
+            else:
+                self.entries.append(m)
+        for group in by_context.values():
+            ctx = group[0].context
+            fn = ctx.batch([m.fn for m in group]) if len(group) > 1 else None
+            if fn is None:
+                self.entries.extend(group)
+            else:
+                self.entries.append(_Batch(fn, ctx, np.concatenate([m.dest for m in group]),
+                                           ", ".join(m.what for m in group[:3])
+                                           + (", ..." if len(group) > 3 else "")))
+
+
+class StateFunctions:
+    """Moduli, modulus rates, Phi and kinematic rates of ``model`` at a state (see the
+    module docstring). Built once per model by :class:`~bondgraph.StateSpaceModel`."""
+
+    def __init__(self, model: StateSpaceModel):
+        self.model = m = model
+        L = m.layout
+        slices = m.state_slices
+        self._slices = slices
+        # where each kinematic state sits in the vector of kinematic rates
+        self._kin_pos: dict[str, slice] = {}
+        start = 0
+        for ks in m.kinematic:
+            self._kin_pos[ks.name] = slice(start, start + ks.dim)
+            start += ks.dim
+        self.n_kin = start
+
+        # moduli and their rates, in the layout's order of dynamic two-ports
+        members_v, members_r, off = [], [], 0
+        for name, mod, _start, n2, n1 in L.dynamic:
+            el = m._elements[name]
+            dest = np.arange(off, off + n2 * n1)
+            off += n2 * n1
+            what = f"{el.kind} '{name}'"
+            members_v.append(_Member(mod.value, mod.context, tuple(mod.depends_on), dest,
+                                     (n2, n1), what))
+            members_r.append(_Member(mod.rate, mod.context, tuple(mod.depends_on), dest,
+                                     (n2, n1), what))
+        self._moduli = _Plan(members_v, off, rates=False)
+        self._rates = _Plan(members_r, off, rates=True)
+
+        # Phi per unknown source (NaN where its junction defines none)
+        members_p, self._phi_nan = [], []
+        for n, pc in zip(m.unknown_sources, m.position_constraints):
+            sl = m.u2_slices[n]
+            dest = np.arange(sl.start, sl.stop)
+            if pc is None:
+                self._phi_nan.append(dest)
+                continue
+            members_p.append(_Member(pc.value, pc.context, tuple(pc.depends_on), dest,
+                                     (sl.stop - sl.start,), f"position constraint of '{n}'"))
+        self._phi_nan = np.concatenate(self._phi_nan) if self._phi_nan else \
+            np.zeros(0, dtype=np.int64)
+        self._phi = _Plan(members_p, m.n_u2, rates=False)
+
+        self._gathers: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._kin_plan(m)
+
+    # -- contexts -------------------------------------------------------------------------
+    def _gather(self, ctx) -> tuple[np.ndarray, np.ndarray | None]:
+        """Positions of a concatenated context's states in x and in the kinematic rates."""
+        g = self._gathers.get(id(ctx))
+        if g is None:
+            xi = _index([self._slices[d] for d in ctx.depends_on])
+            ri = (_index([self._kin_pos[d] for d in ctx.depends_on])
+                  if all(d in self._kin_pos for d in ctx.depends_on) else None)
+            g = self._gathers[id(ctx)] = (xi, ri)
+        return g
+
+    def _context_value(self, ctx, x, shared, kin_rates):
+        key = id(ctx)
+        if key in shared:
+            return shared[key]
+        if ctx.concatenated:
+            xi, ri = self._gather(ctx)
+            if kin_rates is None:
+                val = ctx.value(x[xi])
+            else:
+                val = ctx.rate(x[xi], kin_rates[ri])
+        else:
+            deps = [x[self._slices[d]] for d in ctx.depends_on]
+            if kin_rates is None:
+                val = ctx.value(*deps)
+            else:
+                val = ctx.rate(*deps, *[kin_rates[self._kin_pos[d]] for d in ctx.depends_on])
+        shared[key] = val
+        return val
+
+    def _run(self, plan: _Plan, x, shared, kin_rates=None, out=None) -> np.ndarray:
+        if out is None:
+            out = np.empty(plan.size)
+        kr = kin_rates if plan.rates else None
+        for e in plan.entries:
+            if isinstance(e, _Batch):
+                val = np.asarray(e.fn(self._context_value(e.context, x, shared, kr)),
+                                 dtype=float)
+                if val.shape != (e.dest.size,):
+                    raise ModelError(f"the batched values of {e.what} have shape "
+                                     f"{val.shape}; valid: ({e.dest.size},)")
+                out[e.dest] = val
+                continue
+            if e.context is not None:
+                val = e.fn(self._context_value(e.context, x, shared, kr))
+            else:
+                deps = [x[self._slices[d]] for d in e.depends_on]
+                if kr is not None:
+                    deps += [kr[self._kin_pos[d]] for d in e.depends_on]
+                val = e.fn(*deps)
+            val = np.asarray(val, dtype=float)
+            if val.shape != e.shape:
+                kind = "modulus_rate" if plan.rates else "modulus"
+                if plan is self._phi:
+                    raise ModelError(f"{e.what} returned shape {val.shape}; valid: {e.shape}")
+                raise ModelError(f"{e.what}: {kind} returned shape {val.shape}; valid: "
+                                 f"{e.shape} (n_out, n_in)")
+            out[e.dest] = val.ravel()
+        return out
+
+    # -- the four outputs -----------------------------------------------------------------
+    def moduli(self, x: np.ndarray, shared: dict | None = None) -> np.ndarray:
+        """Every dynamic modulus at state ``x``, raveled and concatenated in the layout's
+        order (``shared``: the contexts' results at x, filled in as computed)."""
+        return self._run(self._moduli, x, {} if shared is None else shared)
+
+    def moduli_rates(self, x: np.ndarray, kin_rates: np.ndarray) -> np.ndarray:
+        """Their time derivatives along the motion (``kin_rates``: the kinematic states'
+        rates, in the model's order of kinematic states)."""
+        return self._run(self._rates, x, {}, kin_rates)
+
+    def phi(self, x: np.ndarray, shared: dict | None = None) -> np.ndarray:
+        """Phi of every unknown source (m or rad; NaN where none is defined)."""
+        out = np.empty(self.model.n_u2)
+        out[self._phi_nan] = np.nan
+        return self._run(self._phi, x, {} if shared is None else shared, out=out)
+
+    # -- kinematic rates ------------------------------------------------------------------
+    def _kin_plan(self, m) -> None:
+        """Group the kinematic states: copies of one flow, vectorised rate functions,
+        the rest one by one."""
+        copy_dst, copy_src = [], []
+        groups: dict[tuple, list] = {}
+        self._kin_single = []
+        f0, k = 0, 0                    # position in the flows, index of the source
+        for ks in m.kinematic:
+            srcs = []
+            for _ in ks.sources:
+                n = len(m.kin_flow_idx[k])
+                srcs.append(np.arange(f0, f0 + n))
+                f0, k = f0 + n, k + 1
+            dst = np.arange(self._kin_pos[ks.name].start, self._kin_pos[ks.name].stop)
+            if ks.rate is None:
+                copy_dst.append(dst)
+                copy_src.append(srcs[0])
+            elif ks.vectorized:
+                key = (id(ks.rate), ks.dim, tuple(s.size for s in srcs),
+                       tuple(self._slices[r].stop - self._slices[r].start for r in ks.reads))
+                groups.setdefault(key, []).append((ks, dst, srcs))
+            else:
+                self._kin_single.append((ks, dst, srcs))
+        self._copy = (np.concatenate(copy_dst) if copy_dst else np.zeros(0, dtype=np.int64),
+                      np.concatenate(copy_src) if copy_src else np.zeros(0, dtype=np.int64))
+        self._kin_groups = []
+        for items in groups.values():
+            ks0 = items[0][0]
+            state = np.array([_index([self._slices[ks.name]]) for ks, _, _ in items])
+            flows = [np.array([s[k] for _, _, s in items]) for k in range(len(items[0][2]))]
+            reads = [np.array([_index([self._slices[ks.reads[k]]]) for ks, _, _ in items])
+                     for k in range(len(ks0.reads))]
+            dst = np.array([d for _, d, _ in items])
+            self._kin_groups.append((ks0.rate, state, flows, reads, dst,
+                                     [ks.name for ks, _, _ in items]))
+
+    def kinematic_rates(self, x: np.ndarray, flows: np.ndarray) -> np.ndarray:
+        """d/dt of every kinematic state, from the state and the flows they integrate
+        (``flows``: the model's kinematic flow rows, in order)."""
+        out = np.empty(self.n_kin)
+        dst, src = self._copy
+        out[dst] = flows[src]
+        for rate, state, fl, reads, gdst, names in self._kin_groups:
+            r = np.asarray(rate(x[state], *[flows[f] for f in fl], *[x[i] for i in reads]),
+                           dtype=float)
+            if r.shape != gdst.shape:
+                raise ModelError(f"kinematic states {', '.join(names[:3])}: the vectorised "
+                                 f"rate returned shape {r.shape}; valid: {gdst.shape}")
+            out[gdst] = r
+        for ks, d, srcs in self._kin_single:
+            r = np.asarray(ks.rate(x[self._slices[ks.name]], *[flows[s] for s in srcs],
+                                   *[x[self._slices[n]] for n in ks.reads]), dtype=float)
+            if r.shape != (ks.dim,):
+                raise ModelError(f"kinematic state '{ks.name}': rate returned shape "
+                                 f"{r.shape}; valid: ({ks.dim},)")
+            out[d] = r
+        return out

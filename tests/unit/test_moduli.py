@@ -1,0 +1,183 @@
+"""bondgraph.moduli: the batched evaluation of moduli, their rates, Phi and kinematic
+rates equals the elements called one by one (Modulus.value_at / rate_at,
+PositionConstraint.value_at, KinematicState.rate).
+
+The formulas themselves are checked elsewhere against independent references (modulus
+rates against central differences and reactions against Newton-Euler in
+tests/validation/test_multibody.py, the three-body motion against a Kane model); here the
+question is only whether stacking the instances of each kernel form, gathering the
+states and scattering the results puts every number where the one-by-one evaluation
+puts it. Both compute the same products in the same order, so they agree to a few
+rounding errors (1e-13 relative is 500 eps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bondgraph import (
+    MTF, BondGraph, ModelError, ModulusContext, OneJunction, I, Se, KinematicState,
+    ZeroJunction, assemble, assign_causality,
+)
+from elements import (
+    BodyMoment, FixedJoint, Inertia, Mechanism, PointForce, PrismaticJoint, RevoluteJoint,
+    RigidBody, SphericalJoint, models,
+)
+
+
+def _every_kind():
+    """Every joint type with ground and body parents, points on and off the centres, and
+    every load in both frames."""
+    m = Mechanism("every_kind", gravity=(0.0, 0.0, -9.81))
+    box = Inertia.principal(0.01, 0.02, 0.03)
+    bodies = [m.add_body(RigidBody(f"b{i}", 1.0 + 0.1 * i, box)) for i in range(8)]
+    g = m.ground
+    m.add_joint(RevoluteJoint("R0", g, bodies[0], child_point=(0.0, 0.0, 0.1), axis=(0, 0, 1)))
+    m.add_joint(RevoluteJoint("R1", bodies[0], bodies[1], parent_point=(0.1, 0, 0),
+                              child_point=(0, 0.1, 0.05), axis=(1, 2, 0.5)))
+    m.add_joint(PrismaticJoint("P0", g, bodies[2], axis=(0, 1, 1)))
+    m.add_joint(PrismaticJoint("P1", bodies[1], bodies[3], parent_point=(0.0, 0.2, 0.0),
+                               child_point=(0.05, 0.0, 0.02), axis=(1, 0, 0)))
+    m.add_joint(SphericalJoint("S0", g, bodies[4], parent_point=(1.0, 0.0, 0.0),
+                               child_point=(0.0, 0.0, 0.3)))
+    m.add_joint(SphericalJoint("S1", bodies[4], bodies[5], child_point=(0.1, 0.1, 0.1)))
+    m.add_joint(FixedJoint("F0", bodies[5], bodies[6], parent_point=(0.2, 0.0, 0.0)))
+    m.add_joint(FixedJoint("F1", g, bodies[7], parent_point=(0.0, -1.0, 0.0),
+                           child_point=(0.0, 0.0, 0.1)))
+    m.add_load(PointForce("fg", bodies[1], (0.1, 0.0, 0.2), [1.0, 0.0, -2.0]))
+    m.add_load(PointForce("fb", bodies[3], (0.0, 0.1, 0.0), [0.0, 3.0, 1.0], frame="body"))
+    m.add_load(PointForce("f0", bodies[0], (0.0, 0.0, 0.0), [0.5, 0.0, 0.0], frame="body"))
+    m.add_load(BodyMoment("mg", bodies[2], [0.1, 0.2, 0.3]))
+    m.add_load(BodyMoment("mb", bodies[6], [0.3, -0.2, 0.1], frame="body"))
+    return m
+
+
+MECHANISMS = {
+    "every_kind": _every_kind,
+    "chain5": lambda: models.chain(5)[0],
+    "three_body": models.three_body_prismatic,
+}
+
+
+def _random(model, rng):
+    """A random state (unit quaternions, any positions and momenta) and random rates."""
+    x = rng.normal(size=model.n_states)
+    for name in model.state_names:
+        if name.endswith(".q"):
+            s = model.state_slices[name]
+            x[s] /= np.linalg.norm(x[s])
+    return x, rng.normal(size=model.functions.n_kin)
+
+
+def _one_by_one(model, x, kin_rates):
+    """Moduli, rates, Phi and kinematic rates with every element called on its own."""
+    fns = model.functions
+    kin_pos = fns._kin_pos
+    vals, rates = [], []
+    for _name, mod, *_ in model.layout.dynamic:
+        deps = [x[model.state_slices[d]] for d in mod.depends_on]
+        drates = [kin_rates[kin_pos[d]] for d in mod.depends_on]
+        vals.append(np.ravel(mod.value_at(*deps)))
+        rates.append(np.ravel(mod.rate_at(*deps, *drates)))
+    phi = []
+    for n, pc in zip(model.unknown_sources, model.position_constraints):
+        d = model.u2_slices[n].stop - model.u2_slices[n].start
+        phi.append(np.full(d, np.nan) if pc is None else
+                   np.ravel(pc.value_at(*[x[model.state_slices[k]] for k in pc.depends_on])))
+    flows = np.random.default_rng(3).normal(size=model._kin_rows.size)
+    kin, k, f0 = [], 0, 0
+    for ks in model.kinematic:
+        fl = []
+        for _ in ks.sources:
+            n = len(model.kin_flow_idx[k])
+            fl.append(flows[f0:f0 + n])
+            f0, k = f0 + n, k + 1
+        if ks.rate is None:
+            kin.append(fl[0])
+        else:
+            kin.append(ks.rate(x[model.state_slices[ks.name]], *fl,
+                               *[x[model.state_slices[r]] for r in ks.reads]))
+    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
+    return cat(vals), cat(rates), cat(phi), flows, cat(kin)
+
+
+def _close(a, b):
+    assert a.shape == b.shape
+    scale = 1.0 + np.nanmax(np.abs(b), initial=0.0)
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.nanmax(np.abs(a - b), initial=0.0) <= 1e-13 * scale
+
+
+@pytest.mark.parametrize("make", MECHANISMS.values(), ids=MECHANISMS.keys())
+def test_batched_equals_one_by_one(make):
+    model = make().assemble().model
+    fns = model.functions
+    # the batch is really used: one entry per context for moduli, rates and Phi
+    assert len(fns._moduli.entries) == 1 and len(fns._rates.entries) == 1
+    assert len(fns._phi.entries) == 1
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        x, kr = _random(model, rng)
+        vals, rates, phi, flows, kin = _one_by_one(model, x, kr)
+        _close(fns.moduli(x), vals)
+        _close(fns.moduli_rates(x, kr), rates)
+        _close(fns.phi(x), phi)
+        _close(fns.kinematic_rates(x, flows), kin)
+
+
+# -- the core's generic path, with contexts of the user's ---------------------------------
+
+def _rotating_lever(batch):
+    """Two masses driven by one force through two MTFs that share one context (the
+    angle's sine and cosine); ``batch`` is the context's batch function."""
+    bg = BondGraph("lever")
+    calls = {"value": 0}
+
+    def value(th):
+        calls["value"] += 1
+        return np.array([np.cos(th[0]), np.sin(th[0])])
+
+    def rate(th, thd):
+        return np.array([-np.sin(th[0]), np.cos(th[0])]) * thd[0]
+
+    ctx = ModulusContext(value=value, rate=rate, depends_on=("theta",), batch=batch)
+    bg.add(Se("F", 1.0), ZeroJunction("a"), MTF("m1", lambda cs: np.array([[1.0 + cs[0]]]),
+                                               modulus_rate=lambda cs: np.array([[cs[0]]]),
+                                               context=ctx, shape=(1, 1)),
+           OneJunction("b"), I("M", 2.0),
+           MTF("m2", lambda cs: np.array([[2.0 + cs[1]]]),
+               modulus_rate=lambda cs: np.array([[cs[1]]]), context=ctx, shape=(1, 1)),
+           OneJunction("c"), I("N", 3.0))
+    for a, h in [("F", "a"), ("b", "m1"), ("m1", "a"), ("b", "M"), ("c", "m2"), ("m2", "a"),
+                 ("c", "N")]:
+        bg.connect(a, h)
+    bg.add_kinematic_state(KinematicState("theta", "b", 1))
+    return bg, calls
+
+
+def test_user_contexts_with_and_without_a_batch():
+    plain, calls = _rotating_lever(None)
+    model = assemble(assign_causality(plain))
+    x = np.array([0.4, -0.3, 0.7])
+    ref = model.rhs(0.0, x)
+    assert calls["value"] >= 1
+
+    def batch(fns):                    # our two moduli in one call
+        if len(fns) != 2:
+            return None
+        return lambda cs: np.array([fn(cs)[0, 0] for fn in fns])
+
+    batched = assemble(assign_causality(_rotating_lever(batch)[0]))
+    assert len(batched.functions._moduli.entries) == 1
+    np.testing.assert_allclose(batched.rhs(0.0, x), ref, rtol=1e-14, atol=0)
+
+    declined = assemble(assign_causality(_rotating_lever(lambda fns: None)[0]))
+    assert len(declined.functions._moduli.entries) == 2
+    np.testing.assert_allclose(declined.rhs(0.0, x), ref, rtol=1e-14, atol=0)
+
+
+def test_a_batch_of_the_wrong_size_is_named():
+    bad = assemble(assign_causality(_rotating_lever(lambda fns: lambda cs: np.zeros(3))[0]))
+    with pytest.raises(ModelError, match=r"batched values of MTF 'm1', MTF 'm2'.*\(2,\)"):
+        bad.rhs(0.0, np.array([0.4, -0.3, 0.7]))
