@@ -349,6 +349,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 xs.append(dense(terminate_at))
             break
 
+    if status in (Status.STEP_FAILED, Status.NON_FINITE) and n_steps == 0:
+        # the run could not leave the initial state: the dense evaluation there (skipped
+        # for the sparse one at the start) explains why where it can, by raising
+        reference()
     if status in (Status.STEP_FAILED, Status.NON_FINITE) and model.n_u2:
         diag = _singularity(model, solver.t, solver.y, stabilization)
         if diag:
