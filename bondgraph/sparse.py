@@ -37,8 +37,11 @@ With constraints, the acceleration stage's LU factors also serve the velocity st
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
 the known right-hand side gives them, and one factorisation per evaluation suffices.
 The systems keep one pattern for the whole run: per evaluation only their data vectors
-are refilled (one ``bincount``), and the column ordering that keeps the LU factors
-sparse is computed once.
+are refilled, and the column ordering that keeps the LU factors sparse is computed
+once. With numba installed, the LU is :mod:`bondgraph.fastlu`'s (compiled, on a fixed
+pivot order taken from SuperLU, refilling the matrix inside the factorisation); where
+its pivot checks fail, or without numba, SuperLU's (the data refilled by one
+``bincount``).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ try:            # scipy's SuperLU binding (see _splu); the public splu is the fa
 except ImportError:  # pragma: no cover
     _superlu = None
 
+from . import fastlu
 from .element import StateView
 from .primitives import EJS, skew
 
@@ -108,7 +112,11 @@ class _Pattern:
     ``matrix(sources)`` refills the data in one ``bincount``. ``position`` permutes the
     columns: logical column c is stored as column ``position[c]`` (SuperLU's ``perm_c``
     convention), so a solution y of the stored matrix is ``y[position]`` in logical order.
+    ``fast`` is the compiled LU (:class:`bondgraph.fastlu.FixedLU`) where
+    :meth:`SparseReduction._ordered` prepared one, else None (SuperLU only).
     """
+
+    fast: fastlu.FixedLU | None = None
 
     def __init__(self, shape, rows, cols, src, coef, position=None):
         n_rows, n_cols = shape
@@ -176,10 +184,17 @@ class _Pattern:
 
 
 def _factor(pattern: _Pattern, sources: np.ndarray):
-    """splu of the pattern's matrix with its precomputed column order (None if singular
-    or not finite)."""
+    """LU factors of the pattern's matrix at these source values (None if singular or
+    not finite): the compiled LU on the pattern's fixed structure where it is prepared
+    and its pivots pass their checks (:mod:`bondgraph.fastlu`), else splu with the
+    precomputed column order."""
     if pattern.structurally_singular:
         return None
+    fast = pattern.fast
+    if fast is not None:          # (a zero row or column gives it a zero pivot: refused)
+        lu = fast.factor(sources)
+        if lu is not None:
+            return lu
     A = pattern.matrix(sources)
     # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33);
     # non-finite values come out as a non-finite solution (the caller checks it)
@@ -199,6 +214,8 @@ def _factor(pattern: _Pattern, sources: np.ndarray):
         d = np.abs(u_data[:nnz][u_rows[:nnz] == cols])
     if d.size < n or not np.isfinite(d).all() or d.min(initial=np.inf) <= 1e-14 * d.max():
         return None
+    if fast is not None:                # its pivots, sound here, for the next evaluations
+        fast.adopt(lu)
     return lu
 
 
@@ -438,6 +455,7 @@ class SparseReduction:
         pattern = _Pattern(shape, rows, cols, src, coef,
                            position=np.asarray(order, dtype=np.int64))
         pattern.mark_constants(self._constant_sources)
+        pattern.fast = fastlu.FixedLU.for_pattern(pattern)
         return pattern
 
     def _check(self, rng):
@@ -599,6 +617,8 @@ class SparseReduction:
     @staticmethod
     def _back(lu, pattern: _Pattern, b: np.ndarray) -> np.ndarray | None:
         """The solution in logical column order (None if not finite)."""
+        if isinstance(lu, fastlu.Factors):
+            return lu.solve_logical(b)
         y = lu.solve(b)[pattern.position]
         return y if np.isfinite(y).all() else None
 

@@ -1,0 +1,318 @@
+"""Sparse LU with a fixed symbolic structure, compiled with numba (optional).
+
+:mod:`bondgraph.sparse` solves, once per derivative evaluation, one sparse system whose
+pattern never changes and whose values change every time. Its systems are tiny in flops
+(nearly banded, a few nonzeros per column), so SuperLU's cost is mostly the overhead of
+its general machinery, repeated at every call: the symbolic analysis, the pivot search,
+the supernode bookkeeping and the Python wrapper. This module does the analysis once per
+pivot order and leaves plain compiled loops for every evaluation.
+
+Structure (:class:`Structure`, built from a row and a column permutation)
+    With SuperLU's ``perm_r`` and ``perm_c`` of a factorisation of the pattern's matrix,
+    B = P_r A P_c has a pivot sequence that is numerically sound at those values. The
+    symbolic factorisation of B without pivoting (Gilbert & Peierls: the nonzeros of
+    column j of L and U are the nodes reachable from the nonzeros of B(:, j) in the graph
+    of L(:, :j)) holds for every value vector: there is no numerical dropping. The
+    pattern's terms (``coef * source[src]``, summed into an entry) are sorted by column
+    of B with their row in B, so that the factorisation refills B itself.
+
+Numeric factorisation (:meth:`Structure.factor`) and solves (:meth:`Factors.solve`)
+    Left-looking, column by column with a dense work vector: scatter the column's terms,
+    apply the updates of the earlier columns of L (in increasing row order, a valid
+    topological order), check and take the pivot, scale the column of L. No search: the
+    pivot of column j is B's diagonal entry. The triangular solves are two flat loops
+    over the entries of L and of U (U is stored scaled by its diagonal, column by
+    column, so that neither loop needs a division or an inner loop).
+
+Where the pivot order comes from (:class:`FixedLU`)
+    Not from generic random values: the entries of these systems are related (a
+    modulus and its transpose, the entries of a rotation), and a pivot order chosen for
+    independent random entries had pivots that vanish identically at every actual state
+    of the chains tested. Instead the first factorisation of a pattern is SuperLU's
+    (partial pivoting at actual values) and its permutations give the structure; when
+    the structure's pivots later fail their checks (below), the evaluation uses SuperLU
+    and its permutations give a new structure (:meth:`FixedLU.adopt`), at most once
+    every ``SETUP_INTERVAL`` factorisations, which bounds the set-up cost where the
+    pivots keep failing. A swinging chain does need new orders now and then (a fixed
+    pivot on a rotation's entry must fail near the angle where that entry vanishes):
+    over 5 s of chain-10 (chain-20), 0.8 % (1.6 %) of the evaluations fell back. A
+    structure costs less than a SuperLU factorisation (0.16 ms for chain-10, 1.2 ms for
+    chain-100).
+
+Stability guard
+    Every column is checked; the factorisation fails (None: the caller uses SuperLU
+    for that evaluation, never a wrong answer) when
+
+    * a value is not finite (an entry of U, of L before scaling, or a pivot), or a
+      pivot is zero;
+    * ``|pivot| < PIVOT_THRESHOLD * max |entry|`` of the pivot's column of the active
+      submatrix (the candidates a partial-pivoting search compares): threshold partial
+      pivoting with u = ``PIVOT_THRESHOLD = 0.01``. Every multiplier in L is then at
+      most 1/u = 100 in magnitude, so one elimination step grows an entry by at most a
+      factor 101, against partial pivoting's 2 (UMFPACK's defaults: u = 0.1 where it
+      searches, 0.001 where it accepts a preferred diagonal pivot without searching).
+      Measured over 5 s runs of chain-1 to chain-20 and the three-body example (about
+      26 000 factorisations): scaled residuals ``|A y - b| / (|A| |y|)`` at most 2e-17,
+      solutions within 7e-12 (relative to their largest entry) of SuperLU's, which is
+      the systems' conditioning (1e7 for chain-20), not the pivots; u = 0.1 made twice
+      as many evaluations fall back, u = 0.001 half as many with larger differences;
+    * ``min |pivot| <= SINGULAR_RATIO * max |pivot|`` (1e-14, the test by which
+      :func:`bondgraph.sparse._factor` declares SuperLU's factors singular): SuperLU,
+      with its own pivots, then decides whether the system is singular.
+
+numba is optional. Without it, or with the environment variable ``BONDGRAPH_NO_NUMBA``
+set to anything but ``""`` or ``"0"`` when a model's sparse evaluation is built
+(:meth:`FixedLU.for_pattern` reads it, once per pattern), that model uses SuperLU
+exactly as before; the tests build one model each way to compare the two paths. The
+kernels are compiled on first use and cached on disk (``cache=True``, in the package's
+``__pycache__``, or numba's user cache directory where that is not writable);
+:meth:`FixedLU.for_pattern` runs them once (:func:`warm_up`), so that compiling, or
+loading from the cache, happens when the sparse evaluation is built, not while
+integrating. That first use costs about 7 s without the cache and 0.3 s with it (most of
+which is numba's own start-up, paid by any first compiled call in a process).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+import numpy as np
+
+__all__ = ["FixedLU", "Structure", "Factors", "enabled", "warm_up", "have_numba",
+           "PIVOT_THRESHOLD", "SINGULAR_RATIO", "SETUP_INTERVAL"]
+
+#: threshold partial pivoting's u: a pivot below u times the largest candidate of its
+#: column fails (see the module docstring)
+PIVOT_THRESHOLD = 0.01
+#: smallest |pivot| / largest |pivot| accepted (as in bondgraph.sparse._factor)
+SINGULAR_RATIO = 1e-14
+#: a new structure (pivot order) at most once per this many factorisations of a pattern
+SETUP_INTERVAL = 10
+
+
+def have_numba() -> bool:
+    """Whether numba imports here (tried once; the kernels' module,
+    ``bondgraph._lu_kernels``, is imported then, so that ``import bondgraph`` does not
+    pay numba's import)."""
+    return _kernels() is not None
+
+
+def _kernels() -> ModuleType | None:
+    if _KERNELS[0] is None:
+        try:
+            from . import _lu_kernels
+            _KERNELS[0] = _lu_kernels
+        except ImportError:
+            _KERNELS[0] = False
+    return _KERNELS[0] or None
+
+
+_KERNELS: list = [None]
+
+
+def enabled() -> bool:
+    """Whether the compiled LU may be used: numba importable and the environment
+    variable ``BONDGRAPH_NO_NUMBA`` unset, empty or ``"0"``."""
+    return os.environ.get("BONDGRAPH_NO_NUMBA", "") in ("", "0") and have_numba()
+
+
+# ---------------------------------------------------------------------------------------
+
+_WARM = [False]
+
+
+def warm_up() -> None:
+    """Compile the kernels (or load them from numba's on-disk cache) on a 2 x 2 system,
+    once per process, so that the first evaluation of a model does not pay for it."""
+    if _WARM[0] or not have_numba():
+        return
+    k = _kernels()
+    bp = np.array([0, 2, 4], dtype=np.int64)          # [[2, 1], [1, 2]]
+    bi = np.array([0, 1, 0, 1], dtype=np.int64)
+    Lp, Li, Up, Ui = k._symbolic(2, bp, bi)
+    Lx, Vx, d, _ = k._factor_kernel(np.array([2.0, 1.0]), bp, bi,
+                                    np.array([0, 1, 1, 0], dtype=np.int64), np.ones(4),
+                                    Lp, Li, Up, Ui, PIVOT_THRESHOLD, SINGULAR_RATIO)
+    order = np.arange(2, dtype=np.int64)
+    k._solve_kernel(np.ones(2), order, order, Li, np.zeros(1, dtype=np.int64), Lx, Ui,
+                    np.ones(1, dtype=np.int64), Vx, d)
+    _WARM[0] = True
+
+
+class Factors:
+    """The LU factors of one evaluation, P_r A P_c = L (I + V) D on one
+    :class:`Structure`. :meth:`solve` means what ``SuperLU.solve`` means for a single
+    right-hand side.
+
+    Attributes
+    ----------
+    structure : Structure
+    Lx, Vx, d : float64 ndarrays (nnz_L,), (nnz_U,), (n,)
+        See ``bondgraph._lu_kernels._factor_kernel``.
+    """
+
+    __slots__ = ("structure", "Lx", "Vx", "d")
+
+    def __init__(self, structure: "Structure", Lx, Vx, d):
+        self.structure, self.Lx, self.Vx, self.d = structure, Lx, Vx, d
+
+    def _solve(self, b, gather):
+        s = self.structure
+        return _kernels()._solve_kernel(np.asarray(b, dtype=np.float64), s.prow, gather,
+                             s.Li, s.Lj, self.Lx, s.Ui, s.Uj, self.Vx, self.d)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """y with A y = b, in A's (stored) column order.
+
+        ``b``: float ndarray (n,); returns a new float64 ndarray (n,)."""
+        return self._solve(b, self.structure.pcol)[0]
+
+    def solve_logical(self, b: np.ndarray) -> np.ndarray | None:
+        """``solve(b)[position]``, the solution in the pattern's logical column order
+        (see :class:`bondgraph.sparse._Pattern`), or None if it is not finite: what
+        ``SparseReduction._back`` returns, in one compiled call."""
+        y, finite = self._solve(b, self.structure.gather)
+        return y if finite else None
+
+
+class Structure:
+    """A pattern's LU structure for one pivot order (not changed once built).
+
+    Attributes
+    ----------
+    n : int
+        The matrix's order.
+    prow : int64 ndarray (n,)
+        Row i of the stored matrix A is row ``prow[i]`` of B = P_r A P_c (SuperLU's
+        ``perm_r``).
+    pcol : int64 ndarray (n,)
+        A's column j is B's column ``pcol[j]`` (SuperLU's ``perm_c``), so that the
+        solution of A y = b is ``y = w[pcol]`` where B w = P_r b.
+    gather : int64 ndarray (n,)
+        ``pcol[position]``: B's column of each logical column of the pattern.
+    tp, t_row, t_src, t_coef : ndarrays (n + 1,), (n_terms,) x 3
+        The pattern's terms by column of B, with their row in B.
+    Lp, Li, Lj : int64 ndarrays (n + 1,), (nnz_L,), (nnz_L,)
+        L's strict lower part: column pointers, rows (ascending), columns.
+    Up, Ui, Uj : int64 ndarrays (n + 1,), (nnz_U,), (nnz_U,)
+        U's strict upper part, likewise.
+    """
+
+    def __init__(self, pattern, perm_r, perm_c):
+        n = pattern.shape[0]
+        self.n = n
+        self.prow = prow = np.ascontiguousarray(perm_r, dtype=np.int64)
+        self.pcol = pcol = np.ascontiguousarray(perm_c, dtype=np.int64)
+        self.gather = np.ascontiguousarray(pcol[np.asarray(pattern.position, np.int64)])
+        indices = np.asarray(pattern.indices, dtype=np.int64)
+        indptr = np.asarray(pattern.indptr, dtype=np.int64)
+        # entry k of A, at (i, j), is entry (prow[i], pcol[j]) of B
+        b_row = prow[indices]
+        b_col = pcol[np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))]
+        bp = np.zeros(n + 1, dtype=np.int64)
+        bp[1:] = np.cumsum(np.bincount(b_col, minlength=n))
+        order = np.argsort(b_col, kind="stable")
+        self.Lp, self.Li, self.Up, self.Ui = _kernels()._symbolic(
+            n, bp, np.ascontiguousarray(b_row[order]))
+        if not self.valid:
+            return
+        self.Lj = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.Lp))
+        self.Uj = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.Up))
+        # the terms by column of B (stable: the terms of an entry keep their order, so
+        # they are summed as the pattern's bincount sums them)
+        entry = np.asarray(pattern.group, dtype=np.int64)
+        t_col = b_col[entry]
+        t_order = np.argsort(t_col, kind="stable")
+        self.tp = np.zeros(n + 1, dtype=np.int64)
+        self.tp[1:] = np.cumsum(np.bincount(t_col, minlength=n))
+        self.t_row = np.ascontiguousarray(b_row[entry][t_order])
+        self.t_src = np.ascontiguousarray(np.asarray(pattern.src, dtype=np.int64)[t_order])
+        self.t_coef = np.ascontiguousarray(
+            np.asarray(pattern.coef, dtype=np.float64)[t_order])
+
+    @property
+    def valid(self) -> bool:
+        """False when a pivot of this order is structurally zero."""
+        return bool(self.Lp[0] >= 0)
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries of L and U (the diagonal counted once)."""
+        return int(self.Li.size + self.Ui.size + self.n)
+
+    def factor(self, sources: np.ndarray) -> Factors | None:
+        """The factors at these source values (float ndarray ``(n_sources,)``), or None
+        when a guard fails (see the module docstring)."""
+        Lx, Vx, d, ok = _kernels()._factor_kernel(
+            np.asarray(sources, dtype=np.float64), self.tp, self.t_row, self.t_src,
+            self.t_coef, self.Lp, self.Li, self.Up, self.Ui, PIVOT_THRESHOLD,
+            SINGULAR_RATIO)
+        return Factors(self, Lx, Vx, d) if ok else None
+
+
+class FixedLU:
+    """The compiled LU of one :class:`bondgraph.sparse._Pattern`: its current
+    :class:`Structure`, replaced when its pivots fail.
+
+    Use :meth:`factor` first; where it gives None, factor with SuperLU and, if SuperLU
+    succeeds, pass its factorisation to :meth:`adopt`, which takes its pivot order
+    (sound at those values) for the following factorisations. There is no structure
+    before the first :meth:`adopt`: a pattern's first factorisation is SuperLU's.
+
+    Attributes
+    ----------
+    pattern : bondgraph.sparse._Pattern
+    structure : Structure or None
+    setups : int
+        Structures built so far.
+    """
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+        self.structure: Structure | None = None
+        self.setups = 0
+        self._since_setup = SETUP_INTERVAL        # factorisations since the last set-up
+
+    @classmethod
+    def for_pattern(cls, pattern) -> "FixedLU | None":
+        """A FixedLU for a square pattern that is not structurally singular, where the
+        compiled LU is :func:`enabled` (else None: SuperLU only). Compiles the kernels,
+        or loads them from the cache, on its first call in a process."""
+        n_rows, n_cols = pattern.shape
+        if not enabled() or n_rows == 0 or n_rows != n_cols or \
+                pattern.structurally_singular:
+            return None
+        warm_up()
+        return cls(pattern)
+
+    def __setstate__(self, state):
+        """Unpickled (a model shipped to another process): compile the kernels there,
+        or load them, now rather than at the first factorisation."""
+        self.__dict__.update(state)
+        warm_up()
+
+    def factor(self, sources: np.ndarray) -> Factors | None:
+        """:meth:`Structure.factor` with the current structure (None without one, or in
+        a process without numba, where an unpickled FixedLU must not run the kernels as
+        plain Python)."""
+        self._since_setup += 1
+        if self.structure is None or not have_numba():
+            return None
+        return self.structure.factor(sources)
+
+    def adopt(self, lu) -> None:
+        """Take the pivot order of ``lu``, a SuperLU factorisation of the pattern's
+        matrix (its ``perm_r`` and ``perm_c``), for the following factorisations.
+
+        Call it where :meth:`factor` gave None and SuperLU succeeded. At most one
+        set-up per ``SETUP_INTERVAL`` factorisations: where the pivots keep failing,
+        the evaluations use SuperLU without paying for a new structure each time. A
+        structure with a structurally zero pivot is not taken."""
+        if self._since_setup < SETUP_INTERVAL or not have_numba():
+            return
+        self._since_setup = 0
+        self.setups += 1
+        structure = Structure(self.pattern, lu.perm_r, lu.perm_c)
+        if structure.valid:
+            self.structure = structure

@@ -1,0 +1,327 @@
+"""The compiled LU with a fixed structure (bondgraph.fastlu) against SuperLU.
+
+The sparse evaluation factors one system per derivative; with numba it uses the compiled
+LU on a fixed pivot order and falls back to SuperLU where that order's pivots fail. Here:
+its solutions equal SuperLU's (and numpy's dense solve) to 1e-12 of their largest entry
+on the systems of chains, the three-body example and the graphs and mechanisms of
+test_sparse.py, at random states; a whole simulation is the same with and without it
+(BONDGRAPH_NO_NUMBA=1); a singular system is still reported (None); a pivot that the
+values make tiny is refused and SuperLU's answer used. 1e-12 is far above the round-off
+of either factorisation on these systems (about 1e-14 at condition numbers up to 1e7)
+and far below any difference a wrong pivot or a wrong structure would make."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip(
+    "numba", reason="numba not installed: bondgraph.fastlu is unused and sparse.py "
+                    "keeps SuperLU (pip install -e '.[fast]' to test the compiled LU)")
+
+import rich_graphs as rg  # noqa: E402
+import bondgraph.fastlu as F  # noqa: E402
+import bondgraph.sparse as S  # noqa: E402
+from bondgraph import Baumgarte, assemble, assign_causality, models, simulate  # noqa: E402
+from elements.models import (  # noqa: E402
+    chain, scara, spring_pendulum, three_body_prismatic,
+)
+
+TOL = 1e-12
+
+# test_sparse.py's graphs (less the Eq. (14) one, which has no sparse path) and mechanisms
+GRAPHS = {
+    "mass_spring_damper": lambda: models.mass_spring_damper(1.3, 20.0, 0.4, 1.0),
+    "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 2.0),
+    "lever": lambda: models.lever(10.0, 2.0, 1.0, 100.0, 0.1),
+    "dc_motor": lambda: models.dc_motor(12.0, 1.0, 0.5, 0.1, 0.01, 0.001),
+    "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
+    "spinning_body": rg.spinning_body,
+    "algebraic_loop": rg.algebraic_loop,
+    "vector_constraint": rg.vector_constraint,
+    "double_pendulum_cartesian": rg.double_pendulum_cartesian,
+    "prescribed_flow": rg.prescribed_flow,
+}
+MECHANISMS = {
+    "chain1": lambda: chain(1),
+    "chain5": lambda: chain(5),
+    "chain20": lambda: chain(20),
+    "three_body": lambda: (three_body_prismatic(), {}),
+    "chain7": lambda: chain(7),
+    "spring_pendulum": lambda: (spring_pendulum(1.0, 20.0, 0.8), {}),
+    "scara": lambda: (scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
+                            (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+}
+
+
+@pytest.fixture(autouse=True)
+def _numba_path(monkeypatch):
+    """The compiled path, whatever the environment says."""
+    monkeypatch.delenv("BONDGRAPH_NO_NUMBA", raising=False)
+
+
+def _systems(model, states, monkeypatch):
+    """(pattern, sources) of every factorisation that evaluating at ``states`` asks for."""
+    seen = []
+    factor = S._factor
+
+    def spy(pattern, sources):
+        seen.append((pattern, sources.copy()))
+        return factor(pattern, sources)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(S, "_factor", spy)
+        sr = model.sparse()
+        for t, x, stab in states:
+            sr.evaluate(t, x, stab)
+    return seen
+
+
+def _rel(y, ref):
+    return np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-300)
+
+
+def _check_systems(seen, rng):
+    """On every system: the compiled LU with SuperLU's pivot order at these values, and
+    the pattern's current (static) structure where its pivots pass, against SuperLU and,
+    for small systems, numpy; and _factor + _back against SuperLU's path."""
+    used_static = 0
+    for pattern, sources in seen:
+        assert pattern.fast is not None
+        A = pattern.matrix(sources).copy()
+        ref_lu, _ = S._splu(A)
+        b = rng.normal(size=A.shape[0])
+        ref = ref_lu.solve(b)
+        here = F.Structure(pattern, ref_lu.perm_r, ref_lu.perm_c).factor(sources)
+        assert here is not None, "SuperLU's own pivots refused"
+        assert _rel(here.solve(b), ref) <= TOL
+        if A.shape[0] <= 400:
+            assert _rel(here.solve(b), np.linalg.solve(A.toarray(), b)) <= TOL
+        static = pattern.fast.structure.factor(sources)
+        if static is not None:
+            used_static += 1
+            assert _rel(static.solve(b), ref) <= TOL
+        lu = S._factor(pattern, sources)
+        y = S.SparseReduction._back(lu, pattern, b)
+        assert _rel(y, ref[pattern.position]) <= TOL
+    return used_static
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_solves_equal_superlu_for_mechanisms(name, monkeypatch):
+    mech, q0 = MECHANISMS[name]()
+    mm = mech.assemble()
+    model = mm.model
+    assert model.sparse().applicable, model.sparse().reason
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    coords = [n for n, j in mech.joints.items() if j.n_free == 1]
+    states = [(0.0, mm.initial_state(q0, {}), None)]
+    for k in range(6):
+        x = mm.initial_state({c: float(rng.uniform(-1, 1)) for c in coords})
+        x[:model.n_energy] += rng.normal(size=model.n_energy)
+        stab = Baumgarte(10.0, 10.0) if k % 2 else None
+        states.append((float(rng.uniform(0, 2)), x, stab))
+    seen = _systems(model, states, monkeypatch)
+    assert len(seen) == len(states)
+    used = _check_systems(seen, rng)
+    assert used >= 1                      # at least the state its pivots were taken at
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_solves_equal_superlu_for_graphs(name, monkeypatch):
+    model = assemble(assign_causality(GRAPHS[name]()))
+    assert model.sparse().applicable, model.sparse().reason
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    states = [(float(rng.uniform(0, 3)), rng.normal(size=model.n_states),
+               Baumgarte(3.0, 4.0) if k % 2 else None) for k in range(8)]
+    seen = _systems(model, states, monkeypatch)
+    assert seen
+    assert _check_systems(seen, rng) >= 1
+
+
+def test_evaluation_uses_the_compiled_lu(monkeypatch):
+    """After the first (SuperLU) factorisation, the next evaluations use the compiled
+    LU, and their results equal the first's."""
+    mech, q0 = chain(5)
+    mm = mech.assemble()
+    x = mm.initial_state(q0, {"J2": 1.0})
+    sr = mm.model.sparse()
+    stab = Baumgarte(10.0, 10.0)
+    first = sr.evaluate(0.1, x, stab)
+    assert sr._B.fast.structure is not None and sr._B.fast.setups == 1
+    kinds = []
+    factor = S._factor
+
+    def spy(pattern, sources):
+        lu = factor(pattern, sources)
+        kinds.append(type(lu))
+        return lu
+
+    monkeypatch.setattr(S, "_factor", spy)
+    second = sr.evaluate(0.1, x, stab)
+    assert kinds == [F.Factors]
+    assert _rel(second.xdot, first.xdot) <= TOL and _rel(second.U2, first.U2) <= TOL
+
+
+def _run(model, x0):
+    return simulate(model, (0.0, 0.5), x0, method="DOP853", rtol=1e-10, atol=1e-10,
+                    stabilization=Baumgarte(10.0, 10.0), t_eval=np.linspace(0, 0.5, 11))
+
+
+def test_simulation_with_and_without_numba(monkeypatch):
+    """BONDGRAPH_NO_NUMBA=1 when the model's sparse path is built: SuperLU throughout;
+    the two runs see the same derivatives to rounding and end in the same state."""
+    runs, fast = [], []
+    for off in (False, True):
+        if off:
+            monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+        mech, q0 = chain(4)
+        mm = mech.assemble()
+        runs.append(_run(mm.model, mm.initial_state(q0, {"J1": 1.0})))
+        fast.append(mm.model.sparse()._B.fast)
+    assert all(r.success for r in runs)
+    assert fast[0] is not None and fast[0].structure is not None and fast[1] is None
+    assert np.max(np.abs(runs[0].x[:, -1] - runs[1].x[:, -1])) <= 1e-10   # final state
+    assert np.max(np.abs(runs[0].x - runs[1].x)) <= 1e-10                 # every output
+
+
+def _four_bar():
+    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
+    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
+    a, b, c, d = 0.1, 0.3, 0.25, 0.3
+    rods = [mech.add_body(RigidBody(n, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
+            for n, length in (("crank", a), ("coupler", b), ("rocker", c))]
+    z = (0, 0, 1)
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rods[0], child_point=(-a / 2, 0, 0),
+                                 axis=z))
+    mech.add_joint(RevoluteJoint("J2", rods[0], rods[1], parent_point=(a / 2, 0, 0),
+                                 child_point=(-b / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J4", mech.ground, rods[2], parent_point=(d, 0, 0),
+                                 child_point=(-c / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J3", rods[1], rods[2], parent_point=(b / 2, 0, 0),
+                                 child_point=(c / 2, 0, 0), axis=z))
+    mm = mech.assemble()
+    return mm, mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0},
+                                guess={"J2": -1.0, "J4": 1.5})
+
+
+def test_singular_system_is_still_none():
+    """The four-bar's redundant constraints make its system singular whatever the
+    values (structurally): the pattern gets no compiled LU and the evaluation is None,
+    as before. (Values that make a regular pattern singular: the next tests.)"""
+    mm, x0 = _four_bar()
+    sr = mm.model.sparse()
+    assert sr._B.structurally_singular and sr._B.fast is None
+    assert sr.evaluate(0.0, x0, None) is None
+    assert sr.evaluate(0.0, x0, Baumgarte(10.0, 10.0)) is None
+
+
+def _hand_pattern():
+    """A full 3 x 3 pattern, every entry its own source (source 3 i + j: entry (i, j)),
+    logical columns 1 and 2 stored swapped (so that the solution is gathered back)."""
+    rows = np.repeat(np.arange(3), 3)
+    cols = np.tile(np.arange(3), 3)
+    p = S._Pattern((3, 3), rows, cols, np.arange(9), np.ones(9),
+                   position=np.array([0, 2, 1]))
+    p.mark_constants(np.full(9, np.nan))
+    p.fast = F.FixedLU.for_pattern(p)
+    return p
+
+
+def test_tiny_static_pivot_falls_back_to_superlu():
+    """Pivots taken at one set of values (where the first row's leading entry is the
+    largest of its column: partial pivoting takes it), then values that make that pivot
+    zero, and tiny, while the matrix stays regular: the compiled LU refuses, _factor
+    answers with SuperLU (right answer), and the pattern takes SuperLU's pivots for the
+    next evaluations once SETUP_INTERVAL factorisations have passed."""
+    p = _hand_pattern()
+    first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
+    lu = S._factor(p, first)                       # SuperLU; its pivots adopted
+    assert not isinstance(lu, F.Factors)
+    assert p.fast.setups == 1
+    st = p.fast.structure
+    assert st.prow[0] == 0 and st.pcol[0] == 0    # the first pivot: entry (0, 0)
+    assert isinstance(S._factor(p, first), F.Factors)
+    b = np.array([1.0, -2.0, 0.5])
+    for a00 in (0.0, 1e-5):
+        values = first.copy()
+        values[0] = a00                            # the static pivot (row 0, column 0)
+        A = values.reshape(3, 3)
+        assert abs(np.linalg.det(A)) > 1.0         # regular
+        assert p.fast.structure.factor(values) is None
+        lu = S._factor(p, values)
+        assert lu is not None and not isinstance(lu, F.Factors)
+        y = S.SparseReduction._back(lu, p, b)
+        assert _rel(y, np.linalg.solve(A, b)) <= TOL
+    # fewer than SETUP_INTERVAL factorisations since the set-up: the order is kept ...
+    assert p.fast.setups == 1
+    for _ in range(F.SETUP_INTERVAL):
+        S._factor(p, first)
+    # ... then the next failure brings SuperLU's order at the new values
+    lu = S._factor(p, values)
+    assert not isinstance(lu, F.Factors) and p.fast.setups == 2
+    lu = S._factor(p, values)
+    assert isinstance(lu, F.Factors)
+    y = S.SparseReduction._back(lu, p, b)
+    assert _rel(y, np.linalg.solve(values.reshape(3, 3), b)) <= TOL
+
+
+def test_guards_refuse_non_finite_and_singular_values():
+    p = _hand_pattern()
+    first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
+    S._factor(p, first)
+    st = p.fast.structure
+    assert st.factor(first) is not None
+    for bad in (np.nan, np.inf):
+        values = first.copy()
+        values[5] = bad
+        assert st.factor(values) is None
+    singular = np.array([1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0])   # row 1 = 2 row 0
+    assert st.factor(singular) is None
+    assert S._factor(p, singular) is None
+    for line in (np.s_[3:6], np.s_[1::3]):           # a zero row, a zero column
+        values = first.copy()
+        values[line] = 0.0
+        assert st.factor(values) is None
+        assert S._factor(p, values) is None
+    # pivots 1, 1e-15, 1: each the largest of its column, but their ratio is below
+    # SINGULAR_RATIO: refused here, and SuperLU's (the same) pivots say singular too
+    tiny = np.array([1.0, 0.0, 0.0, 0.0, 1e-15, 0.0, 0.0, 0.0, 1.0])
+    assert st.factor(tiny) is None
+    assert st.factor(tiny * [1, 1, 1, 1, 1e13, 1, 1, 1, 1]) is not None
+    assert S._factor(p, tiny) is None
+
+
+def test_environment_variable_turns_it_off(monkeypatch):
+    monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+    assert not F.enabled()
+    mech, q0 = chain(2)
+    sr = mech.assemble().model.sparse()
+    assert sr._B.fast is None
+    monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "0")
+    assert F.enabled()
+
+
+def test_import_without_numba():
+    """With numba unimportable, the module imports, says it is unavailable, and the
+    sparse evaluation uses SuperLU."""
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import bondgraph.fastlu as F\n"
+        "assert not F.have_numba() and not F.enabled()\n"
+        "from elements.models import chain\n"
+        "mech, q0 = chain(2); mm = mech.assemble(); sr = mm.model.sparse()\n"
+        "assert sr._B.fast is None\n"
+        "assert sr.evaluate(0.0, mm.initial_state(q0, {}), None) is not None\n"
+    )
+    env = dict(os.environ)
+    env.pop("BONDGRAPH_NO_NUMBA", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(
+                             os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr
