@@ -30,9 +30,11 @@ def cross3(a, b) -> np.ndarray:
         return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                          a[0] * b[1] - a[1] * b[0]])
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
 
 
 def vee(m: np.ndarray) -> np.ndarray:
@@ -101,31 +103,43 @@ def matrix_to_quat(m: np.ndarray) -> np.ndarray:
 def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product a (x) b of quaternions (w, x, y, z), or row by row for stacks
     (n, 4)."""
-    w1, x1, y1, z1 = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
-    w2, x2, y2, z2 = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
-    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    w1, x1, y1, z1 = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    w2, x2, y2, z2 = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+    out[..., 1] = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+    out[..., 2] = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+    out[..., 3] = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+    return out
 
 
 def quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
     """dq/dt = 1/2 q (x) (0, omega^b); omega^b in rad/s, body coordinates. Also row by row
     for stacks q (n, 4), omega (n, 3)."""
-    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
-    a, b, c = np.moveaxis(np.asarray(omega_body, dtype=float), -1, 0)
-    return 0.5 * np.stack([-x * a - y * b - z * c,
-                           w * a + y * c - z * b,
-                           w * b - x * c + z * a,
-                           w * c + x * b - y * a], axis=-1)
+    q, om = np.asarray(q, dtype=float), np.asarray(omega_body, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    a, b, c = om[..., 0], om[..., 1], om[..., 2]
+    out = np.empty(q.shape)
+    out[..., 0] = -x * a - y * b - z * c
+    out[..., 1] = w * a + y * c - z * b
+    out[..., 2] = w * b - x * c + z * a
+    out[..., 3] = w * c + x * b - y * a
+    return 0.5 * out
 
 
 def body_rate_from_quat_rate(q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
     """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 (rad/s, body coordinates); row by row
     for stacks (n, 4)."""
-    q = np.asarray(q, dtype=float)
-    conj = q * np.array([1.0, -1.0, -1.0, -1.0])
-    return 2.0 * quat_multiply(conj, qdot)[..., 1:] / np.sum(q * q, axis=-1, keepdims=True)
+    q, qd = np.asarray(q, dtype=float), np.asarray(qdot, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    a, b, c, d = qd[..., 0], qd[..., 1], qd[..., 2], qd[..., 3]
+    out = np.empty(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (3,))
+    k = 2.0 / (w * w + x * x + y * y + z * z)
+    out[..., 0] = k * (w * b - x * a - y * d + z * c)
+    out[..., 1] = k * (w * c + x * d - y * a - z * b)
+    out[..., 2] = k * (w * d - x * c + y * b - z * a)
+    return out
 
 
 def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:

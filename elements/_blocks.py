@@ -39,12 +39,12 @@ __all__ = ["Term", "Block", "Geometry", "Kernel", "Sandwich", "PrismaticRotation
 
 def _T(m: np.ndarray) -> np.ndarray:
     """Transpose of the last two axes (a stack of matrices)."""
-    return np.swapaxes(m, -1, -2)
+    return m.swapaxes(-1, -2)
 
 
 def _mv(m: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """m_i v_i for stacks m (n, a, b) and v (n, b)."""
-    return np.einsum("nij,nj->ni", m, v)
+    """m_i v_i for stacks m (n, a, b) and v (n, b) (or one v (b,) for all)."""
+    return (m @ v[..., None])[..., 0]
 
 
 class Geometry:
@@ -80,13 +80,18 @@ class Geometry:
         A[1:] = quat_to_matrix(q)
         rr = np.zeros((n + 1, 3))
         rr[1:] = r
-        if qdot is None:
-            return cls(index, A, rr)
+        geo = cls(index, A, rr)
+        return geo if qdot is None else geo.with_rates(q, qdot, rdot)
+
+    def with_rates(self, q: np.ndarray, qdot: np.ndarray, rdot: np.ndarray) -> "Geometry":
+        """This geometry (same arrays) with the rates of the moving bodies: their
+        quaternions q (n, 4), quaternion rates (n, 4) and centre velocities (n, 3)."""
+        n = q.shape[0]
         w = np.zeros((n + 1, 3))
         w[1:] = body_rate_from_quat_rate(q, qdot)
         v = np.zeros((n + 1, 3))
         v[1:] = rdot
-        return cls(index, A, rr, w, v)
+        return Geometry(self.index, self.A, self.r, w, v)
 
     @classmethod
     def of(cls, bodies, values, rates=None) -> "Geometry":
@@ -130,9 +135,9 @@ class Kernel:
 
     Subclasses set ``shape`` (of one instance's value), ``bodies`` (a, b: body names,
     None for the ground), ``params`` (per-instance constant arrays) and implement
-    ``compute(geo, ia, ib, *stacked_params, rate)`` -> (n, *shape); ``rate`` asks for the
-    time derivative along the motion (the geometry then has rates). Instances with the
-    same :attr:`key` are computed together.
+    ``compute(geo, ia, ib, *stacked_params, rate)`` -> (n, *shape), or override
+    :meth:`stack`; ``rate`` asks for the time derivative along the motion (the geometry
+    then has rates). Instances with the same :attr:`key` are computed together.
     """
 
     shape: tuple[int, ...]
@@ -147,13 +152,18 @@ class Kernel:
     def compute(geo: Geometry, ia, ib, *params, rate: bool) -> np.ndarray:
         raise NotImplementedError
 
+    @classmethod
+    def stack(cls, kernels: Sequence["Kernel"], index: dict[str, int]) -> "_Stack":
+        """Instances of this form (equal keys) as one computation."""
+        return _Stack(kernels, index)
+
     def value(self, geo: Geometry) -> np.ndarray:
         """This instance's value at ``geo``."""
-        return _Stack([self], geo.index)(geo, False)[0]
+        return self.stack([self], geo.index)(geo, False)[0]
 
     def rate(self, geo: Geometry) -> np.ndarray:
         """Its time derivative (``geo`` with rates)."""
-        return _Stack([self], geo.index)(geo, True)[0]
+        return self.stack([self], geo.index)(geo, True)[0]
 
     __call__ = value
 
@@ -177,7 +187,8 @@ class Sandwich(Kernel):
     Every joint and load term but one has this form: A_a R (a point's velocity or a
     moment in global coordinates), L A_b^T (a direction fixed on b), L A_b^T A_a (the
     relative rotation seen in b), L A_b^T A_a R (both). Its rate is
-    L (dA_x/dt^T A_y + A_x^T dA_y/dt) R."""
+    L (dA_x/dt^T A_y + A_x^T dA_y/dt) R. Stacks skip the factors that are E (a ground
+    body, an identity L or R): most terms are one or two of the four."""
 
     def __init__(self, L: Any, x: str | None, y: str | None, R: Any):
         L, R = np.atleast_2d(np.asarray(L, dtype=float)), np.asarray(R, dtype=float)
@@ -185,12 +196,36 @@ class Sandwich(Kernel):
         self.bodies = (x, y)
         self.shape = (L.shape[0], R.shape[1])
 
-    @staticmethod
-    def compute(geo, ix, iy, L, R, *, rate):
-        X, Y = geo.A[ix], geo.A[iy]
-        if not rate:
-            return L @ (_T(X) @ Y) @ R
-        return L @ (_T(geo.Adot[ix]) @ Y + _T(X) @ geo.Adot[iy]) @ R
+    @property
+    def key(self) -> tuple:
+        L, R = self.params
+        eye = (L.shape == (3, 3) and np.array_equal(L, np.eye(3)),
+               R.shape == (3, 3) and np.array_equal(R, np.eye(3)))
+        return super().key + (self.bodies[0] is None, self.bodies[1] is None) + eye
+
+    @classmethod
+    def stack(cls, kernels, index):
+        st = _Stack(kernels, index)
+        *_, x_ground, y_ground, L_eye, R_eye = kernels[0].key
+        L = None if L_eye else st.params[0]
+        R = None if R_eye else st.params[1]
+        ix, iy = st.ia, st.ib
+
+        def run(geo: Geometry, rate: bool) -> np.ndarray:
+            A = geo.A
+            if x_ground:                       # A_y R, d/dt: dA_y/dt R
+                M = (geo.Adot if rate else A)[iy]
+            elif y_ground:                     # L A_x^T
+                M = _T((geo.Adot if rate else A)[ix])
+            elif not rate:
+                M = _T(A[ix]) @ A[iy]
+            else:
+                M = _T(geo.Adot[ix]) @ A[iy] + _T(A[ix]) @ geo.Adot[iy]
+            if L is not None:
+                M = L @ M
+            return M if R is None else M @ R
+
+        return run
 
 
 def _gap(geo, ia, ib, P, Q):
@@ -381,7 +416,7 @@ def _batch(functions) -> Any:
         for i, (kernels, rate, scale, dest) in enumerate(plan):
             st = stacks.get(i)
             if st is None:
-                st = stacks[i] = _Stack(kernels, geo.index)
+                st = stacks[i] = type(kernels[0]).stack(kernels, geo.index)
             val = st(geo, rate).reshape(dest.shape)
             out[dest] = -val if scale < 0 else val
         return out
@@ -398,14 +433,25 @@ def frames_context(bodies) -> ModulusContext:
     index = _index_of(bodies)
     n = len(moving)
 
+    last: dict[bytes, Geometry] = {}      # the latest state's geometry (value and rate
+                                         # contexts of one evaluation share it)
+
     def value(vals):
-        s = np.asarray(vals, dtype=float).reshape(n, 7)
-        return Geometry.from_states(index, s[:, :4], s[:, 4:])
+        vals = np.asarray(vals, dtype=float)
+        key = vals.tobytes()
+        geo = last.get(key)
+        if geo is None:
+            s = vals.reshape(n, 7)
+            geo = Geometry.from_states(index, s[:, :4], s[:, 4:])
+            last.clear()
+            last[key] = geo
+        return geo
 
     def rate(vals, rates):
+        geo = value(vals)
         s = np.asarray(vals, dtype=float).reshape(n, 7)
         d = np.asarray(rates, dtype=float).reshape(n, 7)
-        return Geometry.from_states(index, s[:, :4], s[:, 4:], d[:, :4], d[:, 4:])
+        return geo.with_rates(s[:, :4], d[:, :4], d[:, 4:])
 
     return ModulusContext(value=value, rate=rate, depends_on=_deps(moving), batch=_batch,
                           concatenated=True)
