@@ -228,6 +228,7 @@ class StateSpaceModel:
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
         self._sparse = None
         self._functions: StateFunctions | None = None
+        self._source_plan: tuple | None = None
 
     # -- conveniences -------------------------------------------------------------------
     def sparse(self):
@@ -306,16 +307,26 @@ class StateSpaceModel:
         return self._functions
 
     def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
-        """U_1 and dU_1/dt (None where a source has no rate) at time t (s)."""
-        u = [law.value(t, s) for law in self.sources.values()]
-        U1 = np.concatenate(u) if u else np.zeros(0)
-        rates = []
-        for name, law in self.sources.items():
-            if law.rate is None:
-                rates.append(np.full(self._elements[name].dim, np.nan))
-            else:
-                rates.append(law.rate(t, s))
-        dU1 = np.concatenate(rates) if rates else np.zeros(0)
+        """U_1 and dU_1/dt (NaN where a source has no rate) at time t (s). Constant
+        sources are written once (when first needed); only the others are called."""
+        if self._source_plan is None:
+            U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
+            for name, law in self.sources.items():
+                sl = slice(start, start + self._elements[name].dim)
+                start = sl.stop
+                if law.constant is not None:
+                    U1c[sl] = law.constant
+                else:
+                    varying.append((sl, law))
+                    if law.rate is None:
+                        dU1c[sl] = np.nan
+            self._source_plan = (U1c, dU1c, varying)
+        U1c, dU1c, varying = self._source_plan
+        U1, dU1 = U1c.copy(), dU1c.copy()
+        for sl, law in varying:
+            U1[sl] = law.value(t, s)
+            if law.rate is not None:
+                dU1[sl] = law.rate(t, s)
         return U1, dU1
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
