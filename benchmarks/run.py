@@ -84,7 +84,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)            # benchmark the working tree
 
 import bondgraph
-from bondgraph import Baumgarte, assemble, assign_causality
+from bondgraph import Baumgarte, assemble, assign_causality, fastlu
 from elements.models import chain, three_body_prismatic
 
 from mincoord import Chain
@@ -103,6 +103,14 @@ QUICK_NS = (1, 2, 5, 10)
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
+def _numba_version():
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.__version__
+
+
 def now():
     return time.perf_counter()
 
@@ -734,6 +742,8 @@ def main(args):
         "scipy": scipy.__version__, "platform": platform.platform(),
         "machine": platform.machine(), "cpus": os.cpu_count(),
         "blas_threads": args.threads, "bondgraph": getattr(bondgraph, "__version__", "?"),
+        # the sparse LU: compiled (bondgraph.fastlu, numba) or SuperLU
+        "compiled_lu": fastlu.enabled(), "numba": _numba_version(),
         "ns": ns, "repeat": args.repeat, "budget_s": args.budget, "span_s": args.span,
         "rtol": RTOL, "atol": ATOL, "reference_rtol": REF_TOL,
         "pydy_budget_s": args.pydy_budget, "mujoco_match_m": args.mujoco_match,
