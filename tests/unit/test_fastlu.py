@@ -191,23 +191,8 @@ def test_simulation_with_and_without_numba(monkeypatch):
 
 
 def _four_bar():
-    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
-    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
-    a, b, c, d = 0.1, 0.3, 0.25, 0.3
-    rods = [mech.add_body(RigidBody(n, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
-            for n, length in (("crank", a), ("coupler", b), ("rocker", c))]
-    z = (0, 0, 1)
-    mech.add_joint(RevoluteJoint("J1", mech.ground, rods[0], child_point=(-a / 2, 0, 0),
-                                 axis=z))
-    mech.add_joint(RevoluteJoint("J2", rods[0], rods[1], parent_point=(a / 2, 0, 0),
-                                 child_point=(-b / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J4", mech.ground, rods[2], parent_point=(d, 0, 0),
-                                 child_point=(-c / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J3", rods[1], rods[2], parent_point=(b / 2, 0, 0),
-                                 child_point=(c / 2, 0, 0), axis=z))
-    mm = mech.assemble()
-    return mm, mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0},
-                                guess={"J2": -1.0, "J4": 1.5})
+    from mechanisms import four_bar_start
+    return four_bar_start()
 
 
 def test_singular_system_is_still_none():

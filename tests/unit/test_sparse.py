@@ -115,22 +115,8 @@ def test_simulation_sparse_equals_dense():
 def test_redundant_loop_uses_the_dense_path():
     """A four-bar's redundant constraints make the sparse system singular: the evaluation
     says so (None) and the simulation uses the dense reduction's minimum-norm solution."""
-    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
-    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
-    a, b, c, d = 0.1, 0.3, 0.25, 0.3
-    rods = [mech.add_body(RigidBody(n, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
-            for n, length in (("crank", a), ("coupler", b), ("rocker", c))]
-    z = (0, 0, 1)
-    mech.add_joint(RevoluteJoint("J1", mech.ground, rods[0], child_point=(-a / 2, 0, 0),
-                                 axis=z))
-    mech.add_joint(RevoluteJoint("J2", rods[0], rods[1], parent_point=(a / 2, 0, 0),
-                                 child_point=(-b / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J4", mech.ground, rods[2], parent_point=(d, 0, 0),
-                                 child_point=(-c / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J3", rods[1], rods[2], parent_point=(b / 2, 0, 0),
-                                 child_point=(c / 2, 0, 0), axis=z))
-    mm = mech.assemble()
-    x0 = mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
+    from mechanisms import four_bar_start
+    mm, x0 = four_bar_start()
     assert mm.model.sparse().evaluate(0.0, x0, None) is None
     r = mm.simulate((0.0, 0.1), x0=x0)
     assert r.raw.success and r.raw.rank_deficiency == 3

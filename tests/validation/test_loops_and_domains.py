@@ -9,31 +9,12 @@ import pytest
 from bondgraph import GY, I, R, OneJunction, Se, SingularConstraintError, WorkState
 from elements import AssemblyError, Inertia, Mechanism, RevoluteJoint, RigidBody
 
-A_, B_, C_, D_ = 0.1, 0.3, 0.25, 0.3      # crank, coupler, rocker, ground link (m)
-
-
-def four_bar():
-    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
-
-    def rod(name, length):
-        return mech.add_body(RigidBody(name, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
-
-    crank, coupler, rocker = rod("crank", A_), rod("coupler", B_), rod("rocker", C_)
-    z = (0, 0, 1)
-    mech.add_joint(RevoluteJoint("J1", mech.ground, crank, child_point=(-A_ / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J2", crank, coupler, parent_point=(A_ / 2, 0, 0),
-                                 child_point=(-B_ / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J4", mech.ground, rocker, parent_point=(D_, 0, 0),
-                                 child_point=(-C_ / 2, 0, 0), axis=z))
-    mech.add_joint(RevoluteJoint("J3", coupler, rocker, parent_point=(B_ / 2, 0, 0),
-                                 child_point=(C_ / 2, 0, 0), axis=z))
-    return mech
+from mechanisms import four_bar, four_bar_start
 
 
 @pytest.fixture(scope="module")
 def four_bar_run():
-    mm = four_bar().assemble()
-    x0 = mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
+    mm, x0 = four_bar_start()
     res = mm.simulate((0.0, 2.0), x0=x0, t_eval=np.linspace(0, 2, 101), rtol=1e-10, atol=1e-10)
     return mm, x0, res
 

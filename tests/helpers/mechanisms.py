@@ -1,0 +1,38 @@
+"""Mechanisms shared by several test modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
+
+# crank, coupler, rocker, ground link (m)
+FOUR_BAR_LINKS = (0.1, 0.3, 0.25, 0.3)
+
+
+def four_bar() -> Mechanism:
+    """A planar four-bar linkage (plane x-y, gravity -y) of thin 0.5 kg rods on four
+    revolute joints about z; J3 closes the loop (its constraints are redundant)."""
+    a, b, c, d = FOUR_BAR_LINKS
+    mech = Mechanism("four_bar", gravity=(0.0, -9.81, 0.0))
+
+    def rod(name, length):
+        return mech.add_body(RigidBody(name, 0.5, Inertia.rod(0.5, length, axis=0, thin=1e-5)))
+
+    crank, coupler, rocker = rod("crank", a), rod("coupler", b), rod("rocker", c)
+    z = (0, 0, 1)
+    mech.add_joint(RevoluteJoint("J1", mech.ground, crank, child_point=(-a / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J2", crank, coupler, parent_point=(a / 2, 0, 0),
+                                 child_point=(-b / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J4", mech.ground, rocker, parent_point=(d, 0, 0),
+                                 child_point=(-c / 2, 0, 0), axis=z))
+    mech.add_joint(RevoluteJoint("J3", coupler, rocker, parent_point=(b / 2, 0, 0),
+                                 child_point=(c / 2, 0, 0), axis=z))
+    return mech
+
+
+def four_bar_start():
+    """The assembled four-bar and a state with the crank at 90 degrees turning at
+    2 rad/s (the loop closed by Newton)."""
+    mm = four_bar().assemble()
+    return mm, mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
