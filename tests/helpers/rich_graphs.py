@@ -82,3 +82,26 @@ def prescribed_flow():
                  ("v", "m"), ("v", "b")]:
         bg.connect(a, h)
     return bg
+
+
+def _canonical():
+    from bondgraph import models
+    return {
+        "mass_spring_damper": lambda: models.mass_spring_damper(1.3, 20.0, 0.4, 1.0),
+        "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 2.0),
+        "lever": lambda: models.lever(10.0, 2.0, 1.0, 100.0, 0.1),
+        "dc_motor": lambda: models.dc_motor(12.0, 1.0, 0.5, 0.1, 0.01, 0.001),
+        "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
+        "damped_constraint": lambda: models.damped_constraint(2.0, 0.5, 1.0),
+    }
+
+
+#: the graphs the reduction, sparse and compiled-LU tests run on (name -> factory): the
+#: canonical models and the graphs above
+GRAPHS = {**_canonical(), "spinning_body": spinning_body, "algebraic_loop": algebraic_loop,
+          "vector_constraint": vector_constraint,
+          "double_pendulum_cartesian": double_pendulum_cartesian,
+          "prescribed_flow": prescribed_flow}
+
+#: those where Eq. (14) applies (the constraint flow depends on U2): no sparse path
+EQ14 = {"damped_constraint"}

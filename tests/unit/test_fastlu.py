@@ -27,7 +27,7 @@ numba = pytest.importorskip(
 import rich_graphs as rg  # noqa: E402
 import bondgraph.fastlu as F  # noqa: E402
 import bondgraph.sparse as S  # noqa: E402
-from bondgraph import Baumgarte, assemble, assign_causality, models, simulate  # noqa: E402
+from bondgraph import Baumgarte, assemble, assign_causality, simulate  # noqa: E402
 from elements.models import (  # noqa: E402
     chain, scara, spring_pendulum, three_body_prismatic,
 )
@@ -35,18 +35,7 @@ from elements.models import (  # noqa: E402
 TOL = 1e-12
 
 # test_sparse.py's graphs (less the Eq. (14) one, which has no sparse path) and mechanisms
-GRAPHS = {
-    "mass_spring_damper": lambda: models.mass_spring_damper(1.3, 20.0, 0.4, 1.0),
-    "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 2.0),
-    "lever": lambda: models.lever(10.0, 2.0, 1.0, 100.0, 0.1),
-    "dc_motor": lambda: models.dc_motor(12.0, 1.0, 0.5, 0.1, 0.01, 0.001),
-    "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
-    "spinning_body": rg.spinning_body,
-    "algebraic_loop": rg.algebraic_loop,
-    "vector_constraint": rg.vector_constraint,
-    "double_pendulum_cartesian": rg.double_pendulum_cartesian,
-    "prescribed_flow": rg.prescribed_flow,
-}
+GRAPHS = {n: f for n, f in rg.GRAPHS.items() if n not in rg.EQ14}
 MECHANISMS = {
     "chain1": lambda: chain(1),
     "chain5": lambda: chain(5),

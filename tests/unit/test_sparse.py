@@ -14,25 +14,12 @@ import pytest
 
 import rich_graphs as rg
 from direct_solve import direct_solution
-from bondgraph import Baumgarte, assemble, assign_causality, models, simulate
+from bondgraph import Baumgarte, assemble, assign_causality, simulate
 from elements.models import chain, scara, spring_pendulum, three_body_prismatic
 
-GRAPHS = {
-    "mass_spring_damper": lambda: models.mass_spring_damper(1.3, 20.0, 0.4, 1.0),
-    "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 2.0),
-    "lever": lambda: models.lever(10.0, 2.0, 1.0, 100.0, 0.1),
-    "dc_motor": lambda: models.dc_motor(12.0, 1.0, 0.5, 0.1, 0.01, 0.001),
-    "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
-    "damped_constraint": lambda: models.damped_constraint(2.0, 0.5, 1.0),
-    "spinning_body": rg.spinning_body,
-    "algebraic_loop": rg.algebraic_loop,
-    "vector_constraint": rg.vector_constraint,
-    "double_pendulum_cartesian": rg.double_pendulum_cartesian,
-    "prescribed_flow": rg.prescribed_flow,
-}
+GRAPHS = rg.GRAPHS
 
-# the graphs where Eq. (14) applies (the constraint flow depends on U2): no sparse path
-EQ14 = {"damped_constraint"}
+EQ14 = rg.EQ14
 
 
 def _compare(model, t, x, stab):
