@@ -101,14 +101,20 @@ def have_numba() -> bool:
 def _kernels() -> ModuleType | None:
     if _KERNELS[0] is None:
         try:
-            from . import _lu_kernels
+            from . import _lu_kernels, _sparse_kernels
             _KERNELS[0] = _lu_kernels
+            _KERNELS[1] = _sparse_kernels
         except ImportError:
             _KERNELS[0] = False
     return _KERNELS[0] or None
 
 
-_KERNELS: list = [None]
+def _sparse_kernels() -> ModuleType | None:
+    """The compiled stage of :mod:`bondgraph.sparse` (None without numba)."""
+    return _KERNELS[1] if _kernels() is not None else None
+
+
+_KERNELS: list = [None, None]
 
 
 def enabled() -> bool:
@@ -137,6 +143,13 @@ def warm_up() -> None:
     order = np.arange(2, dtype=np.int64)
     k._solve_kernel(np.ones(2), order, order, Li, np.zeros(1, dtype=np.int64), Lx, Ui,
                     np.ones(1, dtype=np.int64), Vx, d)
+    # the sparse evaluation's stage on a 1 x 1 system that condenses entirely: y = 1 / 2
+    ints = np.array([0, 0, 0, 0, 0], dtype=np.int64)           # rE, cE, C_row, C_col, wsrc
+    ioff = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5], dtype=np.int64)
+    no = np.zeros(0)
+    _KERNELS[1]._stage(no, no, np.ones(1), ints, ioff, np.array([0.5]),
+                       np.array([0, 0, 1, 1, 1], dtype=np.int64), 1, 1, 0,
+                       np.zeros(0, dtype=np.int64), np.zeros(7, dtype=np.int64), no, no, no)
     _WARM[0] = True
 
 
@@ -202,6 +215,7 @@ class Structure:
     def __init__(self, pattern, perm_r, perm_c):
         n = pattern.shape[0]
         self.n = n
+        self._packed = None
         self.prow = prow = np.ascontiguousarray(perm_r, dtype=np.int64)
         self.pcol = pcol = np.ascontiguousarray(perm_c, dtype=np.int64)
         self.gather = np.ascontiguousarray(pcol[np.asarray(pattern.position, np.int64)])
@@ -230,6 +244,15 @@ class Structure:
         self.t_src = np.ascontiguousarray(np.asarray(pattern.src, dtype=np.int64)[t_order])
         self.t_coef = np.ascontiguousarray(
             np.asarray(pattern.coef, dtype=np.float64)[t_order])
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(prow, gather, Li, Lj, Ui, Uj) as one int64 array and its 7 offsets (made
+        once): the form :mod:`bondgraph._sparse_kernels` takes them in."""
+        if self._packed is None:
+            parts = [self.prow, self.gather, self.Li, self.Lj, self.Ui, self.Uj]
+            self._packed = (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
+                            np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64))
+        return self._packed
 
     @property
     def valid(self) -> bool:

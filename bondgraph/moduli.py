@@ -78,7 +78,7 @@ class _Plan:
                 self.entries.append(m)
         for group in by_context.values():
             ctx = group[0].context
-            fn = ctx.batch([m.fn for m in group]) if len(group) > 1 else None
+            fn = ctx.batch([m.fn for m in group])
             if fn is None:
                 self.entries.extend(group)
             else:

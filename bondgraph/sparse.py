@@ -60,6 +60,7 @@ except ImportError:  # pragma: no cover
     _superlu = None
 
 from . import fastlu
+from .condensation import Condensation, condense
 from .element import StateView
 from .primitives import EJS, skew
 
@@ -183,11 +184,74 @@ class _Pattern:
         return self._matrix
 
 
-def _factor(pattern: _Pattern, sources: np.ndarray):
+class _Condensed:
+    """A square system solved through its static condensation
+    (:mod:`bondgraph.condensation`): the kept system S is an ordinary :class:`_Pattern`
+    on the extended sources, C, G and H are applied as flat products. ``_factor`` and
+    ``SparseReduction._back`` take it where they take a pattern."""
+
+    def __init__(self, condensation: Condensation, S: _Pattern):
+        self.c = condensation
+        self.S = S
+        self.shape = (condensation.n, condensation.n)
+        self.n_E, self.n_K = condensation.rE.size, condensation.rK.size
+
+    @property
+    def structurally_singular(self) -> bool:
+        return self.S.structurally_singular
+
+    @property
+    def fast(self) -> fastlu.FixedLU | None:
+        """The kept system's compiled LU (None: SuperLU)."""
+        return self.S.fast
+
+    def factor(self, sources: np.ndarray):
+        """(S's factors, G's and H's values) at these sources, or None."""
+        c = self.c
+        if self.n_K:
+            lu = _factor(self.S, c.extend(sources))
+            if lu is None:
+                return None
+        else:
+            lu = None
+        return _CondensedFactors(lu, c.G_coef * sources[c.G_src],
+                                 c.H_coef * sources[c.H_src])
+
+    def solve(self, f: "_CondensedFactors", b: np.ndarray) -> np.ndarray | None:
+        """The solution of A y = b in logical column order (None if not finite)."""
+        c = self.c
+        bE = b[c.rE]
+        if self.n_K:
+            rhs = b[c.rK] - np.bincount(c.G_row, weights=f.G * bE[c.G_col],
+                                        minlength=self.n_K)
+            yK = SparseReduction._back(f.lu, self.S, rhs)
+            if yK is None:
+                return None
+            yE = np.bincount(c.C_row, weights=c.C_val * bE[c.C_col], minlength=self.n_E) - \
+                np.bincount(c.H_row, weights=f.H * yK[c.H_col], minlength=self.n_E)
+        else:
+            yK = np.zeros(0)
+            yE = np.bincount(c.C_row, weights=c.C_val * bE[c.C_col], minlength=self.n_E)
+        y = np.empty(c.n)
+        y[c.cK] = yK
+        y[c.cE] = yE
+        return y if np.isfinite(yE).all() else None
+
+
+@dataclass(frozen=True)
+class _CondensedFactors:
+    lu: object
+    G: np.ndarray
+    H: np.ndarray
+
+
+def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray):
     """LU factors of the pattern's matrix at these source values (None if singular or
     not finite): the compiled LU on the pattern's fixed structure where it is prepared
     and its pivots pass their checks (:mod:`bondgraph.fastlu`), else splu with the
-    precomputed column order."""
+    precomputed column order. A condensed system factors its kept system."""
+    if isinstance(pattern, _Condensed):
+        return pattern.factor(sources)
     if pattern.structurally_singular:
         return None
     fast = pattern.fast
@@ -290,8 +354,9 @@ class SparseReduction:
     are eliminated: each class of equal variables keeps one representative, an imposed
     variable where the class has one. This halves the systems of a mechanism."""
 
-    def __init__(self, model, rng_seed: int = 20261122):
+    def __init__(self, model, rng_seed: int = 20261122, condensed: bool = True):
         self.model = m = model
+        self.condensed = condensed
         L = m.layout
         self._ejs_momenta = None          # set on first use (see _euler_matrices)
         self.applicable = False
@@ -428,25 +493,46 @@ class SparseReduction:
             n_big = n_m + n2 + n_u
             self._B, self._B_known = self._system((n_big, n_big), T)
         self._n_imp = n_imp
+        # the compiled stage (see _stage): with numba, for condensed systems
+        self._compiled = fastlu.enabled()
+        self._plans: dict = {}
+        self._no_extra: dict = {}
+        self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(7, dtype=np.int64))
+        self._no_float = np.zeros(0)
         self._check(np.random.default_rng(rng_seed))
 
     def _system(self, shape, T: _Terms):
         rows, cols, src, coef = T.arrays("matrix")
         krows, kidx, ksrc, kcoef = T.arrays("known")
-        return self._ordered(shape, [rows], [cols], [src], [coef]), \
-            (krows.astype(np.int64), kidx.astype(np.int64), ksrc.astype(np.int64), kcoef)
+        known = (krows.astype(np.int64), kidx.astype(np.int64), ksrc.astype(np.int64), kcoef)
+        # (a structurally singular system is kept whole: its pattern says so, where the
+        # condensed one's products could hide it behind entries that cancel)
+        cond = None
+        if self.condensed and not _Pattern(shape, rows, cols, src, coef).structurally_singular:
+            cond = condense(shape, rows, cols, src, coef, self._constant_sources,
+                            self._off_one)
+        if cond is None:
+            return self._ordered(shape, rows, cols, src, coef), known
+        nK = cond.rK.size
+        S = self._ordered((nK, nK), cond.S_row, cond.S_col, cond.S_src, cond.S_coef,
+                          extend=cond.extend)
+        return _Condensed(cond, S), known
 
     # ------------------------------------------------------------------------------------
-    def _ordered(self, shape, rows, cols, src, coef) -> _Pattern:
-        """A pattern whose column order (COLAMD, from the structure) keeps LU sparse."""
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        src, coef = np.concatenate(src), np.concatenate(coef)
+    def _ordered(self, shape, rows, cols, src, coef, extend=None) -> _Pattern:
+        """A pattern whose column order (COLAMD, from the structure) keeps LU sparse.
+        ``extend`` maps the sources to the vector the terms' ``src`` index (a
+        condensed system's extended sources)."""
+        constants = self._constant_sources if extend is None else \
+            extend(self._constant_sources)
         probe = _Pattern(shape, rows, cols, src, coef)
         if shape[0] == 0 or probe.structurally_singular:
-            probe.mark_constants(self._constant_sources)
+            probe.mark_constants(constants)
             return probe
         # the structure alone decides the order: factor it once with generic values
         vals = np.random.default_rng(1).uniform(0.5, 1.5, self._n_sources)
+        if extend is not None:
+            vals = extend(vals)
         A = probe.matrix(vals)
         try:
             order = spla.splu(A, permc_spec="COLAMD").perm_c
@@ -454,7 +540,7 @@ class SparseReduction:
             order = np.arange(shape[1])
         pattern = _Pattern(shape, rows, cols, src, coef,
                            position=np.asarray(order, dtype=np.int64))
-        pattern.mark_constants(self._constant_sources)
+        pattern.mark_constants(constants)
         pattern.fast = fastlu.FixedLU.for_pattern(pattern)
         return pattern
 
@@ -539,9 +625,14 @@ class SparseReduction:
             return None
         n2 = self.n2
         if n2 == 0:
-            y = self._solve(self._M, self._M_known, sources, known, None)
-            if y is None:
+            pattern = self._M
+            lu = _factor(pattern, sources) if pattern.shape[0] else ()
+            if lu is None:
                 return None
+            stage = self._stage(lu, pattern, self._M_known, sources, known, None)
+            if stage is None:
+                return None
+            y, w = stage
             U2 = np.zeros(0)
             phi = fns.phi(x, shared)
             branch = "none"
@@ -553,11 +644,10 @@ class SparseReduction:
             lu = _factor(self._B, sources)
             if lu is None:
                 return None
-            y1 = self._back(lu, self._B, self._known_rhs(self._B, self._B_known, sources,
-                                                         known))
-            if y1 is None:
+            stage = self._stage(lu, self._B, self._B_known, sources, known, None)
+            if stage is None:
                 return None
-            w1 = self._full(y1, known, y1[self._c2:self._c2 + n2])
+            _, w1 = stage
             kin_rates = fns.kinematic_rates(x, w1[m._kin_rows])
             extra = np.zeros(self._B.shape[0])
             z0 = self._n_m
@@ -576,13 +666,12 @@ class SparseReduction:
                     stabilization.beta ** 2 * np.nan_to_num(phi)
             if not np.isfinite(extra).all():
                 return None
-            y = self._back(lu, self._B, self._known_rhs(self._B, self._B_known, sources,
-                                                        known) + extra)
-            if y is None:
+            stage = self._stage(lu, self._B, self._B_known, sources, known, extra)
+            if stage is None:
                 return None
+            y, w = stage
             U2 = y[self._c2:self._c2 + n2]
             branch = "15"
-        w = self._full(y, known, U2)
         if n2 == 0 or not self._kin_final:
             kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
         powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
@@ -617,21 +706,78 @@ class SparseReduction:
     @staticmethod
     def _back(lu, pattern: _Pattern, b: np.ndarray) -> np.ndarray | None:
         """The solution in logical column order (None if not finite)."""
+        if isinstance(lu, _CondensedFactors):
+            return pattern.solve(lu, b)
         if isinstance(lu, fastlu.Factors):
             return lu.solve_logical(b)
         y = lu.solve(b)[pattern.position]
         return y if np.isfinite(y).all() else None
 
-    def _solve(self, pattern: _Pattern, kn, sources, known, extra):
+    def _stage(self, lu, pattern, kn, sources, known, extra):
+        """(y, w): the system's solution for the known values' right-hand side plus
+        ``extra`` (None: nothing), and every bond variable; None if not finite. One
+        compiled call where the system is condensed and its LU compiled, else numpy
+        (the same sums in the same order)."""
+        n2 = self.n2
+        plan = self._compiled_plan(pattern, lu)
+        if plan is not None:
+            ints, ioff, flts, foff = plan
+            c = pattern.c
+            f = lu.lu
+            if f is None:
+                S_ints, S_off = self._no_ints
+                Lx = Vx = dd = self._no_float
+            else:
+                S_ints, S_off = f.structure.packed()
+                Lx, Vx, dd = f.Lx, f.Vx, f.d
+            w, y, finite = fastlu._sparse_kernels()._stage(
+                sources, known, self._no_extra[pattern] if extra is None else extra,
+                ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints, S_off,
+                Lx, Vx, dd)
+            return (y, w) if finite else None
         if pattern.shape[0] == 0:
-            return np.zeros(0)
-        b = self._known_rhs(pattern, kn, sources, known)
-        if extra is not None:
-            b += extra
-        lu = _factor(pattern, sources)
-        if lu is None:
+            y = np.zeros(0)
+        else:
+            b = self._known_rhs(pattern, kn, sources, known)
+            if extra is not None:
+                b += extra
+            y = self._back(lu, pattern, b)
+            if y is None:
+                return None
+        return y, self._full(y, known, y[self._c2:self._c2 + n2])
+
+    def _compiled_plan(self, pattern, lu):
+        """The packed index and coefficient arrays of :func:`_stage`'s kernel for this
+        condensed system (made once), or None where the numpy path applies: no numba,
+        a system not condensed, or factors that are SuperLU's."""
+        if not isinstance(pattern, _Condensed) or not self._compiled or \
+                not (lu.lu is None or isinstance(lu.lu, fastlu.Factors)):
             return None
-        return self._back(lu, pattern, b)
+        plan = self._plans.get(pattern)
+        if plan is None:
+            plan = self._plans[pattern] = self._pack(pattern)
+        return plan
+
+    def _pack(self, pattern: "_Condensed"):
+        L = self.model.layout
+        isl = L.imp_slices
+        c = pattern.c
+        kn = self._B_known if pattern is getattr(self, "_B", None) else self._M_known
+        krows, kidx, ksrc, kcoef = kn
+        # per bond variable: its index in y, or -1 - its index in the known values
+        imp_src = -1 - np.arange(self._n_imp, dtype=np.int64)
+        for grp, base in (("L", self._cL), ("E", self._cE), ("U2", self._c2)):
+            sl = isl[grp]
+            imp_src[sl] = base + np.arange(sl.stop - sl.start)
+        wsrc = np.where(self._is_u, self._ucol, imp_src[self._ipos]).astype(np.int64)
+        parts = [krows, kidx, ksrc, c.rE, c.rK, c.cE, c.cK, c.C_row, c.C_col, c.G_row,
+                 c.G_col, c.G_src, c.H_row, c.H_col, c.H_src, wsrc]
+        fparts = [kcoef, c.C_val, c.G_coef, c.H_coef]
+        self._no_extra[pattern] = np.zeros(c.n)
+        return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
+                np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
+                np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
+                np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
 
     def _full(self, y, known, U2):
         """Every bond variable from the unknowns y and the known values."""

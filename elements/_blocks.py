@@ -86,6 +86,13 @@ class Geometry:
     def with_rates(self, q: np.ndarray, qdot: np.ndarray, rdot: np.ndarray) -> "Geometry":
         """This geometry (same arrays) with the rates of the moving bodies: their
         quaternions q (n, 4), quaternion rates (n, 4) and centre velocities (n, 3)."""
+        compiled = _compiled()
+        if compiled is not None:
+            w, v, Adot = compiled.rates(np.ascontiguousarray(q), np.ascontiguousarray(qdot),
+                                        np.ascontiguousarray(rdot), self.A)
+            geo = Geometry(self.index, self.A, self.r, w, v)
+            geo._Adot = Adot
+            return geo
         n = q.shape[0]
         w = np.zeros((n + 1, 3))
         w[1:] = body_rate_from_quat_rate(q, qdot)
@@ -383,6 +390,111 @@ class _Modulus:
         return -(self.kernel.rate(geo) if self.rate else self.kernel.value(geo))
 
 
+def _compiled():
+    """:mod:`elements._compiled` where numba is available and enabled (see
+    :func:`bondgraph.fastlu.enabled`), else None (the numpy stacks)."""
+    from bondgraph import fastlu
+    if not fastlu.enabled():
+        return None
+    from . import _compiled as compiled
+    return compiled
+
+
+class _CompiledSandwiches:
+    """Every :class:`Sandwich` of a batch (one rate flag and sign) in one compiled call
+    (:func:`elements._compiled.sandwich`), whatever their forms."""
+
+    @staticmethod
+    def takes(kernel: Kernel) -> bool:
+        """A Sandwich whose L has at most 3 rows and R at most 3 columns."""
+        return type(kernel) is Sandwich and kernel.params[0].shape[0] <= 3 and \
+            kernel.params[1].shape == (3, kernel.params[1].shape[1]) and \
+            kernel.params[1].shape[1] <= 3 and kernel.params[0].shape[1] == 3
+
+    def __init__(self, kernels, rate: bool, scale: float, offsets, module):
+        n = len(kernels)
+        self.kernels, self.rate, self.sign = kernels, bool(rate), float(scale)
+        self.L = np.zeros((n, 3, 3))
+        self.R = np.zeros((n, 3, 3))
+        self.nrow = np.empty(n, dtype=np.int64)
+        self.ncol = np.empty(n, dtype=np.int64)
+        self.dest = np.zeros((n, 9), dtype=np.int64)
+        for i, (k, off) in enumerate(zip(kernels, offsets)):
+            L, R = k.params
+            self.L[i, :L.shape[0]] = L
+            self.R[i, :, :R.shape[1]] = R
+            self.nrow[i], self.ncol[i] = L.shape[0], R.shape[1]
+            size = L.shape[0] * R.shape[1]
+            self.dest[i, :size] = off + np.arange(size)
+        self.kernel = module.sandwich
+        self._index = None
+
+    def __call__(self, geo: Geometry, out: np.ndarray) -> None:
+        if self._index is not geo.index:
+            self._index = geo.index
+            self.ix = np.array([geo.index[k.bodies[0]] if k.bodies[0] else 0
+                                for k in self.kernels], dtype=np.int64)
+            self.iy = np.array([geo.index[k.bodies[1]] if k.bodies[1] else 0
+                                for k in self.kernels], dtype=np.int64)
+        Adot = geo.Adot if self.rate else geo.A
+        self.kernel(geo.A, Adot, self.rate, self.ix, self.iy, self.L, self.R, self.nrow,
+                    self.ncol, self.dest, self.sign, out)
+
+
+# the compiled form of each kernel type (elements._compiled): f(module, geo, rate, ia, ib,
+# params, dest, sign, out); Phi kernels only as values
+_COMPILED_KERNELS = {
+    PointGap: lambda m, g, rate, ia, ib, p, *o: m.point_gap(g.A, g.r, ia, ib, *p, *o),
+    RevoluteGap: lambda m, g, rate, ia, ib, p, *o: m.revolute_gap(g.A, ia, ib, *p, *o),
+    SlideGap: lambda m, g, rate, ia, ib, p, *o: m.slide_gap(g.A, g.r, ia, ib, *p, *o),
+    OrientationGap: lambda m, g, rate, ia, ib, p, *o: m.orientation_gap(g.A, ia, ib, *p, *o),
+    PrismaticRotation: lambda m, g, rate, ia, ib, p, *o: m.prismatic_rotation(
+        g.A, g.r, g.w if rate else g.r, g.v if rate else g.r, rate, ia, ib, *p, *o),
+}
+_RATES_COMPILED = (PrismaticRotation,)
+
+
+def _compiles(kernel: Kernel, rate: bool) -> bool:
+    t = type(kernel)
+    if t is PrismaticRotation or t is SlideGap:       # D of shape (3, k), k <= 3
+        D = kernel.params[0]
+        if D.ndim != 2 or D.shape[0] != 3 or D.shape[1] > 3:
+            return False
+    return t in _COMPILED_KERNELS and (not rate or t in _RATES_COMPILED)
+
+
+class _CompiledKernels:
+    """The kernels of a batch that :mod:`elements._compiled` has (see
+    :data:`_COMPILED_KERNELS`), one compiled call per type."""
+
+    def __init__(self, kernels, rate: bool, scale: float, offsets, module):
+        self.sign = float(scale)
+        self.rate = bool(rate)
+        self.module = module
+        self.groups = []
+        for cls in _COMPILED_KERNELS:
+            sel = [(k, off) for k, off in zip(kernels, offsets) if type(k) is cls]
+            if not sel:
+                continue
+            ks = [k for k, _ in sel]
+            size = int(np.prod(ks[0].shape))
+            dest = np.array([off + np.arange(size) for _, off in sel], dtype=np.int64)
+            params = [np.ascontiguousarray(np.array(p, dtype=float))
+                      for p in zip(*(k.params for k in ks))]
+            self.groups.append([_COMPILED_KERNELS[cls], ks, dest, params, None, None, None])
+
+    def __call__(self, geo: Geometry, out: np.ndarray) -> None:
+        for g in self.groups:
+            fn, ks, dest, params, index, ia, ib = g
+            if index is not geo.index:
+                g[4] = geo.index
+                g[5] = ia = np.array([geo.index[k.bodies[0]] if k.bodies[0] else 0
+                                      for k in ks], dtype=np.int64)
+                g[6] = ib = np.array([geo.index[k.bodies[1]] if k.bodies[1] else 0
+                                      for k in ks], dtype=np.int64)
+            fn(self.module, geo, self.rate, ia, ib, params, dest, self.sign, out)
+
+
 def _batch(functions) -> Any:
     """The context's batch: all the terms' moduli (or rates), or all the Phi, stacked by
     kernel form; None when a function is not one of ours."""
@@ -396,12 +508,22 @@ def _batch(functions) -> Any:
             return None
     sizes = [int(np.prod(k.shape)) for k, _, _ in items]
     offsets = np.concatenate([[0], np.cumsum(sizes)])
+    compiled = _compiled()
     groups: dict[tuple, list[int]] = {}
     for i, (k, rate, scale) in enumerate(items):
-        groups.setdefault((k.key, rate, scale), []).append(i)
+        key = k.key
+        if compiled is not None and _CompiledSandwiches.takes(k):
+            key = ("compiled", _CompiledSandwiches)
+        elif compiled is not None and _compiles(k, rate):
+            key = ("compiled", _CompiledKernels)
+        groups.setdefault((key, rate, scale), []).append(i)
     plan = []
     index = None
-    for (_key, rate, scale), members in groups.items():
+    for (key, rate, scale), members in groups.items():
+        if key[0] == "compiled":
+            plan.append(key[1]([items[i][0] for i in members], rate, scale,
+                               [offsets[i] for i in members], compiled))
+            continue
         dest = np.array([np.arange(offsets[i], offsets[i + 1]) for i in members])
         plan.append(([items[i][0] for i in members], rate, scale, dest))
     total = int(offsets[-1])
@@ -413,7 +535,11 @@ def _batch(functions) -> Any:
             index = geo.index
             stacks.clear()
         out = np.empty(total)
-        for i, (kernels, rate, scale, dest) in enumerate(plan):
+        for i, entry in enumerate(plan):
+            if isinstance(entry, (_CompiledSandwiches, _CompiledKernels)):
+                entry(geo, out)
+                continue
+            kernels, rate, scale, dest = entry
             st = stacks.get(i)
             if st is None:
                 st = stacks[i] = type(kernels[0]).stack(kernels, geo.index)

@@ -1,0 +1,202 @@
+"""The compiled form of :class:`elements._blocks.Sandwich` (arrays and numbers only).
+
+Imported by :mod:`elements._blocks` where numba is available and enabled
+(:func:`bondgraph.fastlu.enabled`), so that importing the package does not import numba.
+Every Sandwich term of a batch, whatever its form (ground factors, identity L or R,
+shapes), is computed in one call: G_i = L_i A_x^T A_y R_i, or its rate
+L_i (dA_x/dt^T A_y + A_x^T dA_y/dt) R_i. The numpy stacks compute the same products
+(they skip the identity factors, which changes nothing but the rounding of sums with
+exact zeros); ``tests/unit/test_moduli.py`` compares the two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, dest, sign, out):
+    """Write ``sign * G_i`` (row-major, ``nrow[i] x ncol[i]``) at ``out[dest[i, :]]``.
+
+    A, Adot : (n_bodies, 3, 3) rotation matrices and their rates (row 0 the ground);
+    ix, iy : (n,) body rows; L : (n, 3, 3) with the first ``nrow[i]`` rows used;
+    R : (n, 3, 3) with the first ``ncol[i]`` columns used; dest : (n, 9) positions
+    (the first nrow * ncol used)."""
+    M = np.empty((3, 3))
+    T = np.empty((3, 3))
+    for i in range(ix.size):
+        X = A[ix[i]]
+        Y = A[iy[i]]
+        for a in range(3):
+            for b in range(3):
+                s = 0.0
+                if rate:
+                    Xd = Adot[ix[i]]
+                    Yd = Adot[iy[i]]
+                    for k in range(3):
+                        s += Xd[k, a] * Y[k, b] + X[k, a] * Yd[k, b]
+                else:
+                    for k in range(3):
+                        s += X[k, a] * Y[k, b]
+                M[a, b] = s
+        # T = M R (3 x ncol), then L T (nrow x ncol)
+        nc = ncol[i]
+        nr = nrow[i]
+        for a in range(3):
+            for c in range(nc):
+                s = 0.0
+                for k in range(3):
+                    s += M[a, k] * R[i, k, c]
+                T[a, c] = s
+        for r in range(nr):
+            for c in range(nc):
+                s = 0.0
+                for k in range(3):
+                    s += L[i, r, k] * T[k, c]
+                out[dest[i, r * nc + c]] = sign * s
+
+
+@njit(cache=True)
+def point_gap(A, r, ia, ib, P, Q, dest, sign, out):
+    """:class:`elements._blocks.PointGap`: (r_a + A_a P) - (r_b + A_b Q), 3 values per
+    instance at ``out[dest[i]]``."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        for k in range(3):
+            pa = r[a, k] + (A[a, k, 0] * P[i, 0] + A[a, k, 1] * P[i, 1] + A[a, k, 2] * P[i, 2])
+            pb = r[b, k] + (A[b, k, 0] * Q[i, 0] + A[b, k, 1] * Q[i, 1] + A[b, k, 2] * Q[i, 2])
+            out[dest[i, k]] = sign * (pa - pb)
+
+
+@njit(cache=True)
+def revolute_gap(A, ia, ib, ax, D, dest, sign, out):
+    """:class:`elements._blocks.RevoluteGap`: with a = A_a ax and d_j = A_b D[:, j],
+    [-a . d_2, a . d_1] at ``out[dest[i]]``."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        s0 = 0.0
+        s1 = 0.0
+        for k in range(3):
+            ak = A[a, k, 0] * ax[i, 0] + A[a, k, 1] * ax[i, 1] + A[a, k, 2] * ax[i, 2]
+            d0 = A[b, k, 0] * D[i, 0, 0] + A[b, k, 1] * D[i, 1, 0] + A[b, k, 2] * D[i, 2, 0]
+            d1 = A[b, k, 0] * D[i, 0, 1] + A[b, k, 1] * D[i, 1, 1] + A[b, k, 2] * D[i, 2, 1]
+            s0 += ak * d0
+            s1 += ak * d1
+        out[dest[i, 0]] = sign * -s1
+        out[dest[i, 1]] = sign * s0
+
+
+@njit(cache=True)
+def rates(q, qdot, rdot, A):
+    """Body rates of the moving bodies (rows 1..n of A): omega^b = 2 vec(conj(q) (x)
+    dq/dt) / |q|^2 (:func:`bondgraph.spatial.body_rate_from_quat_rate`), v = dr/dt, and
+    dA/dt = A omega~ (ground row 0: zeros). Returns w (n + 1, 3), v (n + 1, 3),
+    Adot (n + 1, 3, 3)."""
+    n = q.shape[0]
+    w = np.zeros((n + 1, 3))
+    v = np.zeros((n + 1, 3))
+    Adot = np.zeros((n + 1, 3, 3))
+    for i in range(n):
+        qw, qx, qy, qz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        a, b, c, d = qdot[i, 0], qdot[i, 1], qdot[i, 2], qdot[i, 3]
+        k = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
+        w0 = k * (qw * b - qx * a - qy * d + qz * c)
+        w1 = k * (qw * c + qx * d - qy * a - qz * b)
+        w2 = k * (qw * d - qx * c + qy * b - qz * a)
+        w[i + 1, 0], w[i + 1, 1], w[i + 1, 2] = w0, w1, w2
+        for m in range(3):
+            v[i + 1, m] = rdot[i, m]
+        R = A[i + 1]
+        for m in range(3):      # (A omega~)[m, :] = row m of A times omega~
+            Adot[i + 1, m, 0] = R[m, 1] * w2 - R[m, 2] * w1
+            Adot[i + 1, m, 1] = -R[m, 0] * w2 + R[m, 2] * w0
+            Adot[i + 1, m, 2] = R[m, 0] * w1 - R[m, 1] * w0
+    return w, v, Adot
+
+
+@njit(cache=True)
+def _gap3(A, r, a, b, P, Q, i):
+    """h = (r_a + A_a P_i) - (r_b + A_b Q_i)."""
+    h = np.empty(3)
+    for k in range(3):
+        h[k] = (r[a, k] + (A[a, k, 0] * P[i, 0] + A[a, k, 1] * P[i, 1] + A[a, k, 2] * P[i, 2])) \
+            - (r[b, k] + (A[b, k, 0] * Q[i, 0] + A[b, k, 1] * Q[i, 1] + A[b, k, 2] * Q[i, 2]))
+    return h
+
+
+@njit(cache=True)
+def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
+    """:class:`elements._blocks.PrismaticRotation`: D^T u~ with u = Q + A_b^T h, or its
+    rate D^T (du/dt)~ with du/dt = A_b^T dh/dt - omega_b x (u - Q); D (n, 3, k)."""
+    u = np.empty(3)
+    du = np.empty(3)
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        h = _gap3(A, r, a, b, P, Q, i)
+        for k in range(3):
+            u[k] = Q[i, k] + (A[b, 0, k] * h[0] + A[b, 1, k] * h[1] + A[b, 2, k] * h[2])
+        if rate:
+            # dh/dt = (v_a + A_a (w_a x P)) - (v_b + A_b (w_b x Q))
+            cp = np.empty(3)
+            cq = np.empty(3)
+            cp[0] = w[a, 1] * P[i, 2] - w[a, 2] * P[i, 1]
+            cp[1] = w[a, 2] * P[i, 0] - w[a, 0] * P[i, 2]
+            cp[2] = w[a, 0] * P[i, 1] - w[a, 1] * P[i, 0]
+            cq[0] = w[b, 1] * Q[i, 2] - w[b, 2] * Q[i, 1]
+            cq[1] = w[b, 2] * Q[i, 0] - w[b, 0] * Q[i, 2]
+            cq[2] = w[b, 0] * Q[i, 1] - w[b, 1] * Q[i, 0]
+            dh = np.empty(3)
+            for k in range(3):
+                dh[k] = (v[a, k] + (A[a, k, 0] * cp[0] + A[a, k, 1] * cp[1] + A[a, k, 2] * cp[2])) \
+                    - (v[b, k] + (A[b, k, 0] * cq[0] + A[b, k, 1] * cq[1] + A[b, k, 2] * cq[2]))
+            e0, e1, e2 = u[0] - Q[i, 0], u[1] - Q[i, 1], u[2] - Q[i, 2]
+            c0 = w[b, 1] * e2 - w[b, 2] * e1
+            c1 = w[b, 2] * e0 - w[b, 0] * e2
+            c2 = w[b, 0] * e1 - w[b, 1] * e0
+            for k in range(3):
+                du[k] = A[b, 0, k] * dh[0] + A[b, 1, k] * dh[1] + A[b, 2, k] * dh[2]
+            du[0] -= c0
+            du[1] -= c1
+            du[2] -= c2
+            x0, x1, x2 = du[0], du[1], du[2]
+        else:
+            x0, x1, x2 = u[0], u[1], u[2]
+        # (D^T x~)[row, c] = sum_m D[m, row] x~[m, c]; x~ = [[0,-x2,x1],[x2,0,-x0],[-x1,x0,0]]
+        for row in range(D.shape[2]):
+            d0, d1, d2 = D[i, 0, row], D[i, 1, row], D[i, 2, row]
+            out[dest[i, 3 * row + 0]] = sign * (d1 * x2 - d2 * x1)
+            out[dest[i, 3 * row + 1]] = sign * (-d0 * x2 + d2 * x0)
+            out[dest[i, 3 * row + 2]] = sign * (d0 * x1 - d1 * x0)
+
+
+@njit(cache=True)
+def slide_gap(A, r, ia, ib, D, P, Q, dest, sign, out):
+    """:class:`elements._blocks.SlideGap`: D^T A_b^T h."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        h = _gap3(A, r, a, b, P, Q, i)
+        for row in range(D.shape[2]):
+            s = 0.0
+            for m in range(3):
+                s += D[i, m, row] * (A[b, 0, m] * h[0] + A[b, 1, m] * h[1] + A[b, 2, m] * h[2])
+            out[dest[i, row]] = sign * s
+
+
+@njit(cache=True)
+def orientation_gap(A, ia, ib, C, dest, sign, out):
+    """:class:`elements._blocks.OrientationGap`: vee(A_a C A_b^T), vee(M) =
+    (M[2,1] - M[1,2], M[0,2] - M[2,0], M[1,0] - M[0,1]) / 2."""
+    M = np.empty((3, 3))
+    T = np.empty((3, 3))
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        for p in range(3):
+            for q in range(3):
+                T[p, q] = A[a, p, 0] * C[i, 0, q] + A[a, p, 1] * C[i, 1, q] + A[a, p, 2] * C[i, 2, q]
+        for p in range(3):
+            for q in range(3):
+                M[p, q] = T[p, 0] * A[b, q, 0] + T[p, 1] * A[b, q, 1] + T[p, 2] * A[b, q, 2]
+        out[dest[i, 0]] = sign * 0.5 * (M[2, 1] - M[1, 2])
+        out[dest[i, 1]] = sign * 0.5 * (M[0, 2] - M[2, 0])
+        out[dest[i, 2]] = sign * 0.5 * (M[1, 0] - M[0, 1])

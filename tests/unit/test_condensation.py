@@ -1,0 +1,156 @@
+"""The static condensation (bondgraph.condensation) and the sparse evaluation built on it.
+
+condense() is checked on its own against numpy's dense solve of hand-made systems (the
+algebra: S, G, H, C and the extended sources, assembled densely here); the sparse
+evaluation with the condensation against the one without it, at random states of every
+graph and mechanism of the other sparse tests. Both compute the same solution of the
+same system in a different order, so they agree to the systems' rounding: 1e-12 of the
+largest value, as the sparse/dense comparison (tests/unit/test_sparse.py).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import rich_graphs as rg
+from bondgraph import Baumgarte, assemble, assign_causality
+from bondgraph.condensation import MAX_BLOCK_CONDITION, condense
+from bondgraph.sparse import SparseReduction, _Condensed
+from elements.models import chain, scara, spring_pendulum, three_body_prismatic
+
+
+def _dense(n, rows, cols, src, coef, sources):
+    A = np.zeros((n, n))
+    np.add.at(A, (rows, cols), coef * sources[src])
+    return A
+
+
+def _solve_condensed(c, sources, b):
+    """y from the condensation's arrays, densely (an independent assembly)."""
+    ext = c.extend(sources)
+    nE, nK = c.rE.size, c.rK.size
+    S = _dense(nK, c.S_row, c.S_col, c.S_src, c.S_coef, ext)
+    C = np.zeros((nE, nE))
+    np.add.at(C, (c.C_row, c.C_col), c.C_val)
+    G = np.zeros((nK, nE))
+    np.add.at(G, (c.G_row, c.G_col), c.G_coef * sources[c.G_src])
+    H = np.zeros((nE, nK))
+    np.add.at(H, (c.H_row, c.H_col), c.H_coef * sources[c.H_src])
+    yK = np.linalg.solve(S, b[c.rK] - G @ b[c.rE]) if nK else np.zeros(0)
+    y = np.empty(c.n)
+    y[c.cK] = yK
+    y[c.cE] = C @ b[c.rE] - H @ yK
+    return y
+
+
+def _random_system(rng, n, p_var):
+    """A random sparse square system: a constant diagonal (so that it is regular) and
+    off-diagonal entries, a fraction p_var of them varying (sources 1..m), the others
+    on the constant source 0 (value 1) or on constant sources with values."""
+    rows, cols, src, coef = [], [], [], []
+    m = 12
+    for i in range(n):
+        rows.append(i); cols.append(i); src.append(0); coef.append(rng.uniform(2, 4))
+    for _ in range(2 * n):
+        i, j = rng.integers(n, size=2)
+        rows.append(i); cols.append(j)
+        src.append(int(rng.integers(1, m + 1)) if rng.uniform() < p_var else
+                   int(rng.integers(m + 1, m + 3)))
+        coef.append(rng.uniform(-1, 1))
+    constants = np.full(m + 3, np.nan)
+    constants[0] = 1.0
+    constants[m + 1:] = [0.5, -2.0]
+    return (np.array(rows), np.array(cols), np.array(src), np.array(coef)), constants
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_condensed_solve_equals_dense_solve(seed):
+    rng = np.random.default_rng(seed)
+    n = 30
+    (rows, cols, src, coef), constants = _random_system(rng, n, p_var=0.3)
+    c = condense((n, n), rows, cols, src, coef, constants, one=0)
+    assert c is not None and 0 < c.rE.size < n
+    for _ in range(5):
+        sources = np.where(np.isnan(constants), rng.uniform(-1, 1, constants.size),
+                           constants)
+        A = _dense(n, rows, cols, src, coef, sources)
+        b = rng.normal(size=n)
+        ref = np.linalg.solve(A, b)
+        y = _solve_condensed(c, sources, b)
+        assert np.abs(y - ref).max() <= 1e-12 * np.abs(ref).max() * np.linalg.cond(A)
+
+
+def test_nothing_constant_is_none_and_ill_conditioned_blocks_stay():
+    """Every column varying: nothing to eliminate. A constant 2 x 2 block with condition
+    number 4e12 (beyond MAX_BLOCK_CONDITION) is not eliminated; a well-conditioned one
+    beside it is."""
+    rows, cols = np.array([0, 1, 0, 1]), np.array([0, 1, 1, 0])
+    assert condense((2, 2), rows, cols, np.array([1, 2, 3, 4]), np.ones(4),
+                    np.array([1.0, np.nan, np.nan, np.nan, np.nan]), one=0) is None
+    eps = 1e-12
+    # unknowns 0, 1: [[1, 1], [1, 1 + eps]] (constant); 2, 3: [[2, 1], [1, 3]] (constant);
+    # unknown 4 (its column varying) couples to both; row 4 reads unknowns 0 and 2
+    entries = [(0, 0, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 1.0 + eps),
+               (2, 2, 2.0), (2, 3, 1.0), (3, 2, 1.0), (3, 3, 3.0), (4, 0, 1.0), (4, 2, 1.0)]
+    r = [e[0] for e in entries] + [4, 0, 2]
+    cl = [e[1] for e in entries] + [4, 4, 4]
+    sr = [0] * len(entries) + [1, 1, 1]
+    cf = [e[2] for e in entries] + [5.0, 1.0, 1.0]
+    constants = np.array([1.0, np.nan])
+    c = condense((5, 5), np.array(r), np.array(cl), np.array(sr), np.array(cf),
+                 constants, one=0)
+    assert np.linalg.cond([[1, 1], [1, 1 + eps]]) > MAX_BLOCK_CONDITION
+    assert sorted(c.cE) == [2, 3] and sorted(c.cK) == [0, 1, 4]
+    sources = np.array([1.0, 0.7])
+    A = _dense(5, np.array(r), np.array(cl), np.array(sr), np.array(cf), sources)
+    b = np.arange(1.0, 6.0)
+    assert np.allclose(_solve_condensed(c, sources, b), np.linalg.solve(A, b),
+                       rtol=0, atol=1e-3)  # the system's own conditioning is 1e12
+
+
+MODELS = {
+    **{f"graph:{k}": (lambda k=k: (assemble(assign_causality(rg.GRAPHS[k]())), None))
+       for k in sorted(rg.GRAPHS) if k not in rg.EQ14},
+    "chain1": lambda: _mech(*chain(1)),
+    "chain6": lambda: _mech(*chain(6)),
+    "three_body": lambda: _mech(three_body_prismatic(), {}),
+    "spring_pendulum": lambda: _mech(spring_pendulum(1.0, 20.0, 0.8), {}),
+    "scara": lambda: _mech(scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5,
+                                 0.4, (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+}
+
+
+def _mech(mech, q0):
+    mm = mech.assemble()
+    return mm.model, (mm, q0, [n for n, j in mech.joints.items() if j.n_free == 1])
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_evaluation_with_and_without_condensation(name):
+    model, mech = MODELS[name]()
+    on, off = model.sparse(), SparseReduction(model, condensed=False)
+    assert on.applicable and off.applicable
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    condensed = [p for p in (getattr(on, "_B", None), getattr(on, "_M", None))
+                 if isinstance(p, _Condensed)]
+    if name.startswith("graph:"):
+        states = [rng.normal(size=model.n_states) for _ in range(10)]
+    else:
+        assert condensed and all(p.n_K < 0.3 * p.shape[0] for p in condensed)
+        mm, q0, coords = mech
+        states = [mm.initial_state(q0, {})] + [
+            mm.initial_state({c: float(rng.uniform(-1, 1)) for c in coords},
+                             {c: float(rng.uniform(-2, 2)) for c in coords})
+            for _ in range(9)]
+    for k, x in enumerate(states):
+        t = float(rng.uniform(0, 2))
+        stab = Baumgarte(10.0, 10.0) if k % 2 else None
+        a, b = on.evaluate(t, x, stab), off.evaluate(t, x, stab)
+        assert a is not None and b is not None
+        for f in ("xdot", "U2", "bond_values"):
+            va, vb = getattr(a, f), getattr(b, f)
+            assert np.abs(va - vb).max(initial=0.0) <= 1e-12 * (1.0 + np.abs(vb).max(
+                initial=0.0)), f
