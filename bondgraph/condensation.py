@@ -12,10 +12,10 @@ The split (all indices of A's rows and columns)
     E_c: columns whose entries are all constant; E_r: rows matched one to one with them
     through constant non-zero entries (a maximum bipartite matching), so that the block
     A_EE = A[E_r, E_c] is constant and structurally regular. K_r, K_c: the rest. A_EE is
-    block diagonal after permutation (its connected components); every block is
-    inverted once, and a block whose condition number exceeds ``MAX_BLOCK_CONDITION``
-    (or that is singular) is returned to K, so that C = A_EE^-1 is exact to rounding and
-    sparse.
+    block diagonal after permutation (its connected components); the blocks are
+    inverted once (as stacks, by size), and a block whose condition number exceeds
+    ``MAX_BLOCK_CONDITION`` (or that is singular), or that has more than ``MAX_BLOCK``
+    unknowns, is returned to K, so that C = A_EE^-1 is exact to rounding and sparse.
 
 The condensed system (with y_E = y[E_c], y_K = y[K_c], b_E = b[E_r], b_K = b[K_r])
     S y_K = b_K - G b_E,   S = A_KK - A_KE C A_EK,   G = A_KE C,
@@ -35,11 +35,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
 
-__all__ = ["Condensation", "condense", "MAX_BLOCK_CONDITION"]
+__all__ = ["Condensation", "condense", "MAX_BLOCK_CONDITION", "MAX_BLOCK"]
 
 #: a constant block of A_EE with a larger 2-norm condition number stays in the
 #: factorised system (its inverse would lose more than 8 of 16 digits)
 MAX_BLOCK_CONDITION = 1e8
+
+#: a constant block of more unknowns stays in the factorised system (its dense inverse
+#: would cost more than it saves)
+MAX_BLOCK = 600
 
 #: entries of a block's inverse below this fraction of its largest are rounding noise
 _DROP = 1e-15
@@ -96,7 +100,9 @@ class Condensation:
     n_sources: int
 
     def extend(self, sources: np.ndarray) -> np.ndarray:
-        """The extended source vector of S's terms."""
+        """The extended source vector of S's terms (``sources`` itself without pairs)."""
+        if not self.pair_a.size:
+            return sources
         return np.concatenate([sources, sources[self.pair_a] * sources[self.pair_b]])
 
     def extended_constants(self, constant_sources: np.ndarray) -> np.ndarray:
@@ -145,7 +151,7 @@ def condense(shape: tuple[int, int], rows, cols, src, coef, constant_sources: np
         return None
 
     # A_EE (constant) in E's local numbering: equation rE[k] is local row k, unknown
-    # cE[k] local column k; its blocks inverted one by one
+    # cE[k] local column k
     local_r = -np.ones(n, dtype=np.int64)
     local_r[rE] = np.arange(rE.size)
     local_c = -np.ones(n, dtype=np.int64)
@@ -156,29 +162,42 @@ def condense(shape: tuple[int, int], rows, cols, src, coef, constant_sources: np
                         shape=(nE, nE))
     n_blocks, label = connected_components(abs(AEE) + abs(AEE).T, directed=False)
     keep_block = np.ones(n_blocks, dtype=bool)
+    # the blocks, grouped by size, inverted as stacks: each index's block and position
+    sizes = np.bincount(label, minlength=n_blocks)
     order = np.argsort(label, kind="stable")
-    bounds = np.r_[0, np.cumsum(np.bincount(label, minlength=n_blocks))]
-    AEE_csr = AEE.tocsr()
+    start = np.r_[0, np.cumsum(sizes)]
+    pos = np.empty(nE, dtype=np.int64)
+    pos[order] = np.arange(nE) - start[label[order]]
+    coo = AEE.tocoo()
+    e_blk = label[coo.row]
     c_rows, c_cols, c_vals = [], [], []
-    sizes = np.diff(bounds)
-    diag = AEE_csr.diagonal()
-    single = order[bounds[:-1][sizes == 1]]     # 1 x 1 blocks: their pivot's reciprocal
-    c_rows, c_cols, c_vals = [single], [single], [1.0 / diag[single]]
-    for b in np.flatnonzero(sizes > 1):
-        idx = order[bounds[b]:bounds[b + 1]]
-        block = AEE_csr[idx][:, idx].toarray()
-        try:
-            cond = np.linalg.cond(block)
-            inv = np.linalg.inv(block)
-        except np.linalg.LinAlgError:
-            keep_block[b] = False
+    for size in np.unique(sizes):
+        blocks = np.flatnonzero(sizes == size)          # the blocks of this size
+        if size > MAX_BLOCK:
+            keep_block[blocks] = False
             continue
-        if not np.isfinite(cond) or cond > MAX_BLOCK_CONDITION:
-            keep_block[b] = False
+        slot = -np.ones(n_blocks, dtype=np.int64)
+        slot[blocks] = np.arange(blocks.size)
+        stack = np.zeros((blocks.size, size, size))
+        sel = slot[e_blk] >= 0
+        np.add.at(stack, (slot[e_blk[sel]], pos[coo.row[sel]], pos[coo.col[sel]]),
+                  coo.data[sel])
+        members = order[start[blocks][:, None] + np.arange(size)]   # (n_blocks_s, size)
+        with np.errstate(all="ignore"):
+            cond = np.linalg.cond(stack) if size > 1 else np.ones(blocks.size)
+        good = np.isfinite(cond) & (cond <= MAX_BLOCK_CONDITION) & \
+            (np.abs(stack).max(axis=(1, 2)) > 0)
+        keep_block[blocks[~good]] = False
+        if not good.any():
             continue
-        inv[np.abs(inv) <= _DROP * np.abs(inv).max()] = 0.0
-        i, j = np.nonzero(inv)
-        c_rows.append(idx[i]); c_cols.append(idx[j]); c_vals.append(inv[i, j])
+        inv = np.linalg.inv(stack[good])
+        scale = np.abs(inv).max(axis=(1, 2), keepdims=True)
+        inv[np.abs(inv) <= _DROP * scale] = 0.0
+        k, i, j = np.nonzero(inv)
+        mem = members[good]
+        c_rows.append(mem[k, i]); c_cols.append(mem[k, j]); c_vals.append(inv[k, i, j])
+    if not c_rows:
+        return None
     if not keep_block.all():          # ill-conditioned blocks return to K
         keep = keep_block[label]
         renum = -np.ones(nE, dtype=np.int64)

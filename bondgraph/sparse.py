@@ -62,7 +62,7 @@ except ImportError:  # pragma: no cover
 from . import fastlu
 from .condensation import Condensation, condense
 from .element import StateView
-from .primitives import EJS, skew
+from .primitives import EJS
 
 if TYPE_CHECKING:
     from .reduction import Baumgarte
@@ -206,7 +206,7 @@ class _Condensed:
         return self.S.fast
 
     def factor(self, sources: np.ndarray):
-        """(S's factors, G's and H's values) at these sources, or None."""
+        """S's factors at these sources (with the sources, for G and H), or None."""
         c = self.c
         if self.n_K:
             lu = _factor(self.S, c.extend(sources))
@@ -214,13 +214,15 @@ class _Condensed:
                 return None
         else:
             lu = None
-        return _CondensedFactors(lu, c.G_coef * sources[c.G_src],
-                                 c.H_coef * sources[c.H_src])
+        return _CondensedFactors(lu, sources)
 
     def solve(self, f: "_CondensedFactors", b: np.ndarray) -> np.ndarray | None:
         """The solution of A y = b in logical column order (None if not finite)."""
         c = self.c
         bE = b[c.rE]
+        if f.G is None:
+            f.G = c.G_coef * f.sources[c.G_src]
+            f.H = c.H_coef * f.sources[c.H_src]
         if self.n_K:
             rhs = b[c.rK] - np.bincount(c.G_row, weights=f.G * bE[c.G_col],
                                         minlength=self.n_K)
@@ -238,11 +240,15 @@ class _Condensed:
         return y if np.isfinite(yE).all() else None
 
 
-@dataclass(frozen=True)
 class _CondensedFactors:
-    lu: object
-    G: np.ndarray
-    H: np.ndarray
+    """The kept system's LU factors and the sources G's and H's values come from
+    (computed at the first numpy solve; the compiled stage forms them itself)."""
+
+    __slots__ = ("lu", "sources", "G", "H")
+
+    def __init__(self, lu, sources: np.ndarray):
+        self.lu, self.sources = lu, sources
+        self.G = self.H = None
 
 
 def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray):
@@ -493,6 +499,8 @@ class SparseReduction:
             n_big = n_m + n2 + n_u
             self._B, self._B_known = self._system((n_big, n_big), T)
         self._n_imp = n_imp
+        self._dyn_rows = newrow[L.rows[self._dyn]]      # where the dA/dt terms go
+        self._dyn_cols = L.cols[self._dyn]
         # the compiled stage (see _stage): with numba, for condensed systems
         self._compiled = fastlu.enabled()
         self._plans: dict = {}
@@ -653,17 +661,17 @@ class SparseReduction:
             z0 = self._n_m
             if L.dynamic and not m.omit_rate_terms:
                 dA = L.rate_data(fns.moduli_rates(x, kin_rates))
-                d = self._dyn
                 extra[z0:z0 + self.n_u] -= np.bincount(
-                    self._newrow[L.rows[d]], weights=dA[d] * w1[L.cols[d]],
+                    self._dyn_rows, weights=dA[self._dyn] * w1[self._dyn_cols],
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
             phi = fns.phi(x, shared)
             if stabilization is not None:
                 c0 = w1[self._rec_C]
+                # (NaN: no Phi defined; an infinite Phi leaves extra non-finite: None)
                 extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
-                    stabilization.beta ** 2 * np.nan_to_num(phi)
+                    stabilization.beta ** 2 * np.where(np.isnan(phi), 0.0, phi)
             if not np.isfinite(extra).all():
                 return None
             stage = self._stage(lu, self._B, self._B_known, sources, known, extra)
@@ -688,13 +696,18 @@ class SparseReduction:
         if self._ejs_momenta is None:
             els = [m._elements[n] for n in m.ejs]
             if all(type(el) is EJS for el in els):
+                # -h~ raveled is [0, h2, -h1, -h2, 0, h0, h1, -h0, 0]: one gather
                 sl = [m.state_slices[f"p_{el.momentum}"] for el in els]
-                self._ejs_momenta = np.array([np.arange(q.start, q.stop) for q in sl])
+                comp = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0])
+                sign = np.array([0.0, 1, -1, -1, 0, 1, 1, -1, 0])
+                self._ejs_momenta = (np.concatenate([q.start + comp for q in sl]),
+                                     np.tile(sign, len(sl)))
             else:
                 self._ejs_momenta = False
         if self._ejs_momenta is False:
             return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
-        return -skew(x[self._ejs_momenta]).ravel()
+        idx, sign = self._ejs_momenta
+        return sign * x[idx]
 
     @staticmethod
     def _known_rhs(pattern: _Pattern, kn, sources, known) -> np.ndarray:

@@ -86,13 +86,6 @@ class Geometry:
     def with_rates(self, q: np.ndarray, qdot: np.ndarray, rdot: np.ndarray) -> "Geometry":
         """This geometry (same arrays) with the rates of the moving bodies: their
         quaternions q (n, 4), quaternion rates (n, 4) and centre velocities (n, 3)."""
-        compiled = _compiled()
-        if compiled is not None:
-            w, v, Adot = compiled.rates(np.ascontiguousarray(q), np.ascontiguousarray(qdot),
-                                        np.ascontiguousarray(rdot), self.A)
-            geo = Geometry(self.index, self.A, self.r, w, v)
-            geo._Adot = Adot
-            return geo
         n = q.shape[0]
         w = np.zeros((n + 1, 3))
         w[1:] = body_rate_from_quat_rate(q, qdot)
@@ -561,6 +554,7 @@ def frames_context(bodies) -> ModulusContext:
 
     last: dict[bytes, Geometry] = {}      # the latest state's geometry (value and rate
                                          # contexts of one evaluation share it)
+    compiled = _compiled()               # decided when the mechanism is built
 
     def value(vals):
         vals = np.asarray(vals, dtype=float)
@@ -568,7 +562,10 @@ def frames_context(bodies) -> ModulusContext:
         geo = last.get(key)
         if geo is None:
             s = vals.reshape(n, 7)
-            geo = Geometry.from_states(index, s[:, :4], s[:, 4:])
+            if compiled is not None:
+                geo = Geometry(index, *compiled.frames(s))
+            else:
+                geo = Geometry.from_states(index, s[:, :4], s[:, 4:])
             last.clear()
             last[key] = geo
         return geo
@@ -577,6 +574,13 @@ def frames_context(bodies) -> ModulusContext:
         geo = value(vals)
         s = np.asarray(vals, dtype=float).reshape(n, 7)
         d = np.asarray(rates, dtype=float).reshape(n, 7)
+        if compiled is not None:
+            w, v, Adot = compiled.rates(np.ascontiguousarray(s[:, :4]),
+                                        np.ascontiguousarray(d[:, :4]),
+                                        np.ascontiguousarray(d[:, 4:]), geo.A)
+            out = Geometry(index, geo.A, geo.r, w, v)
+            out._Adot = Adot
+            return out
         return geo.with_rates(s[:, :4], d[:, :4], d[:, 4:])
 
     return ModulusContext(value=value, rate=rate, depends_on=_deps(moving), batch=_batch,

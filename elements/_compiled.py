@@ -200,3 +200,32 @@ def orientation_gap(A, ia, ib, C, dest, sign, out):
         out[dest[i, 0]] = sign * 0.5 * (M[2, 1] - M[1, 2])
         out[dest[i, 1]] = sign * 0.5 * (M[0, 2] - M[2, 0])
         out[dest[i, 2]] = sign * 0.5 * (M[1, 0] - M[0, 1])
+
+
+@njit(cache=True)
+def frames(states):
+    """Rotation matrices (body -> global) and centres of the moving bodies from their
+    states [q (w, x, y, z), r] (n, 7), as stacks with the ground in row 0 (A = E, r = 0):
+    :func:`bondgraph.spatial.quat_to_matrix` of the normalised quaternion."""
+    n = states.shape[0]
+    A = np.zeros((n + 1, 3, 3))
+    r = np.zeros((n + 1, 3))
+    A[0, 0, 0] = 1.0
+    A[0, 1, 1] = 1.0
+    A[0, 2, 2] = 1.0
+    for i in range(n):
+        qw, qx, qy, qz = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
+        s = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+        w, x, y, z = qw / s, qx / s, qy / s, qz / s
+        R = A[i + 1]
+        R[0, 0] = 1 - 2 * (y * y + z * z)
+        R[0, 1] = 2 * (x * y - w * z)
+        R[0, 2] = 2 * (x * z + w * y)
+        R[1, 0] = 2 * (x * y + w * z)
+        R[1, 1] = 1 - 2 * (x * x + z * z)
+        R[1, 2] = 2 * (y * z - w * x)
+        R[2, 0] = 2 * (x * z - w * y)
+        R[2, 1] = 2 * (y * z + w * x)
+        R[2, 2] = 1 - 2 * (x * x + y * y)
+        r[i + 1, 0], r[i + 1, 1], r[i + 1, 2] = states[i, 4], states[i, 5], states[i, 6]
+    return A, r
