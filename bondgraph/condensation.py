@@ -160,6 +160,7 @@ def condense(shape: tuple[int, int], rows, cols, src, coef, constant_sources: np
     nE = rE.size
     AEE = sp.csr_matrix((value[inE], (local_r[e_row[inE]], local_c[e_col[inE]])),
                         shape=(nE, nE))
+    AEE.eliminate_zeros()             # (a constant entry can be zero: no coupling)
     n_blocks, label = connected_components(abs(AEE) + abs(AEE).T, directed=False)
     keep_block = np.ones(n_blocks, dtype=bool)
     # the blocks, grouped by size, inverted as stacks: each index's block and position

@@ -422,6 +422,7 @@ class SparseReduction:
         rec_L, rec_E = L.rec[rsl["L"]], L.rec[rsl["E"]]
         self._rec_X, self._rec_C = L.rec[rsl["X"]], L.rec[rsl["C"]]
         Fs = sp.csr_matrix(m.F)
+        self._F = Fs                      # (block diagonal: its product costs O(n))
         Z0 = isl["Z"].start
 
         def w_terms(T, rows, var, src, coef, with_u2):
@@ -627,7 +628,7 @@ class SparseReduction:
         U1, dU1 = m.source_values(t, s)
         isl = L.imp_slices
         known = np.zeros(2 * self._n_imp)
-        known[isl["Z"]] = m.F @ X
+        known[isl["Z"]] = self._F @ X
         known[isl["U1"]] = U1
         if not (np.isfinite(sources).all() and np.isfinite(known).all()):
             return None

@@ -49,7 +49,8 @@ def _solve_condensed(c, sources, b):
 def _random_system(rng, n, p_var):
     """A random sparse square system: a constant diagonal (so that it is regular) and
     off-diagonal entries, a fraction p_var of them varying (sources 1..m), the others
-    on the constant source 0 (value 1) or on constant sources with values."""
+    on the constant source 0 (value 1) or on constant sources with values, and entries
+    whose two constant terms cancel (stored zeros: they must not join two blocks)."""
     rows, cols, src, coef = [], [], [], []
     m = 12
     for i in range(n):
@@ -60,6 +61,10 @@ def _random_system(rng, n, p_var):
         src.append(int(rng.integers(1, m + 1)) if rng.uniform() < p_var else
                    int(rng.integers(m + 1, m + 3)))
         coef.append(rng.uniform(-1, 1))
+    for _ in range(n // 3):         # constant entries whose terms cancel: zero, no coupling
+        i, j = rng.integers(n, size=2)
+        a = rng.uniform(0.5, 1.0)
+        rows += [i, i]; cols += [j, j]; src += [0, 0]; coef += [a, -a]
     constants = np.full(m + 3, np.nan)
     constants[0] = 1.0
     constants[m + 1:] = [0.5, -2.0]

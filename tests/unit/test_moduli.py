@@ -181,3 +181,44 @@ def test_a_batch_of_the_wrong_size_is_named():
     bad = assemble(assign_causality(_rotating_lever(lambda fns: lambda cs: np.zeros(3))[0]))
     with pytest.raises(ModelError, match=r"batched values of MTF 'm1', MTF 'm2'.*\(2,\)"):
         bad.rhs(0.0, np.array([0.4, -0.3, 0.7]))
+
+
+# -- the compiled kernels (elements/_compiled.py) against the numpy stacks ---------------
+
+@pytest.mark.parametrize("make", MECHANISMS.values(), ids=MECHANISMS.keys())
+def test_compiled_kernels_equal_numpy(make, monkeypatch):
+    """A mechanism built with numba (the geometry, the body rates and every joint term
+    and Phi compiled) and one built with BONDGRAPH_NO_NUMBA=1 (the numpy stacks): the
+    same moduli, rates, Phi and kinematic rates at random states, to 1e-13 of the
+    largest value (the sums are the same; the numpy stacks skip identity factors,
+    which only changes the rounding)."""
+    pytest.importorskip("numba")
+    import elements._compiled as C
+    calls: dict[str, int] = {}
+    for name in ("sandwich", "frames", "rates", "point_gap", "revolute_gap", "slide_gap",
+                 "orientation_gap", "prismatic_rotation"):
+        fn = getattr(C, name)
+
+        def counted(*a, _fn=fn, _name=name):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _fn(*a)
+        monkeypatch.setattr(C, name, counted)
+    monkeypatch.delenv("BONDGRAPH_NO_NUMBA", raising=False)
+    compiled = make().assemble().model
+    compiled.functions                   # (its batches are planned here, with numba)
+    monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+    plain = make().assemble().model
+    plain.functions
+    rng = np.random.default_rng(5)
+    flows = rng.normal(size=plain._kin_rows.size)
+    for _ in range(5):
+        x, kr = _random(plain, rng)
+        a, b = compiled.functions, plain.functions
+        _close(a.moduli(x), b.moduli(x))
+        _close(a.moduli_rates(x, kr), b.moduli_rates(x, kr))
+        _close(a.phi(x), b.phi(x))
+        _close(a.kinematic_rates(x, flows), b.kinematic_rates(x, flows))
+    assert {"sandwich", "frames", "rates"} <= set(calls)
+    if make is _every_kind:       # every kernel type is there
+        assert set(calls) == {"sandwich", "frames", "rates", "point_gap", "revolute_gap",
+                              "slide_gap", "orientation_gap", "prismatic_rotation"}
