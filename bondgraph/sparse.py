@@ -502,6 +502,12 @@ class SparseReduction:
         self._n_imp = n_imp
         self._dyn_rows = newrow[L.rows[self._dyn]]      # where the dA/dt terms go
         self._dyn_cols = L.cols[self._dyn]
+        # the bond variables the velocity stage gives the acceleration stage
+        want = [m._kin_rows, self._dyn_cols, L.rec[rsl["C"]]]
+        self._want1 = np.unique(np.concatenate([np.asarray(a, dtype=np.int64)
+                                                for a in want]))
+        self._w1_kin, self._w1_dyn, self._w1_C = (
+            np.searchsorted(self._want1, np.asarray(a, dtype=np.int64)) for a in want)
         # the compiled stage (see _stage): with numba, for condensed systems
         self._compiled = fastlu.enabled()
         self._plans: dict = {}
@@ -653,23 +659,24 @@ class SparseReduction:
             lu = _factor(self._B, sources)
             if lu is None:
                 return None
-            stage = self._stage(lu, self._B, self._B_known, sources, known, None)
+            stage = self._stage(lu, self._B, self._B_known, sources, known, None,
+                                first=True)
             if stage is None:
                 return None
-            _, w1 = stage
-            kin_rates = fns.kinematic_rates(x, w1[m._kin_rows])
+            _, w1 = stage                 # the variables _want1, at _w1_kin, _w1_dyn, _w1_C
+            kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
             extra = np.zeros(self._B.shape[0])
             z0 = self._n_m
             if L.dynamic and not m.omit_rate_terms:
                 dA = L.rate_data(fns.moduli_rates(x, kin_rates))
                 extra[z0:z0 + self.n_u] -= np.bincount(
-                    self._dyn_rows, weights=dA[self._dyn] * w1[self._dyn_cols],
+                    self._dyn_rows, weights=dA[self._dyn] * w1[self._w1_dyn],
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
             phi = fns.phi(x, shared)
             if stabilization is not None:
-                c0 = w1[self._rec_C]
+                c0 = w1[self._w1_C]
                 # (NaN: no Phi defined; an infinite Phi leaves extra non-finite: None)
                 extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
                     stabilization.beta ** 2 * np.where(np.isnan(phi), 0.0, phi)
@@ -727,15 +734,17 @@ class SparseReduction:
         y = lu.solve(b)[pattern.position]
         return y if np.isfinite(y).all() else None
 
-    def _stage(self, lu, pattern, kn, sources, known, extra):
+    def _stage(self, lu, pattern, kn, sources, known, extra, first: bool = False):
         """(y, w): the system's solution for the known values' right-hand side plus
         ``extra`` (None: nothing), and every bond variable; None if not finite. One
         compiled call where the system is condensed and its LU compiled, else numpy
-        (the same sums in the same order)."""
+        (the same sums in the same order). ``first``: the velocity stage, which needs
+        only the bond variables ``self._want1`` (w holds those, in that order; the
+        compiled call computes no other, and y only where they read it)."""
         n2 = self.n2
         plan = self._compiled_plan(pattern, lu)
         if plan is not None:
-            ints, ioff, flts, foff = plan
+            ints, ioff, flts, foff = plan[1] if first else plan[0]
             c = pattern.c
             f = lu.lu
             if f is None:
@@ -758,7 +767,8 @@ class SparseReduction:
             y = self._back(lu, pattern, b)
             if y is None:
                 return None
-        return y, self._full(y, known, y[self._c2:self._c2 + n2])
+        w = self._full(y, known, y[self._c2:self._c2 + n2])
+        return (y, w[self._want1]) if first else (y, w)
 
     def _compiled_plan(self, pattern, lu):
         """The packed index and coefficient arrays of :func:`_stage`'s kernel for this
@@ -784,14 +794,27 @@ class SparseReduction:
             sl = isl[grp]
             imp_src[sl] = base + np.arange(sl.stop - sl.start)
         wsrc = np.where(self._is_u, self._ucol, imp_src[self._ipos]).astype(np.int64)
-        parts = [krows, kidx, ksrc, c.rE, c.rK, c.cE, c.cK, c.C_row, c.C_col, c.G_row,
-                 c.G_col, c.G_src, c.H_row, c.H_col, c.H_src, wsrc]
-        fparts = [kcoef, c.C_val, c.G_coef, c.H_coef]
         self._no_extra[pattern] = np.zeros(c.n)
-        return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
-                np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
-                np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
-                np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
+
+        def packed(C_sel, H_sel, wsrc):
+            parts = [krows, kidx, ksrc, c.rE, c.rK, c.cE, c.cK, c.C_row[C_sel],
+                     c.C_col[C_sel], c.G_row, c.G_col, c.G_src, c.H_row[H_sel],
+                     c.H_col[H_sel], c.H_src[H_sel], wsrc]
+            fparts = [kcoef, c.C_val[C_sel], c.G_coef, c.H_coef[H_sel]]
+            return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
+                    np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
+                    np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
+                    np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
+
+        every = packed(slice(None), slice(None), wsrc)
+        # the velocity stage: only the wanted variables, and the rows of y_E they read
+        ws = wsrc[self._want1]
+        k_of_y = -np.ones(c.n, dtype=np.int64)
+        k_of_y[c.cE] = np.arange(c.cE.size)
+        need = np.zeros(c.cE.size, dtype=bool)
+        k = k_of_y[ws[ws >= 0]]
+        need[k[k >= 0]] = True
+        return every, packed(need[c.C_row], need[c.H_row], ws)
 
     def _full(self, y, known, U2):
         """Every bond variable from the unknowns y and the known values."""
