@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._lu_kernels import _solve_kernel
+from ._lu_kernels import _factor_kernel, _solve_kernel
 
 
 @njit(cache=True, error_model="numpy")
@@ -97,3 +97,126 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
         s = wsrc[j]
         w[j] = y[s] if s >= 0 else known[-1 - s]
     return w, y, finite
+
+
+@njit(cache=True, error_model="numpy")
+def _first(x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef, tau, ratio,
+           ints, ioff, flts, foff, n, n_E, n_K):
+    """The velocity stage of an evaluation in one call: the sources (the junction
+    coefficients with the moduli, the EJS blocks from the momenta), the known values
+    (F X, U_1), the kept system's LU factors and the velocity stage's bond variables.
+
+    ``P_int`` (by ``P_off``): 0 the moduli's direct and 1 transposed positions in the
+    sources, 2 the momenta of the EJS blocks' entries, 3 F's indptr, 4 its indices,
+    5, 6 the pairs of the extended sources, 7 [offset of R_E, Z's and U_1's offsets and
+    sizes in the known values, n_imp]; ``P_flt`` (by ``F_off``): 0 the constant
+    sources (their varying entries overwritten), 1 the EJS entries' signs, 2 F's data.
+    ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj, 4 Ui,
+    5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``. The stage's plan as in
+    :func:`_stage`.
+
+    Returns (sources, known, Lx, Vx, d, w1, status): status 0 done, 1 a source or known
+    value is not finite, 2 the LU's pivots failed their checks, 3 w1 is not finite.
+    """
+    dd = P_int[P_off[0]:P_off[1]]
+    dt = P_int[P_off[1]:P_off[2]]
+    e_idx = P_int[P_off[2]:P_off[3]]
+    F_ptr = P_int[P_off[3]:P_off[4]]
+    F_ind = P_int[P_off[4]:P_off[5]]
+    pa = P_int[P_off[5]:P_off[6]]
+    pb = P_int[P_off[6]:P_off[7]]
+    sc = P_int[P_off[7]:P_off[8]]
+    off_RE, Z0, nZ, U0, nU, n_imp = sc[0], sc[1], sc[2], sc[3], sc[4], sc[5]
+    src0 = P_flt[F_off[0]:F_off[1]]
+    e_sign = P_flt[F_off[1]:F_off[2]]
+    F_dat = P_flt[F_off[2]:F_off[3]]
+
+    sources = src0.copy()
+    for k in range(dd.size):
+        v = -moduli[k]
+        sources[dd[k]] = v
+        sources[dt[k]] = v
+    for k in range(e_idx.size):
+        sources[off_RE + k] = e_sign[k] * x[e_idx[k]]
+    known = np.zeros(2 * n_imp)
+    for i in range(nZ):
+        s = 0.0
+        for p in range(F_ptr[i], F_ptr[i + 1]):
+            s += F_dat[p] * x[F_ind[p]]
+        known[Z0 + i] = s
+    for i in range(nU):
+        known[U0 + i] = U1[i]
+    empty = np.zeros(0)
+    for v in sources:
+        if not np.isfinite(v):
+            return sources, known, empty, empty, empty, empty, 1
+    for v in known:
+        if not np.isfinite(v):
+            return sources, known, empty, empty, empty, empty, 1
+    if n_K:
+        if pa.size:
+            ext = np.empty(sources.size + pa.size)
+            ext[:sources.size] = sources
+            for p in range(pa.size):
+                ext[sources.size + p] = sources[pa[p]] * sources[pb[p]]
+        else:
+            ext = sources
+        Lx, Vx, d, ok = _factor_kernel(
+            ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]],
+            S_ints[S_off[8]:S_off[9]], t_coef, S_ints[S_off[9]:S_off[10]],
+            S_ints[S_off[2]:S_off[3]], S_ints[S_off[10]:S_off[11]],
+            S_ints[S_off[4]:S_off[5]], tau, ratio)
+        if not ok:
+            return sources, known, empty, empty, empty, empty, 2
+    else:
+        Lx = Vx = d = empty
+    w1, y1, finite = _stage(sources, known, np.zeros(n), ints, ioff, flts, foff, n, n_E,
+                            n_K, S_ints, S_off, Lx, Vx, d)
+    if not finite:
+        return sources, known, Lx, Vx, d, w1, 3
+    return sources, known, Lx, Vx, d, w1, 0
+
+
+@njit(cache=True, error_model="numpy")
+def _second(sources, known, rates, w1, dU1, phi, a2, b2, stab, Q_int, Q_off,
+            ints, ioff, flts, foff, n, n_E, n_K, S_ints, S_off, Lx, Vx, d):
+    """The acceleration stage in one call: the right-hand side's dA/dt terms (from the
+    moduli's rates ``rates`` and the velocity stage's ``w1``), dU_1/dt (0 where NaN),
+    Baumgarte's terms ``a2 c + b2 Phi`` (a2 = 2 alpha, b2 = beta^2; Phi's NaN as 0)
+    when ``stab``, then :func:`_stage`.
+
+    ``Q_int`` (by ``Q_off``): 0 the rows of the dA/dt terms, 1 their moduli, 2 their
+    variables in w1, 3 the constraint flows in w1, 4 [z0, n_u, n_imp + U_1's offset,
+    U_1's size, with rate terms (0/1)].
+
+    Returns (w, y, status): 0 done, 1 the right-hand side is not finite, 3 the solution
+    is not finite.
+    """
+    rows = Q_int[Q_off[0]:Q_off[1]]
+    mods = Q_int[Q_off[1]:Q_off[2]]
+    wdyn = Q_int[Q_off[2]:Q_off[3]]
+    wC = Q_int[Q_off[3]:Q_off[4]]
+    sc = Q_int[Q_off[4]:Q_off[5]]
+    z0, n_u, dU0, nU, rate_terms = sc[0], sc[1], sc[2], sc[3], sc[4]
+    extra = np.zeros(n)
+    if rate_terms:
+        acc = np.zeros(n_u)
+        for t in range(rows.size):
+            acc[rows[t]] += (-rates[mods[t]]) * w1[wdyn[t]]
+        for i in range(n_u):
+            extra[z0 + i] = 0.0 - acc[i]
+    for i in range(nU):
+        v = dU1[i]
+        known[dU0 + i] = v if np.isfinite(v) else 0.0
+    if stab:
+        base = z0 + n_u
+        for i in range(wC.size):
+            p = phi[i]
+            pz = 0.0 if np.isnan(p) else p
+            extra[base + i] = extra[base + i] - (a2 * w1[wC[i]] + b2 * pz)
+    for v in extra:
+        if not np.isfinite(v):
+            return np.zeros(0), np.zeros(0), 1
+    w, y, finite = _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
+                          S_ints, S_off, Lx, Vx, d)
+    return w, y, 0 if finite else 3

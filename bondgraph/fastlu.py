@@ -246,10 +246,12 @@ class Structure:
             np.asarray(pattern.coef, dtype=np.float64)[t_order])
 
     def packed(self) -> tuple[np.ndarray, np.ndarray]:
-        """(prow, gather, Li, Lj, Ui, Uj) as one int64 array and its 7 offsets (made
-        once): the form :mod:`bondgraph._sparse_kernels` takes them in."""
+        """(prow, gather, Li, Lj, Ui, Uj, tp, t_row, t_src, Lp, Up) as one int64 array
+        and its 12 offsets (made once): the form :mod:`bondgraph._sparse_kernels` takes
+        them in."""
         if self._packed is None:
-            parts = [self.prow, self.gather, self.Li, self.Lj, self.Ui, self.Uj]
+            parts = [self.prow, self.gather, self.Li, self.Lj, self.Ui, self.Uj, self.tp,
+                     self.t_row, self.t_src, self.Lp, self.Up]
             self._packed = (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
                             np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64))
         return self._packed

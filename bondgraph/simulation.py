@@ -200,7 +200,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             why = nonfinite[-1][1] if nonfinite else "the time became non-finite"
             raise _NonFinite(f"non-finite state derivative: {why} near t = "
                              f"{(nonfinite[-1][0] if nonfinite else t):.6g} s")
-        if not np.all(np.isfinite(x)):     # a trial stage built from a non-finite derivative
+        if not np.isfinite(x).all():     # a trial stage built from a non-finite derivative
             nonfinite.append((t, "the state became non-finite"))
             return np.full(model.n_states, np.nan)
         try:
@@ -216,10 +216,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             raise
         except Exception as exc:  # a user callable (source, modulus, rate) raised
             raise _UserError(f"{type(exc).__name__}: {exc}") from exc
-        if not np.all(np.isfinite(ev.U1)):
+        if not np.isfinite(ev.U1).all():
             bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
             nonfinite.append((t, f"source(s) {', '.join(bad)} returned a non-finite value"))
-        elif not np.all(np.isfinite(ev.xdot)):
+        elif not np.isfinite(ev.xdot).all():
             nonfinite.append((t, "the state derivative is not finite"))
         else:
             if ev.rank < rank0:

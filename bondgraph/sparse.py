@@ -512,7 +512,8 @@ class SparseReduction:
         self._compiled = fastlu.enabled()
         self._plans: dict = {}
         self._no_extra: dict = {}
-        self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(7, dtype=np.int64))
+        self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(12, dtype=np.int64))
+        self._fused = None                # the one-call stages' plan (see _fused_plan)
         self._no_float = np.zeros(0)
         self._check(np.random.default_rng(rng_seed))
 
@@ -624,6 +625,11 @@ class SparseReduction:
         s = StateView(x, m.state_slices)
         X = x[:m.n_energy]
         shared: dict = {}                 # the modulus contexts' values at x
+        if self.n2 and self._compiled:
+            done = self._evaluate_fused(t, x, s, shared, stabilization)
+            if done is not None:
+                return done
+            shared.clear()
         data = L.data(fns.moduli(x, shared))
         sources = np.empty(self._n_sources)
         sources[:self._nA] = data
@@ -696,26 +702,147 @@ class SparseReduction:
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch=branch, rank=n2)
 
+    def _evaluate_fused(self, t, x, s, shared, stabilization) -> StepValues | None:
+        """:meth:`evaluate` with constraints in two compiled calls
+        (:func:`bondgraph._sparse_kernels._first` and ``_second``; the element functions
+        between them), where the system is condensed, the kept system's LU compiled and
+        its pivot order set, and the EJS elements plain. None where that does not apply
+        or a step of it fails (the caller then takes the general path, which repeats the
+        evaluation and handles the failure)."""
+        plan = self._fused_plan()
+        if plan is None:
+            return None
+        pattern = self._B
+        fast = pattern.fast
+        if pattern.n_K:
+            if fast is None or fast.structure is None:
+                return None
+            st = fast.structure
+            S_ints, S_off = st.packed()
+            t_coef = st.t_coef
+            fast._since_setup += 1
+        else:
+            S_ints, S_off = self._no_ints
+            t_coef = self._no_float
+        m = self.model
+        fns = m.functions
+        kern = fastlu._sparse_kernels()
+        P_int, P_off, P_flt, F_off, Q_int, Q_off, rate_terms = plan
+        (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
+            self._plans[pattern][1], self._plans[pattern][0]
+        c = pattern.c
+        moduli = fns.moduli(x, shared)
+        U1, dU1 = m.source_values(t, s)
+        sources, known, Lx, Vx, d, w1, status = kern._first(
+            x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef,
+            fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
+            c.n, pattern.n_E, pattern.n_K)
+        if status:
+            return None
+        kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
+        rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
+        phi = fns.phi(x, shared)
+        stab = stabilization is not None
+        a2 = 2.0 * stabilization.alpha if stab else 0.0
+        b2 = stabilization.beta ** 2 if stab else 0.0
+        w, y, status = kern._second(
+            sources, known, rates, w1, np.asarray(dU1, dtype=float), phi, a2, b2, stab,
+            Q_int, Q_off, ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints,
+            S_off, Lx, Vx, d)
+        if status:
+            return None
+        n2 = self.n2
+        U2 = y[self._c2:self._c2 + n2]
+        if not self._kin_final:
+            kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
+        powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
+        xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
+        return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
+                          constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
+                          branch="15", rank=n2)
+
+    def _fused_plan(self):
+        """The packed arrays of :meth:`_evaluate_fused` (made once), or None where it
+        does not apply (a system not condensed, EJS elements of another kind)."""
+        if self._fused is None:
+            self._fused = self._make_fused_plan() or False
+        return self._fused or None
+
+    def _make_fused_plan(self):
+        m = self.model
+        L = m.layout
+        pattern = self._B
+        if not isinstance(pattern, _Condensed) or \
+                self._compiled_plan(pattern, _CondensedFactors(None, None)) is None:
+            return None
+        gather = self._ejs_gather()
+        if gather is None:
+            return None
+        e_idx, e_sign = gather
+        isl = L.imp_slices
+        F = self._F
+        c = pattern.c
+        src0 = np.empty(self._n_sources)
+        src0[:self._nA] = L.base
+        src0[self._off_R:self._off_RE] = self._R_flat
+        src0[self._off_RE:self._off_one] = 0.0
+        src0[self._off_one] = 1.0
+        scal = [self._off_RE, isl["Z"].start, isl["Z"].stop - isl["Z"].start,
+                isl["U1"].start, isl["U1"].stop - isl["U1"].start, self._n_imp]
+        ip = [L._dyn_direct, L._dyn_transposed, e_idx, F.indptr, F.indices, c.pair_a,
+              c.pair_b, scal]
+        fp = [src0, e_sign, F.data]
+        # dA/dt's entry e of the dynamic moduli is -rate[k]: k per entry of _dyn
+        mod_of = -np.ones(self._nA, dtype=np.int64)
+        k = np.arange(L._dyn_direct.size)
+        mod_of[L._dyn_direct] = k
+        mod_of[L._dyn_transposed] = k
+        mods = mod_of[self._dyn]
+        if np.any(mods < 0):
+            return None
+        rate_terms = int(bool(L.dynamic) and not m.omit_rate_terms)
+        qp = [self._dyn_rows, mods, self._w1_dyn, self._w1_C,
+              [self._n_m, self.n_u, self._n_imp + isl["U1"].start,
+               isl["U1"].stop - isl["U1"].start, rate_terms]]
+
+        def pack(parts, dtype):
+            parts = [np.asarray(p, dtype=dtype).ravel() for p in parts]
+            return (np.ascontiguousarray(np.concatenate(parts)),
+                    np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64))
+
+        P_int, P_off = pack(ip, np.int64)
+        P_flt, F_off = pack(fp, np.float64)
+        Q_int, Q_off = pack(qp, np.int64)
+        return P_int, P_off, P_flt, F_off, Q_int, Q_off, rate_terms
+
     def _euler_matrices(self, x: np.ndarray, s: StateView) -> np.ndarray:
         """The EJS blocks of R_E, raveled and concatenated: -h~ of every body's angular
         momentum h in one call when all are plain EJS elements, else element by
         element."""
         m = self.model
+        gather = self._ejs_gather()
+        if gather is None:
+            return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
+        idx, sign = gather
+        return sign * x[idx]
+
+    def _ejs_gather(self):
+        """(positions in x, signs) of the EJS blocks' entries when every EJS element is
+        a plain :class:`~bondgraph.primitives.EJS` (-h~ raveled is [0, h2, -h1, -h2, 0,
+        h0, h1, -h0, 0]: one gather), else None (made once)."""
         if self._ejs_momenta is None:
+            m = self.model
             els = [m._elements[n] for n in m.ejs]
             if all(type(el) is EJS for el in els):
-                # -h~ raveled is [0, h2, -h1, -h2, 0, h0, h1, -h0, 0]: one gather
                 sl = [m.state_slices[f"p_{el.momentum}"] for el in els]
-                comp = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0])
+                comp = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0], dtype=np.int64)
                 sign = np.array([0.0, 1, -1, -1, 0, 1, 1, -1, 0])
-                self._ejs_momenta = (np.concatenate([q.start + comp for q in sl]),
-                                     np.tile(sign, len(sl)))
+                self._ejs_momenta = (
+                    np.concatenate([q.start + comp for q in sl]) if sl
+                    else np.zeros(0, dtype=np.int64), np.tile(sign, len(sl)))
             else:
                 self._ejs_momenta = False
-        if self._ejs_momenta is False:
-            return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
-        idx, sign = self._ejs_momenta
-        return sign * x[idx]
+        return self._ejs_momenta or None
 
     @staticmethod
     def _known_rhs(pattern: _Pattern, kn, sources, known) -> np.ndarray:
