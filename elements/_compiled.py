@@ -229,3 +229,18 @@ def frames(states):
         R[2, 2] = 1 - 2 * (x * x + y * y)
         r[i + 1, 0], r[i + 1, 1], r[i + 1, 2] = states[i, 4], states[i, 5], states[i, 6]
     return A, r
+
+
+@njit(cache=True)
+def quat_rates(q, om):
+    """dq/dt = 1/2 q (x) (0, omega^b) for stacks q (n, 4), omega^b (n, 3)
+    (:func:`bondgraph.spatial.quat_rate`, the same sums)."""
+    out = np.empty((q.shape[0], 4))
+    for i in range(q.shape[0]):
+        w, x, y, z = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        a, b, c = om[i, 0], om[i, 1], om[i, 2]
+        out[i, 0] = 0.5 * (-x * a - y * b - z * c)
+        out[i, 1] = 0.5 * (w * a + y * c - z * b)
+        out[i, 2] = 0.5 * (w * b - x * c + z * a)
+        out[i, 3] = 0.5 * (w * c + x * b - y * a)
+    return out

@@ -32,7 +32,22 @@ from bondgraph import (
 )
 from bondgraph.spatial import body_rate_from_quat_rate, quat_rate, quat_to_matrix, skew
 
+from ._blocks import _compiled
+
 __all__ = ["Inertia", "RigidBody", "Ground", "PointVelocityMTF"]
+
+
+def _quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
+    """:func:`bondgraph.spatial.quat_rate`, compiled for stacks (the batched kinematic
+    rates of all bodies; elements._compiled.quat_rates), numpy for one body. Given to
+    the bodies built where numba is enabled (one function for all: one batch)."""
+    q, om = np.asarray(q, dtype=float), np.asarray(omega_body, dtype=float)
+    if q.ndim == 2 and om.ndim == 2:
+        return _COMPILED[0].quat_rates(np.ascontiguousarray(q), np.ascontiguousarray(om))
+    return quat_rate(q, om)
+
+
+_COMPILED: list = [None]      # elements._compiled, once a body was built with it
 
 
 @dataclass(frozen=True)
@@ -208,8 +223,12 @@ class RigidBody:
         bg.add(Se(f"{n}.gravity", self.mass * g, dim=3))
         bg.connect(f"{n}.gravity", self.v, name=f"{n}.b_gravity")
         bg.add_kinematic_state(KinematicState(self.r, self.v, 3))
-        bg.add_kinematic_state(KinematicState(self.q, self.w, 4, rate=quat_rate,
-                                              vectorized=True))
+        compiled = _compiled()
+        if compiled is not None:
+            _COMPILED[0] = compiled
+        bg.add_kinematic_state(KinematicState(
+            self.q, self.w, 4, rate=quat_rate if compiled is None else _quat_rate,
+            vectorized=True))
 
     def __repr__(self) -> str:
         return f"RigidBody({self.name!r}, mass={self.mass})"

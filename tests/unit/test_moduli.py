@@ -196,7 +196,7 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
     import elements._compiled as C
     calls: dict[str, int] = {}
     for name in ("sandwich", "frames", "rates", "point_gap", "revolute_gap", "slide_gap",
-                 "orientation_gap", "prismatic_rotation"):
+                 "orientation_gap", "prismatic_rotation", "quat_rates"):
         fn = getattr(C, name)
 
         def counted(*a, _fn=fn, _name=name):
@@ -218,7 +218,8 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
         _close(a.moduli_rates(x, kr), b.moduli_rates(x, kr))
         _close(a.phi(x), b.phi(x))
         _close(a.kinematic_rates(x, flows), b.kinematic_rates(x, flows))
-    assert {"sandwich", "frames", "rates"} <= set(calls)
+    assert {"sandwich", "frames", "rates", "quat_rates"} <= set(calls)
     if make is _every_kind:       # every kernel type is there
         assert set(calls) == {"sandwich", "frames", "rates", "point_gap", "revolute_gap",
-                              "slide_gap", "orientation_gap", "prismatic_rotation"}
+                              "slide_gap", "orientation_gap", "prismatic_rotation",
+                              "quat_rates"}
