@@ -922,18 +922,29 @@ class SparseReduction:
             imp_src[sl] = base + np.arange(sl.stop - sl.start)
         wsrc = np.where(self._is_u, self._ucol, imp_src[self._ipos]).astype(np.int64)
         self._no_extra[pattern] = np.zeros(c.n)
+        # the rows of b that can be non-zero (known values' terms, dA/dt's and
+        # Baumgarte's rows): C's and G's terms on the others add exact zeros
+        support = np.zeros(c.n, dtype=bool)
+        support[krows] = True
+        if pattern is getattr(self, "_B", None):
+            support[self._n_m + self._dyn_rows] = True
+            support[self._n_m + self.n_u:] = True
+        live = support[c.rE]
+        C_live, G_sel = live[c.C_col], live[c.G_col]
 
         def packed(C_sel, H_sel, wsrc):
+            C_sel = C_sel & C_live
             parts = [krows, kidx, ksrc, c.rE, c.rK, c.cE, c.cK, c.C_row[C_sel],
-                     c.C_col[C_sel], c.G_row, c.G_col, c.G_src, c.H_row[H_sel],
-                     c.H_col[H_sel], c.H_src[H_sel], wsrc]
-            fparts = [kcoef, c.C_val[C_sel], c.G_coef, c.H_coef[H_sel]]
+                     c.C_col[C_sel], c.G_row[G_sel], c.G_col[G_sel], c.G_src[G_sel],
+                     c.H_row[H_sel], c.H_col[H_sel], c.H_src[H_sel], wsrc]
+            fparts = [kcoef, c.C_val[C_sel], c.G_coef[G_sel], c.H_coef[H_sel]]
             return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
                     np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
                     np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
                     np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
 
-        every = packed(slice(None), slice(None), wsrc)
+        every = packed(np.ones(c.C_row.size, dtype=bool), np.ones(c.H_row.size, dtype=bool),
+                       wsrc)
         # the velocity stage: only the wanted variables, and the rows of y_E they read
         ws = wsrc[self._want1]
         k_of_y = -np.ones(c.n, dtype=np.int64)
