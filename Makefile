@@ -47,9 +47,9 @@ docs: $(STAMP)
 	  || $(PY) -m pip install --quiet -e ".[docs]"
 	$(PY) -m mkdocs build --strict --site-dir build/site
 
-# the peers measured side by side (Pinocchio, MuJoCo, PyDy): installed if missing
+# the peers measured side by side (Pinocchio, MuJoCo, PyDy, Exudyn): installed if missing
 bench: $(STAMP)
-	@$(PY) -c "import pinocchio, mujoco, pydy" 2>/dev/null \
+	@$(PY) -c "import pinocchio, mujoco, pydy, exudyn" 2>/dev/null \
 	  || $(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/run.py
 

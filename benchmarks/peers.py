@@ -4,8 +4,8 @@ Every peer exposes the same interface (class attribute ``name``, ``build(n)``, t
 ``rhs(t, y)`` returning a fresh array, ``y0``, ``centres(y)`` (N, 3) and
 ``energy(y)`` -> (kinetic, potential)), so run.py times them all the same way: scipy's
 DOP853 at the tolerances of our run, checked against the common reference before the
-timing is reported. A peer with ``integrator = "own"`` (MuJoCo) gives ``match_step``,
-``simulate(span, grid)`` and ``evaluation()`` instead of ``rhs``.
+timing is reported. A peer with ``integrator = "own"`` (MuJoCo, Exudyn) gives
+``match_step``, ``simulate(span, grid)`` and ``evaluation()`` instead of ``rhs``.
 
 - ``mincoord``: the in-house minimal-coordinate numpy model (mincoord.py); always there.
 - ``pinocchio``: Pinocchio's ABA (``pin.aba``) if ``import pinocchio`` works (the optional
@@ -21,6 +21,15 @@ timing is reported. A peer with ``integrator = "own"`` (MuJoCo) gives ``match_st
   ``budget`` seconds (``PeerSkipped``: not a wrong answer, and longer chains are not
   tried); the equations come back pickled and pydy's ODEFunctionGenerator turns them
   into a numeric rhs (Cython when a C compiler works, else lambdify).
+- ``exudyn``: Exudyn in redundant coordinates (rigid bodies with Euler-parameter nodes,
+  revolute joints as constraints, Lagrange multipliers), its own implicit
+  generalized-alpha solver (``mbs.SolveDynamic``, Exudyn's defaults, sparse linear
+  solver) at a fixed step (``integrator = "own"``): the largest of ``ExudynPeer.STEPS``
+  (0.01 s halved down to 9.8e-6 s) at which body 1's and body N's final centres are
+  within ``match_tol`` (1e-6 m) of the reference and the energy drift within
+  ``energy_tol`` (run.py's --energy-tol). A row that would take longer than ``budget``
+  seconds (step search, check and timed runs) is skipped (``PeerSkipped``), and longer
+  chains are not tried.
 
 A peer's ``build(n)`` may fill ``build_stages`` (seconds per stage) and ``notes``; a
 peer with ``repeat_build = False`` is built once per row (its build is too slow to
@@ -278,6 +287,273 @@ class MuJoCoPeer:
 
 
 # ---------------------------------------------------------------------------------------
+# Exudyn
+# ---------------------------------------------------------------------------------------
+class ExudynPeer:
+    """chain-N in Exudyn's redundant coordinates, its implicit generalized-alpha solver at a
+    fixed step matched to the reference.
+
+    Each cube is a rigid body (``mbs.CreateRigidBody``: a ``NodeRigidBodyEP`` node at the
+    centre of mass, 3 displacements and 4 Euler parameters, plus the Euler-parameter
+    constraint; ``ObjectRigidBody`` with mass 1 kg and the isotropic inertia m s^2 / 6)
+    with gravity as a ``LoadMassProportional`` on it. The model is defined in the straight
+    reference configuration (every joint angle zero): body i's reference centre at
+    (0, 0, -0.2 (i-1) - 0.1), joint i (``mbs.CreateRevoluteJoint``, an
+    ``ObjectJointRevoluteZ`` with its markers' frames turned onto the axis) at
+    (0, 0, -0.2 (i-1)) about x (odd i) or y (even i). The bent start (every joint at BEND)
+    is given to the nodes as initial displacements and rotations from the forward
+    kinematics of mincoord.Chain; the initial velocities are zero.
+
+    The solver is ``mbs.SolveDynamic`` with Exudyn's defaults for the generalized-alpha
+    method (index-3 constraints, spectral radius 0.9, modified Newton with relative
+    tolerance 1e-8) and its sparse linear solver (``EigenSparse``; the dense default is
+    about 100 times slower at N = 100). Its step is fixed (Exudyn's automatic step-size
+    control is for its explicit solvers only): the largest of ``STEPS`` at which the final
+    centres of body 1 and body N are within ``match_tol`` of the reference and the energy
+    drift, sampled every 0.1 s as run.py checks it, within ``energy_tol``
+    (``match_step``). The energy usually decides: the method is second order in both, but
+    at N = 20 the centres match 1e-6 m at 1.6e-4 s while the drift needs 3.9e-5 s to
+    stay below 1e-6 (spectral radius 1, or the trapezoidal index-2 variant, do not do
+    better). ``budget`` bounds the wall time of the whole row (the step search, the
+    check run and ``repeat`` timed runs): when the next halving, or the runs at the matched
+    step, would go past it, the row is skipped (``PeerSkipped``); every solve also runs
+    under Exudyn's own CPU-time limit (``exudyn.special.solver.timeout``) set to what is
+    left of the budget.
+
+    State y = (ODE2 coordinates, their velocities) as Exudyn stores them (displacements
+    and Euler parameters relative to the reference configuration). ``simulate`` writes
+    the states at the grid times to a binary solution file in a private temporary
+    directory and reads them back. nfev counts Newton iterations (one residual each),
+    steps the time steps. ``evaluation`` times one ``ComputeNewtonResidual`` of an
+    initialised solver at y0 (the generalized-alpha residual: inertia terms, ODE2 right-hand
+    side and constraints; no Jacobian, no linear solve). ``centres`` and ``energy`` read
+    positions, velocities and angular velocities from Exudyn's own node outputs.
+    """
+
+    name = "exudyn"
+    description = ("Exudyn rigid bodies (Euler parameters) + revolute joints, implicit "
+                   "generalized-alpha with a fixed step matched to the reference")
+    integrator = "own"
+    repeat_build = True
+    STEPS = tuple(1e-2 / 2 ** k for k in range(11))   # 0.01 (the reference grid) .. 9.8e-6 s
+
+    def __init__(self, match_tol: float = 1e-6, energy_tol: float = 1e-6,
+                 budget: float = 120.0, repeat: int = 3):
+        self.match_tol = float(match_tol)
+        self.energy_tol = float(energy_tol)
+        self.budget = float(budget)
+        self.repeat = int(repeat)
+        self.notes = ""
+        self.build_stages = {}
+        self._row_start = None
+        self._last_run_s = None
+        self._tmp = None
+
+    def build(self, n: int):
+        import exudyn as exu
+        from exudyn.utilities import RigidBodyInertia
+
+        self.exu = exu
+        self.n = n
+        t0 = time.perf_counter()
+        rotations, _, _, centres, _ = Chain(n).kinematics(np.full(n, BEND))   # the bent start
+        self.sc = exu.SystemContainer()
+        mbs = self.mbs = self.sc.AddSystem()
+        inertia = RigidBodyInertia(mass=MASS, inertiaTensor=np.eye(3) * MASS * SIDE ** 2 / 6.0)
+        parent = mbs.CreateGround(referencePosition=[0.0, 0.0, 0.0])
+        self.bodies, self.nodes = [], []
+        for i in range(n):                                 # body i+1, joint i+1
+            joint = np.array([0.0, 0.0, -LINK * i])
+            ref = joint + np.array([0.0, 0.0, -HALF])
+            body = mbs.CreateRigidBody(inertia=inertia, referencePosition=ref,
+                                       initialDisplacement=centres[i] - ref,
+                                       initialRotationMatrix=rotations[i],
+                                       gravity=list(GRAVITY), show=False)
+            axis = [1.0, 0.0, 0.0] if i % 2 == 0 else [0.0, 1.0, 0.0]
+            mbs.CreateRevoluteJoint(itemNumbers=[parent, body], position=joint, axis=axis,
+                                    useGlobalFrame=True, show=False)
+            self.bodies.append(body)
+            self.nodes.append(mbs.GetObject(body)["nodeNumber"])
+            parent = body
+        t1 = time.perf_counter()
+        mbs.Assemble()
+        t2 = time.perf_counter()
+        self.build_stages = {"construct": t1 - t0, "assemble": t2 - t1}
+        initial = exu.ConfigurationType.Initial
+        q0 = np.array(mbs.systemData.GetODE2Coordinates(configuration=initial))
+        v0 = np.array(mbs.systemData.GetODE2Coordinates_t(configuration=initial))
+        self.m = q0.size
+        self.y0 = np.concatenate([q0, v0])
+        if self.m != 7 * n or mbs.systemData.AEsize() != 6 * n:
+            raise RuntimeError(f"unexpected Exudyn system: {self.m} ODE2 coordinates, "
+                               f"{mbs.systemData.AEsize()} algebraic (expected {7 * n}, {6 * n})")
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="exudyn_peer_")
+        self.dt = self.STEPS[0]
+        return self
+
+    def _settings(self, span, write_period=None):
+        exu = self.exu
+        s = exu.SimulationSettings()
+        ti = s.timeIntegration
+        ti.endTime = float(span)
+        ti.numberOfSteps = int(round(span / self.dt))
+        ti.verboseMode = 0
+        s.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+        s.solution.sensors.active = False
+        s.solution.file.write = write_period is not None
+        if write_period is not None:
+            f = s.solution.file
+            f.name = os.path.join(self._tmp.name, "chain.sol")
+            f.binary = True
+            s.solution.precision = 16                 # >= 8: doubles in the binary file
+            f.writePeriod = float(write_period)
+            f.writeInitialValues = True
+            for k in ("accelerations", "algebraicCoordinates", "dataCoordinates",
+                      "ODE1Velocities"):
+                setattr(f.export, k, False)
+            f.export.velocities = True
+        return s
+
+    def _remaining(self):
+        if self._row_start is None:
+            return self.budget
+        return self.budget - (time.perf_counter() - self._row_start)
+
+    def set_step(self, dt: float):
+        self.dt = float(dt)
+
+    def simulate(self, span, grid):
+        """(t, Y (2m, len(t)), nfev, steps) of one run from y0 at the current step; the grid
+        must be uniform and a multiple of the step."""
+        from exudyn.utilities import LoadBinarySolutionFile
+        exu = self.exu
+        grid = np.asarray(grid, dtype=float)
+        period = float(grid[1] - grid[0])
+        counts = np.diff(grid) / self.dt
+        if grid[0] != 0.0 or np.any(np.abs(counts - np.rint(counts)) > 1e-6) or \
+                np.any(np.abs(np.diff(grid) - period) > 1e-12) or abs(grid[-1] - span) > 1e-12:
+            raise ValueError(f"grid is not uniform from 0 to {span:g} s in multiples of the "
+                             f"step {self.dt:g} s")
+        if self._row_start is None:
+            self._row_start = time.perf_counter()
+        left = self._remaining()
+        if left <= 0:
+            raise PeerSkipped(f"past its {self.budget:g} s budget (--exudyn-budget)",
+                              larger_too=True)
+        s = self._settings(span, period)
+        if os.path.exists(s.solution.file.name):
+            os.unlink(s.solution.file.name)
+        old = exu.special.solver.timeout
+        exu.special.solver.timeout = left
+        t0 = time.perf_counter()
+        try:
+            self.mbs.SolveDynamic(s)
+        except Exception:
+            solver = self.mbs.sys.get("dynamicSolver")
+            if solver is not None and solver.output.simulationTimeout:
+                raise PeerSkipped(f"a run at dt = {self.dt:.3g} s went past the "
+                                  f"{self.budget:g} s budget (--exudyn-budget)",
+                                  larger_too=True) from None
+            raise
+        finally:
+            exu.special.solver.timeout = old
+        self._last_run_s = time.perf_counter() - t0
+        solver = self.mbs.sys["dynamicSolver"]
+        if solver.output.simulationTimeout:
+            raise PeerSkipped(f"a run at dt = {self.dt:.3g} s went past the {self.budget:g} s "
+                              f"budget (--exudyn-budget)", larger_too=True)
+        data = LoadBinarySolutionFile(s.solution.file.name, verbose=False)["data"]
+        ts, Y = data[:, 0], data[:, 1:1 + 2 * self.m]
+        if ts.size != grid.size or np.abs(ts - grid).max() > 1e-9:
+            raise RuntimeError(f"solution file times {ts[:3]}... do not match the grid")
+        steps = int(round(span / self.dt))
+        return grid, Y.T.copy(), int(solver.it.newtonStepsCount), steps
+
+    def _drift(self, Y):
+        """Relative energy drift of the states Y (2m, k), as run.py measures it."""
+        en = np.array([self.energy(Y[:, k]) for k in range(Y.shape[1])])
+        scale = max(float(np.abs(en).max()), 1e-300)
+        bal = en.sum(axis=1)
+        return float(np.abs(bal - bal[0]).max() / scale)
+
+    def match_step(self, span, first_ref, last_ref, tol=None):
+        """Set the largest step of STEPS at which the final centres of body 1 and body N
+        are both within ``tol`` of the reference and the energy drift (sampled every
+        0.1 s, as run.py checks it) is within ``energy_tol``; returns [(step, distance,
+        drift)] as tried. Raises PeerSkipped when the next step, or the row's remaining
+        runs at the matched one, would not fit ``budget``. If no step matches, the
+        smallest stays set and the caller's check decides."""
+        tol = self.match_tol if tol is None else tol
+        self._row_start = time.perf_counter()
+        coarse = np.linspace(0.0, span, int(round(span / 0.1)) + 1)
+        tried = []
+        for k, dt in enumerate(self.STEPS):
+            if k > 0:
+                # the next run costs about twice the last; the row then needs the check
+                # run and `repeat` timed runs at that step
+                need = 2.0 * self._last_run_s * (2 + self.repeat)
+                if need > self._remaining():
+                    dt0, err0, drift0 = tried[-1]
+                    raise PeerSkipped(
+                        f"at dt = {dt0:.3g} s: {err0:.2g} m from the reference, energy "
+                        f"drift {drift0:.2g} (needs {tol:g} m, {self.energy_tol:g}); a "
+                        f"smaller step would take the row past its {self.budget:g} s "
+                        f"budget (--exudyn-budget)", larger_too=True)
+            self.set_step(dt)
+            _, Y, _, _ = self.simulate(span, coarse)
+            c = self.centres(Y[:, -1])
+            err = float(max(np.linalg.norm(c[0] - first_ref), np.linalg.norm(c[-1] - last_ref)))
+            tried.append((dt, err, self._drift(Y)))
+            if err <= tol and tried[-1][2] <= self.energy_tol:
+                break
+        matched = tried[-1][1] <= tol and tried[-1][2] <= self.energy_tol
+        if matched and self._last_run_s * (1 + self.repeat) > self._remaining():
+            raise PeerSkipped(f"matched at dt = {self.dt:.3g} s, but the check and "
+                              f"{self.repeat} timed run(s) would take the row past its "
+                              f"{self.budget:g} s budget (--exudyn-budget)", larger_too=True)
+        by_position = next((t[0] for t in tried if t[1] <= tol), None)
+        self.notes = f"gen.-alpha dt = {self.dt:.3g} s"
+        if not matched:
+            self.notes += (f" (smallest tried; misses {tol:g} m / {self.energy_tol:g}: "
+                           f"{tried[-1][1]:.2g} m, drift {tried[-1][2]:.2g})")
+        elif by_position is not None and by_position > self.dt:
+            self.notes += f" (energy drift; position alone: {by_position:.3g} s)"
+        return tried
+
+    def evaluation(self):
+        """One generalized-alpha residual (ComputeNewtonResidual) of an initialised solver
+        at y0, for the per-derivative timing."""
+        solver = self.exu.MainSolverImplicitSecondOrder()
+        s = self._settings(1.0)
+        if not solver.InitializeSolver(self.mbs, s):
+            raise RuntimeError("Exudyn: InitializeSolver failed")
+        self._probe_solver = (solver, s)          # keep both alive while timed
+        mbs = self.mbs
+        return lambda: solver.ComputeNewtonResidual(mbs, s)
+
+    def _state(self, y):
+        """Positions, velocities and angular velocities (N, 3) of the nodes at state y."""
+        exu, mbs, m = self.exu, self.mbs, self.m
+        cur = exu.ConfigurationType.Current
+        mbs.systemData.SetODE2Coordinates(np.asarray(y[:m], dtype=float), configuration=cur)
+        mbs.systemData.SetODE2Coordinates_t(np.asarray(y[m:], dtype=float), configuration=cur)
+        ovt = exu.OutputVariableType
+        out = [np.array([mbs.GetNodeOutput(nd, var, configuration=cur) for nd in self.nodes])
+               for var in (ovt.Position, ovt.Velocity, ovt.AngularVelocity)]
+        return out
+
+    def centres(self, y):
+        return self._state(y)[0]
+
+    def energy(self, y):
+        c, v, w = self._state(y)
+        i0 = MASS * SIDE ** 2 / 6.0            # isotropic: |w| is the same in any frame
+        kinetic = 0.5 * MASS * float(np.sum(v * v)) + 0.5 * i0 * float(np.sum(w * w))
+        return kinetic, float(-MASS * np.sum(c @ GRAVITY))
+
+
+# ---------------------------------------------------------------------------------------
 # PyDy
 # ---------------------------------------------------------------------------------------
 def pydy_derive(n: int) -> dict:
@@ -456,8 +732,8 @@ class PyDyPeer:
 
 
 RUNNERS = {"mincoord": MinCoordPeer, "pinocchio": PinocchioPeer, "mujoco": MuJoCoPeer,
-           "pydy": PyDyPeer}
-OPTIONAL = ("pinocchio", "mujoco", "pydy")
+           "pydy": PyDyPeer, "exudyn": ExudynPeer}
+OPTIONAL = ("pinocchio", "mujoco", "pydy", "exudyn")
 
 
 def availability() -> dict[str, dict]:

@@ -38,6 +38,15 @@ def parse_args(argv=None):
                    help="MuJoCo's RK4 step is the largest (0.01 s halved) at which body 1's "
                         "and body N's final centres are within this of the reference, in m "
                         "(default 1e-6)")
+    p.add_argument("--exudyn-match", type=float, default=1e-6,
+                   help="Exudyn's generalized-alpha step is the largest (0.01 s halved) at "
+                        "which body 1's and body N's final centres are within this of the "
+                        "reference, in m, and the energy drift within --energy-tol "
+                        "(default 1e-6)")
+    p.add_argument("--exudyn-budget", type=float, default=120.0,
+                   help="wall-clock seconds for Exudyn's row (step search, check and timed "
+                        "runs; default 120); a row that would take longer is skipped with "
+                        "the reason, and longer chains are not tried")
     p.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
     p.add_argument("--profile-span", type=float, default=0.1,
                    help="simulated span of the chain profile in s (default 0.1)")
@@ -354,16 +363,19 @@ def bench_ours(label, make, q0, span, grid, first, last, args, ref):
 def peer_options(name, args):
     """Constructor options of a peer runner, from the command line."""
     return {"pydy": {"budget": args.pydy_budget},
-            "mujoco": {"match_tol": args.mujoco_match}}.get(name, {})
+            "mujoco": {"match_tol": args.mujoco_match},
+            "exudyn": {"match_tol": args.exudyn_match, "energy_tol": args.energy_tol,
+                       "budget": args.exudyn_budget, "repeat": args.repeat}}.get(name, {})
 
 
 def bench_peer(name, n, span, ours, ref, args):
     """Build, check against the reference, then time one peer on chain-n.
 
     Peers with ``integrator == "scipy"`` hand an rhs to scipy's DOP853 at our tolerances;
-    a peer with its own integrator (MuJoCo) first chooses its step (``match_step``) and
-    then runs ``simulate``. A ``PeerSkipped`` raised by the build is reported as skipped
-    (not a failure); any other exception, or an answer off the reference, is a failure.
+    a peer with its own integrator (MuJoCo, Exudyn) first chooses its step
+    (``match_step``) and then runs ``simulate``. A ``PeerSkipped`` (PyDy's build past its
+    budget, Exudyn's row past its budget) is reported as skipped (not a failure); any
+    other exception, or an answer off the reference, is a failure.
     """
     peer = RUNNERS[name](**peer_options(name, args))
     integrator = getattr(peer, "integrator", "scipy")
@@ -386,7 +398,9 @@ def bench_peer(name, n, span, ours, ref, args):
         grid = ref["t"]
         if integrator == "own":
             tried = peer.match_step(span, ref["first"][:, -1], ref["last"][:, -1])
-            out["step_search"] = [{"step_s": dt, "distance_m": d} for dt, d in tried]
+            out["step_search"] = [{"step_s": t[0], "distance_m": t[1],
+                                   **({"energy_drift": t[2]} if len(t) > 2 else {})}
+                                  for t in tried]
             out["step_s"] = float(peer.dt)
 
             def run(g):
@@ -514,6 +528,11 @@ def table(rows):
     return _render(head, lines)
 
 
+def _ratio(v):
+    """A ratio: whole numbers from 10 up, two significant digits below (0.11, 3.3)."""
+    return fmt(v, ".0f" if v is not None and v >= 10 else ".2g")
+
+
 def peer_table(rows):
     head = ["model", "peer", "build s", "rhs us", "sim s", "nfev", "steps", "us/step",
             "|d first| m", "|d last| m", "E drift", "ours/peer rhs", "ours/peer sim",
@@ -532,9 +551,9 @@ def peer_table(rows):
                           fmt(1e6 * p["rhs_s"], ".1f"), fmt(p["sim_s"], ".3f"),
                           str(p["nfev"]), str(p["n_steps"]), fmt(1e6 * p["s_per_step"], ".1f"),
                           fmt(p["err_first_m"], ".1e"), fmt(p["err_last_m"], ".1e"),
-                          fmt(p["energy_drift"], ".1e"), fmt(p["ratio_rhs"], ".0f"),
-                          fmt(p["ratio_sim"], ".0f") + ("~" if p["ratio_sim_estimated"]
-                                                       else ""),
+                          fmt(p["energy_drift"], ".1e"), _ratio(p["ratio_rhs"]),
+                          _ratio(p["ratio_sim"]) + ("~" if p["ratio_sim_estimated"]
+                                                    else ""),
                           p.get("notes", "")])
     return _render(head, lines, left={"notes"}) if lines else ""
 
@@ -597,6 +616,9 @@ def targets(rows):
             if p["peer"] == "mujoco" and "sim_s" in p:
                 add(f"{n}: ours / MuJoCo RK4, simulate (information)",
                     by[n]["sim_s"] / p["sim_s"], None, None, "MuJoCo at its matched step")
+            if p["peer"] == "exudyn" and "sim_s" in p:
+                add(f"{n}: ours / Exudyn generalized-alpha, simulate (information)",
+                    by[n]["sim_s"] / p["sim_s"], None, None, "Exudyn at its matched step")
     for r in rows:
         for p in r.get("peers", []):
             if p["peer"] == "pydy" and "sim_s" in p:
@@ -747,6 +769,7 @@ def main(args):
         "ns": ns, "repeat": args.repeat, "budget_s": args.budget, "span_s": args.span,
         "rtol": RTOL, "atol": ATOL, "reference_rtol": REF_TOL,
         "pydy_budget_s": args.pydy_budget, "mujoco_match_m": args.mujoco_match,
+        "exudyn_match_m": args.exudyn_match, "exudyn_budget_s": args.exudyn_budget,
     }
     thresholds = {"position_m": args.pos_tol, "energy_relative": args.energy_tol,
                   "phi": args.phi_tol, "selfref_agreement_m": args.pos_tol * 1e-3}
@@ -773,8 +796,9 @@ def main(args):
     if pt:
         log("")
         log("Peers (same chain; scipy DOP853 at the same tolerances, except MuJoCo: its "
-            "RK4 at a fixed step; checked against the reference before timing; ~ = "
-            "estimated from a capped run of ours):")
+            "RK4 at a fixed step, and Exudyn: its generalized-alpha at a fixed step; "
+            "checked against the reference before timing; ~ = estimated from a capped run "
+            "of ours):")
         log(pt)
     missing = [n for n, a in avail.items() if not a["imports"]]
     if missing:

@@ -575,9 +575,7 @@ def frames_context(bodies) -> ModulusContext:
         s = np.asarray(vals, dtype=float).reshape(n, 7)
         d = np.asarray(rates, dtype=float).reshape(n, 7)
         if compiled is not None:
-            w, v, Adot = compiled.rates(np.ascontiguousarray(s[:, :4]),
-                                        np.ascontiguousarray(d[:, :4]),
-                                        np.ascontiguousarray(d[:, 4:]), geo.A)
+            w, v, Adot = compiled.rates(s[:, :4], d[:, :4], d[:, 4:], geo.A)
             out = Geometry(index, geo.A, geo.r, w, v)
             out._Adot = Adot
             return out
