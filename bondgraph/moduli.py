@@ -85,6 +85,11 @@ class _Plan:
                 self.entries.append(_Batch(fn, ctx, np.concatenate([m.dest for m in group]),
                                            ", ".join(m.what for m in group[:3])
                                            + (", ..." if len(group) > 3 else "")))
+        # a single batch that writes the whole output in order: its result is the output
+        self.whole = None
+        if len(self.entries) == 1 and isinstance(self.entries[0], _Batch) and \
+                np.array_equal(self.entries[0].dest, np.arange(size)):
+            self.whole = self.entries[0]
 
 
 class StateFunctions:
@@ -166,9 +171,15 @@ class StateFunctions:
         return val
 
     def _run(self, plan: _Plan, x, shared, kin_rates=None, out=None) -> np.ndarray:
+        kr = kin_rates if plan.rates else None
+        if plan.whole is not None and out is None:   # one batch, the whole output in order
+            e = plan.whole
+            val = e.fn(self._context_value(e.context, x, shared, kr))
+            if isinstance(val, np.ndarray) and val.shape == (plan.size,) and \
+                    val.dtype == np.float64:
+                return val.copy()        # (a batch may hand out a buffer it reuses)
         if out is None:
             out = np.empty(plan.size)
-        kr = kin_rates if plan.rates else None
         for e in plan.entries:
             if isinstance(e, _Batch):
                 val = np.asarray(e.fn(self._context_value(e.context, x, shared, kr)),
@@ -208,6 +219,8 @@ class StateFunctions:
 
     def phi(self, x: np.ndarray, shared: dict | None = None) -> np.ndarray:
         """Phi of every unknown source (m or rad; NaN where none is defined)."""
+        if not self._phi_nan.size:
+            return self._run(self._phi, x, {} if shared is None else shared)
         out = np.empty(self.model.n_u2)
         out[self._phi_nan] = np.nan
         return self._run(self._phi, x, {} if shared is None else shared, out=out)

@@ -10,6 +10,8 @@ everything computed up to it, and output memory is bounded by the output grid.
 
 from __future__ import annotations
 
+import math
+
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -195,7 +197,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     nonfinite: list[tuple[float, str]] = []
 
     def fun(t, x):
-        if not np.isfinite(t) or len(nonfinite) > 500:
+        if not math.isfinite(t) or len(nonfinite) > 500:
             # the solver cannot recover (e.g. a non-finite step size): stop here
             why = nonfinite[-1][1] if nonfinite else "the time became non-finite"
             raise _NonFinite(f"non-finite state derivative: {why} near t = "

@@ -265,6 +265,15 @@ def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray):
         lu = fast.factor(sources)
         if lu is not None:
             return lu
+    return _superlu_factor(pattern, sources)
+
+
+def _superlu_factor(pattern: _Pattern, sources: np.ndarray):
+    """:func:`_factor`'s SuperLU branch: splu on the precomputed column order (None if
+    singular or not finite); its pivot order goes to the compiled LU
+    (:meth:`bondgraph.fastlu.FixedLU.adopt`, at most once per ``SETUP_INTERVAL``
+    factorisations)."""
+    fast = pattern.fast
     A = pattern.matrix(sources)
     # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33);
     # non-finite values come out as a non-finite solution (the caller checks it)
@@ -737,6 +746,19 @@ class SparseReduction:
             x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef,
             fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
             c.n, pattern.n_E, pattern.n_K)
+        if status == 2:
+            # the pivot order failed its checks here: SuperLU's, when it may be adopted
+            # (see FixedLU.adopt), gives the kept system a new one; then once more
+            if fast._since_setup < fastlu.SETUP_INTERVAL or \
+                    _superlu_factor(pattern.S, c.extend(sources)) is None or \
+                    fast.structure is st:
+                return None
+            st = fast.structure
+            S_ints, S_off = st.packed()
+            sources, known, Lx, Vx, d, w1, status = kern._first(
+                x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, st.t_coef,
+                fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
+                c.n, pattern.n_E, pattern.n_K)
         if status:
             return None
         kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
