@@ -62,6 +62,7 @@ except ImportError:  # pragma: no cover
 from . import fastlu
 from .condensation import Condensation, condense
 from .element import StateView
+from .errors import ModelError
 from .primitives import EJS
 
 if TYPE_CHECKING:
@@ -631,6 +632,9 @@ class SparseReduction:
         L = m.layout
         fns = m.functions
         x = np.asarray(x, dtype=float)
+        if x.shape != (m.n_states,):       # (the compiled stages do not check indices)
+            raise ModelError(f"state vector has shape {x.shape}; valid: ({m.n_states},) "
+                             f"for states {', '.join(m.state_names)}")
         s = StateView(x, m.state_slices)
         X = x[:m.n_energy]
         shared: dict = {}                 # the modulus contexts' values at x

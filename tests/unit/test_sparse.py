@@ -122,3 +122,15 @@ def test_public_splu_fallback_gives_the_same_numbers(monkeypatch):
     public = mm.model.sparse().evaluate(0.1, x, stab)
     assert np.allclose(direct.xdot, public.xdot, rtol=1e-13, atol=1e-13)
     assert np.allclose(direct.U2, public.U2, rtol=1e-13, atol=1e-13)
+
+
+def test_a_state_of_the_wrong_size_is_named():
+    """The compiled stages index the state without bounds checks: a state of the wrong
+    size is refused first, naming the valid size and the states."""
+    from bondgraph import ModelError
+    mm = three_body_prismatic().assemble()
+    x0 = mm.initial_state({}, {})
+    sr = mm.model.sparse()
+    assert sr.evaluate(0.0, x0, None) is not None
+    with pytest.raises(ModelError, match=rf"shape \(43,\); valid: \({x0.size},\) for states"):
+        sr.evaluate(0.0, x0[:-1], None)
