@@ -34,7 +34,7 @@ from bondgraph.spatial import body_rate_from_quat_rate, cross3, quat_to_matrix, 
 
 __all__ = ["Term", "Block", "Geometry", "Kernel", "Sandwich", "PrismaticRotation",
            "PointGap", "OrientationGap", "RevoluteGap", "SlideGap", "build_block",
-           "frames_context"]
+           "frames_context", "term_bond"]
 
 
 def _T(m: np.ndarray) -> np.ndarray:
@@ -585,6 +585,23 @@ def frames_context(bodies) -> ModulusContext:
                           concatenated=True)
 
 
+def term_bond(block: Block, term: Term) -> tuple[str, float]:
+    """The bond by which ``term`` of ``block`` meets its body junction, and the sign by
+    which that bond's effort is the generalised force G^T e on the body: a bond into
+    the junction brings +effort, one out of it takes it away (-effort). Constant terms
+    E and -E are one bond between the block and the body (``<term>.b``); the others go
+    through a TF or MTF whose bond at the body is ``<term>.b1``, out of the junction."""
+    body, kind = term.junction.rsplit(".", 1)
+    ename = f"{block.name}.{body}.{kind}"
+    if term.constant is not None:
+        g = np.asarray(term.constant, dtype=float)
+        if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, np.eye(3)):
+            return f"{ename}.b", 1.0                 # block -> body junction (mu = -E)
+        if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, -np.eye(3)):
+            return f"{ename}.b", -1.0                # body junction -> block (mu = +E)
+    return f"{ename}.b1", -1.0
+
+
 def build_block(bg: BondGraph, block: Block, context: ModulusContext, *,
                 port_from: str | None = None, port_name: str | None = None) -> None:
     """Add ``block`` to ``bg``: its 0-junction, one MTF (modulus -G, from ``context``, a
@@ -599,15 +616,15 @@ def build_block(bg: BondGraph, block: Block, context: ModulusContext, *,
     for term in block.terms:
         body, kind = term.junction.rsplit(".", 1)
         ename = f"{block.name}.{body}.{kind}"
+        bond, sign = term_bond(block, term)
+        if bond == f"{ename}.b":                 # G = E or -E: one bond, no two-port
+            if sign > 0:
+                bg.connect(block.name, term.junction, name=bond)
+            else:
+                bg.connect(term.junction, block.name, name=bond)
+            continue
         if term.constant is not None:
-            g = np.asarray(term.constant, dtype=float)
-            if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, np.eye(3)):
-                bg.connect(block.name, term.junction, name=f"{ename}.b")    # mu = -E
-                continue
-            if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, -np.eye(3)):
-                bg.connect(term.junction, block.name, name=f"{ename}.b")    # mu = +E
-                continue
-            bg.add(TF(ename, -g))
+            bg.add(TF(ename, -np.asarray(term.constant, dtype=float)))
         else:
             bg.add(MTF(ename, _Modulus(term.kernel, False),
                        modulus_rate=_Modulus(term.kernel, True),

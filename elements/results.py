@@ -23,9 +23,9 @@ import numpy as np
 from bondgraph.errors import NameNotFoundError
 
 from bondgraph import SimulationResult
-from bondgraph.spatial import quat_to_matrix, skew
+from bondgraph.spatial import quat_to_matrix
 
-from ._blocks import _deps, _geometry
+from ._blocks import term_bond
 
 __all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]
 
@@ -176,41 +176,33 @@ class MechanismResult:
         m = mm.model
         n = self.t.size
         raw = self.raw
-        F = np.zeros((3, n))
-        Mb = np.zeros((3, n))
-        point = np.zeros((3, n))
-        Fj = np.zeros((3, n))
-        Mj = np.zeros((3, n))
-        Mg = np.zeros((3, n))
+        F = np.zeros((3, n))           # the constraint force on the child (global)
+        Mb = np.zeros((3, n))          # and moment (child coordinates)
         child = j.child.name
         phi_max, c_max = 0.0, 0.0
         for blk in mm.blocks[name]:
             src = f"Se*_{blk.label}"
-            lam = raw.constraint_forces[src]
             sl = m.u2_slices[src]
             phi_max = max(phi_max, float(np.abs(raw.phi[sl]).max(initial=0.0)))
             c_max = max(c_max, float(np.abs(raw.constraint_flow[sl]).max(initial=0.0)))
-            deps = _deps(blk.bodies)
-            for i in range(n):
-                geo = _geometry(blk.bodies, [raw.x[m.state_slices[d], i] for d in deps])
-                for t in blk.terms:
-                    if not t.junction.startswith(child + "."):
-                        continue
-                    g = t.constant if t.constant is not None else t.G(geo)
-                    gen = g.T @ lam[:, i]
-                    if t.junction.endswith(".v"):
-                        F[:, i] += gen
-                    else:
-                        Mb[:, i] += gen
-        quat = self._x(j.child.q)
-        for i in range(n):
-            A = quat_to_matrix(quat[:, i])
-            rq = A @ j.Q
-            point[:, i] = self._x(j.child.r)[:, i] + rq
-            Mg[:, i] = A @ Mb[:, i] - np.cross(rq, F[:, i])
-            frame = A @ j.Fb
-            Fj[:, i] = frame.T @ F[:, i]
-            Mj[:, i] = frame.T @ Mg[:, i]
+            for t in blk.terms:
+                if not t.junction.startswith(child + "."):
+                    continue
+                # G^T lambda on the child: the effort of the term's bond at the body, as
+                # the simulation computed it (at every output time at once)
+                bond, sign = term_bond(blk, t)
+                gen = sign * raw.effort(bond)
+                if t.junction.endswith(".v"):
+                    F += gen
+                else:
+                    Mb += gen
+        A = quat_to_matrix(self._x(j.child.q).T) if n else np.zeros((0, 3, 3))
+        rq = A @ j.Q                                                  # (n, 3)
+        point = self._x(j.child.r) + rq.T
+        Mg = np.einsum("nij,jn->in", A, Mb) - np.cross(rq, F.T).T
+        frame = A @ j.Fb                                              # (n, 3, 3)
+        Fj = np.einsum("nji,jn->in", frame, F)
+        Mj = np.einsum("nji,jn->in", frame, Mg)
         zeros = np.zeros(n)
         if j.n_free:
             q = raw.state(j.coordinate_state)
