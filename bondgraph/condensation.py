@@ -105,10 +105,6 @@ class Condensation:
             return sources
         return np.concatenate([sources, sources[self.pair_a] * sources[self.pair_b]])
 
-    def extended_constants(self, constant_sources: np.ndarray) -> np.ndarray:
-        """:meth:`extend` of the constant sources' values (NaN where a factor varies)."""
-        return self.extend(constant_sources)
-
 
 def condense(shape: tuple[int, int], rows, cols, src, coef, constant_sources: np.ndarray,
              one: int) -> Condensation | None:

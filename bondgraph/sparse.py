@@ -798,8 +798,7 @@ class SparseReduction:
         m = self.model
         L = m.layout
         pattern = self._B
-        if not isinstance(pattern, _Condensed) or \
-                self._compiled_plan(pattern, _CondensedFactors(None, None)) is None:
+        if self._stage_plans(pattern) is None:
             return None
         gather = self._ejs_gather()
         if gather is None:
@@ -927,8 +926,15 @@ class SparseReduction:
         """The packed index and coefficient arrays of :func:`_stage`'s kernel for this
         condensed system (made once), or None where the numpy path applies: no numba,
         a system not condensed, or factors that are SuperLU's."""
-        if not isinstance(pattern, _Condensed) or not self._compiled or \
-                not (lu.lu is None or isinstance(lu.lu, fastlu.Factors)):
+        plans = self._stage_plans(pattern)
+        if plans is None or not (lu.lu is None or isinstance(lu.lu, fastlu.Factors)):
+            return None
+        return plans
+
+    def _stage_plans(self, pattern):
+        """(every stage, velocity stage) packed plans of a condensed system (made once),
+        or None without numba or for a system that is not condensed."""
+        if not isinstance(pattern, _Condensed) or not self._compiled:
             return None
         plan = self._plans.get(pattern)
         if plan is None:

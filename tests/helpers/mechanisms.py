@@ -36,3 +36,26 @@ def four_bar_start():
     2 rad/s (the loop closed by Newton)."""
     mm = four_bar().assemble()
     return mm, mm.initial_state({"J1": np.pi / 2}, {"J1": 2.0}, guess={"J2": -1.0, "J4": 1.5})
+
+
+def sparse_scara():
+    """The SCARA of the sparse-evaluation tests (elements.models.scara with fixed,
+    deliberately uneven parameters) and its initial joint coordinates (none)."""
+    from elements.models import scara
+    return scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
+                 (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}
+
+
+def random_states(mech, mm, rng, count, stabilization):
+    """``count`` (t, x, stabilization) at random poses reached by joint coordinates in
+    [-1, 1] rad (or m) with random momenta added (the bodies move fast in all
+    directions), t in [0, 2) s; every second one with ``stabilization``. Draws, per
+    state: the coordinates, the momenta, then t."""
+    model = mm.model
+    coords = [n for n, j in mech.joints.items() if j.n_free == 1]
+    out = []
+    for k in range(count):
+        x = mm.initial_state({c: float(rng.uniform(-1, 1)) for c in coords})
+        x[:model.n_energy] += rng.normal(size=model.n_energy)
+        out.append((float(rng.uniform(0, 2)), x, stabilization if k % 2 else None))
+    return out

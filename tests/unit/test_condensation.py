@@ -19,7 +19,8 @@ import rich_graphs as rg
 from bondgraph import Baumgarte, assemble, assign_causality
 from bondgraph.condensation import MAX_BLOCK_CONDITION, condense
 from bondgraph.sparse import SparseReduction, _Condensed
-from elements.models import chain, scara, spring_pendulum, three_body_prismatic
+from elements.models import chain, spring_pendulum, three_body_prismatic
+from mechanisms import sparse_scara
 
 
 def _dense(n, rows, cols, src, coef, sources):
@@ -123,8 +124,7 @@ MODELS = {
     "chain6": lambda: _mech(*chain(6)),
     "three_body": lambda: _mech(three_body_prismatic(), {}),
     "spring_pendulum": lambda: _mech(spring_pendulum(1.0, 20.0, 0.8), {}),
-    "scara": lambda: _mech(scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5,
-                                 0.4, (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+    "scara": lambda: _mech(*sparse_scara()),
 }
 
 
@@ -168,8 +168,7 @@ def _driven_scara():
     enters the constraint rows) and a spring-damper pendulum: R and time-dependent
     sources in the fused path."""
     from bondgraph import Sf, TimeFunction
-    mech = scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
-                 (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01))
+    mech, _ = sparse_scara()
     drives = {j: Sf(f"{j}.drive", TimeFunction(lambda t, k=k: 0.3 * np.sin(2 * t + k),
                                                 lambda t, k=k: 0.6 * np.cos(2 * t + k)))
               for k, j in enumerate(n for n, jt in mech.joints.items() if jt.n_free == 1)}
@@ -177,7 +176,6 @@ def _driven_scara():
 
 
 def _without_rate_terms():
-    from elements.mechanism import MechanismModel  # noqa: F401 (the model's graph)
     mm = three_body_prismatic().assemble()
     return assemble(assign_causality(mm.mechanism.build()), omit_rate_terms=True)
 

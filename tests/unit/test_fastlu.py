@@ -25,11 +25,12 @@ numba = pytest.importorskip(
                     "keeps SuperLU (pip install -e '.[fast]' to test the compiled LU)")
 
 import rich_graphs as rg  # noqa: E402
+from mechanisms import random_states, sparse_scara  # noqa: E402
 import bondgraph.fastlu as F  # noqa: E402
 import bondgraph.sparse as S  # noqa: E402
 from bondgraph import Baumgarte, assemble, assign_causality, simulate  # noqa: E402
 from elements.models import (  # noqa: E402
-    chain, scara, spring_pendulum, three_body_prismatic,
+    chain, spring_pendulum, three_body_prismatic,
 )
 
 TOL = 1e-12
@@ -43,8 +44,7 @@ MECHANISMS = {
     "three_body": lambda: (three_body_prismatic(), {}),
     "chain7": lambda: chain(7),
     "spring_pendulum": lambda: (spring_pendulum(1.0, 20.0, 0.8), {}),
-    "scara": lambda: (scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
-                            (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+    "scara": sparse_scara,
 }
 
 
@@ -111,13 +111,8 @@ def test_solves_equal_superlu_for_mechanisms(name, monkeypatch):
     model = mm.model
     assert model.sparse().applicable, model.sparse().reason
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    coords = [n for n, j in mech.joints.items() if j.n_free == 1]
-    states = [(0.0, mm.initial_state(q0, {}), None)]
-    for k in range(6):
-        x = mm.initial_state({c: float(rng.uniform(-1, 1)) for c in coords})
-        x[:model.n_energy] += rng.normal(size=model.n_energy)
-        stab = Baumgarte(10.0, 10.0) if k % 2 else None
-        states.append((float(rng.uniform(0, 2)), x, stab))
+    states = [(0.0, mm.initial_state(q0, {}), None)] + \
+        random_states(mech, mm, rng, 6, Baumgarte(10.0, 10.0))
     seen = _systems(model, states, monkeypatch)
     assert len(seen) == len(states)
     used = _check_systems(seen, rng)

@@ -15,7 +15,8 @@ import pytest
 import rich_graphs as rg
 from direct_solve import direct_solution
 from bondgraph import Baumgarte, assemble, assign_causality, simulate
-from elements.models import chain, scara, spring_pendulum, three_body_prismatic
+from elements.models import chain, spring_pendulum, three_body_prismatic
+from mechanisms import random_states, sparse_scara
 
 GRAPHS = rg.GRAPHS
 
@@ -60,8 +61,7 @@ MECHANISMS = {
     "three_body": lambda: (three_body_prismatic(), {}),
     "chain7": lambda: chain(7),
     "spring_pendulum": lambda: (spring_pendulum(1.0, 20.0, 0.8), {}),
-    "scara": lambda: (scara(2.0, 0.5, (0.01, 0.02, 0.03), (-0.25, 0.02, 0.0), 1.5, 0.4,
-                            (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}),
+    "scara": sparse_scara,
 }
 
 
@@ -74,12 +74,8 @@ def test_sparse_equals_dense_for_mechanisms(name):
     model = mm.model
     assert model.sparse().applicable, model.sparse().reason
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    coords = [n for n, j in mech.joints.items() if j.n_free == 1]
-    for k in range(8):
-        q = {c: float(rng.uniform(-1, 1)) for c in coords}
-        x = mm.initial_state(q)
-        x[:model.n_energy] += rng.normal(size=model.n_energy)
-        _compare(model, float(rng.uniform(0, 2)), x, Baumgarte(10.0, 10.0) if k % 2 else None)
+    for t, x, stab in random_states(mech, mm, rng, 8, Baumgarte(10.0, 10.0)):
+        _compare(model, t, x, stab)
 
 
 def test_simulation_sparse_equals_dense():
