@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -78,6 +78,13 @@ class SimulationResult:
         Every bond's effort and flow; read them with :meth:`effort` and :meth:`flow`.
     stored_energy : ndarray, shape (n_points,)
         Energy in the I and C elements (J).
+
+        These five are derived from the states: they are computed, one model
+        evaluation per output time, when one of them is first read, so that a run
+        whose states alone are wanted does not pay for them. They use the model as it
+        is then (change its parameters after the run and read them first if you want
+        the values of the run). A point where the evaluation fails (the last state of
+        a failed run) holds NaN.
     status : Status
     message : str
     success : bool
@@ -100,11 +107,6 @@ class SimulationResult:
     t: np.ndarray
     x: np.ndarray
     state_names: tuple[str, ...]
-    constraint_forces: Mapping[str, np.ndarray]
-    constraint_flow: np.ndarray
-    phi: np.ndarray
-    bond_values: np.ndarray
-    stored_energy: np.ndarray
     status: Status
     message: str
     success: bool
@@ -118,14 +120,70 @@ class SimulationResult:
     _state_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
     _bond_slices: Mapping[str, tuple[slice, slice]] = field(default_factory=dict, repr=False)
     t_events: tuple[np.ndarray, ...] = ()
+    _u2_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
+    _outputs: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]] | None = \
+        field(default=None, repr=False, compare=False)
+    _cache: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "constraint_forces",
-                           MappingProxyType(dict(self.constraint_forces)))
-        for a in ("t", "x", "constraint_flow", "phi", "bond_values", "stored_energy"):
+        object.__setattr__(self, "_cache", {})
+        for a in ("t", "x"):
             arr = getattr(self, a)
             if isinstance(arr, np.ndarray):
                 arr.setflags(write=False)
+
+    # -- the outputs derived from the states, computed when first read --------------------
+    def _derived(self) -> dict[str, np.ndarray]:
+        """U_2, c, Phi, the bond values and the stored energy at every output time: one
+        evaluation of the model per output point, made when one of them is first read
+        (a run whose user reads only the states does not pay for them). A point where
+        the evaluation fails (a failed run's last state) holds NaN."""
+        d = self._cache
+        if not d:
+            n = self.t.size
+            n2 = sum(sl.stop - sl.start for sl in self._u2_slices.values())
+            n_var = max((max(e.stop, f.stop) for e, f in self._bond_slices.values()),
+                        default=0)
+            if self._outputs is not None:
+                out = self._outputs(self.t, self.x)
+            else:
+                out = {"U2": np.zeros((n2, n)), "c": np.zeros((n2, n)),
+                       "phi": np.zeros((n2, n)), "bond_values": np.zeros((n_var, n)),
+                       "energy": np.zeros(n)}
+            for arr in out.values():
+                arr.setflags(write=False)
+            d.update(out)
+            d["forces"] = MappingProxyType({name: out["U2"][sl]
+                                            for name, sl in self._u2_slices.items()})
+        return d
+
+    @property
+    def constraint_forces(self) -> Mapping[str, np.ndarray]:
+        """Every unknown effort source's effort U_2 (N, N m, ... as the source's bond),
+        keyed by its name (``Se*_...``): (dim, n_points) each."""
+        return self._derived()["forces"]
+
+    @property
+    def constraint_flow(self) -> np.ndarray:
+        """The Se* flows c (velocity-level constraint violation): (n_u2, n_points)."""
+        return self._derived()["c"]
+
+    @property
+    def phi(self) -> np.ndarray:
+        """Position-level constraint values (m or rad; NaN where none is defined):
+        (n_u2, n_points)."""
+        return self._derived()["phi"]
+
+    @property
+    def bond_values(self) -> np.ndarray:
+        """Every bond's effort and flow: (n_variables, n_points); read them with
+        :meth:`effort` and :meth:`flow`."""
+        return self._derived()["bond_values"]
+
+    @property
+    def stored_energy(self) -> np.ndarray:
+        """Energy in the I and C elements (J): (n_points,)."""
+        return self._derived()["energy"]
 
     def state(self, name: str) -> np.ndarray:
         """State ``name`` over time: shape (dim, n_points), or (n_points,) when dim = 1."""
@@ -182,5 +240,6 @@ class SimulationResult:
     def __repr__(self) -> str:
         span = f"{self.t[0]:.4g}..{self.t[-1]:.4g} s" if self.t.size else "empty"
         return (f"SimulationResult({self.status.name}: {self.t.size} points over {span}, "
-                f"{len(self.state_names)} states, {len(self.constraint_forces)} constraint "
-                f"sources, nfev={self.nfev}, max|c|={self.max_abs_constraint_flow:.2e})")
+                f"{len(self.state_names)} states, {len(self._u2_slices)} constraint "
+                f"sources, nfev={self.nfev}" + (f", max|c|={self.max_abs_constraint_flow:.2e})"
+                                                if self._cache else ")"))

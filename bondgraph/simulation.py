@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import warnings
+from functools import partial
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -410,41 +411,42 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
              deficiency, redundancy, branch, sol, t_events, fast=None) -> SimulationResult:
     n = len(ts)
     X = np.array(xs).T if n else np.zeros((model.n_states, 0))
-    L = model.layout
-    n2 = model.n_u2
-    U2 = np.zeros((n2, n))
-    C = np.zeros((n2, n))
-    PHI = np.zeros((n2, n))
-    BV = np.zeros((L.n_var, n))
-    E = np.zeros(n)
-    kept = n
-    for i in range(n):
-        try:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = fast.evaluate(ts[i], X[:, i], stabilization) if fast is not None \
-                    else None
-                if ev is None:
-                    ev = model.evaluate(ts[i], X[:, i], stabilization=stabilization,
-                                        redundancy_ok=True)
-            if not np.all(np.isfinite(ev.bond_values)):
-                raise FloatingPointError
-        except Exception:  # the failure point itself: keep what was computed before it
-            kept = i
-            break
-        U2[:, i] = ev.U2
-        C[:, i] = ev.constraint_flow
-        PHI[:, i] = ev.phi
-        BV[:, i] = ev.bond_values
-        E[i] = model.stored_energy(X[:, i])
-    t_arr = np.asarray(ts[:kept], dtype=float)
-    forces = {name: U2[sl, :kept] for name, sl in model.u2_slices.items()}
     bond_slices = {b.name: model.bond_index(b.name) for b in model.graph.bonds}
     return SimulationResult(
-        t=t_arr, x=X[:, :kept], state_names=model.state_names, constraint_forces=forces,
-        constraint_flow=C[:, :kept], phi=PHI[:, :kept], bond_values=BV[:, :kept],
-        stored_energy=E[:kept], status=status, message=message, success=status.success,
-        failure_time=failure_time, nfev=int(solver.nfev), n_steps=n_steps,
-        rank_deficiency=int(deficiency), redundancy=redundancy, branch=branch,
-        sol=sol,
+        t=np.asarray(ts, dtype=float), x=X, state_names=model.state_names, status=status,
+        message=message, success=status.success, failure_time=failure_time,
+        nfev=int(solver.nfev), n_steps=n_steps, rank_deficiency=int(deficiency),
+        redundancy=redundancy, branch=branch, sol=sol,
         _state_slices=dict(model.state_slices), _bond_slices=bond_slices,
-        t_events=tuple(np.asarray(v) for v in t_events))
+        t_events=tuple(np.asarray(v) for v in t_events),
+        _u2_slices=dict(model.u2_slices),
+        _outputs=partial(_outputs, model, stabilization, fast))
+
+
+def _outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
+             ) -> dict[str, np.ndarray]:
+    """U_2, c, Phi, the bond values and the stored energy at the output times ``ts`` and
+    states ``X`` (columns): what :class:`SimulationResult` derives when first asked; NaN
+    at a point where the evaluation fails (the failure state of a failed run)."""
+    n = ts.size
+    n2 = model.n_u2
+    out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
+           "phi": np.full((n2, n), np.nan),
+           "bond_values": np.full((model.layout.n_var, n), np.nan),
+           "energy": np.full(n, np.nan)}
+    for i in range(n):
+        x = np.array(X[:, i])
+        try:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                ev = fast.evaluate(ts[i], x, stabilization) if fast is not None else None
+                if ev is None:
+                    ev = model.evaluate(ts[i], x, stabilization=stabilization,
+                                        redundancy_ok=True)
+        except Exception:  # the failure point itself: NaN there
+            continue
+        out["U2"][:, i] = ev.U2
+        out["c"][:, i] = ev.constraint_flow
+        out["phi"][:, i] = ev.phi
+        out["bond_values"][:, i] = ev.bond_values
+        out["energy"][i] = model.stored_energy(x)
+    return out

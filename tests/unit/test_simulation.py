@@ -43,6 +43,39 @@ class TestOutput:
         with pytest.raises(TypeError):
             r.constraint_forces["x"] = 1
 
+    def test_derived_outputs_on_demand(self, monkeypatch):
+        """U_2, c, Phi, the bond values and the energy are made when first read, one
+        evaluation per output point, and equal the model evaluated at the stored states;
+        a run read for its states alone makes no evaluation after the solver's."""
+        model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
+        x0 = model.initial_state({"p_m": [0.0, 0.0], "r": [0.6, -0.8]})
+        calls = []
+        orig = type(model).evaluate
+
+        def counting(self, *a, **k):
+            calls.append(1)
+            return orig(self, *a, **k)
+        monkeypatch.setattr(type(model), "evaluate", counting)
+        r = simulate(model, (0.0, 1.0), x0, t_eval=np.linspace(0, 1, 11),
+                     dense_reduction=True)
+        during = len(calls)
+        assert during >= r.nfev                     # the solver's, and the initial state's
+        r.state("r")
+        assert len(calls) == during                 # states read: nothing evaluated
+        e = r.stored_energy
+        assert len(calls) == during + 11            # one evaluation per output point
+        r.constraint_forces, r.phi, r.bond_values
+        assert len(calls) == during + 11            # computed once, for all five
+        for i in (0, 5, 10):
+            ev = orig(model, r.t[i], r.x[:, i], redundancy_ok=True)
+            assert np.allclose(r.constraint_force("Se*_rod")[:, i], ev.U2, rtol=1e-12,
+                               atol=1e-12)
+            assert np.allclose(r.bond_values[:, i], ev.bond_values, rtol=1e-12, atol=1e-12)
+            assert e[i] == pytest.approx(model.stored_energy(r.x[:, i]), rel=1e-14)
+        # the pendulum's energy 0.5 |p|^2 / m (its stored energy: gravity is a source)
+        p = r.state("p_m")
+        assert np.allclose(e, 0.5 * (p ** 2).sum(axis=0), rtol=1e-12, atol=1e-15)
+
     def test_dense_output(self):
         r = simulate(msd(), (0.0, 2.0), X0, dense_output=True, rtol=1e-10, atol=1e-12)
         assert r.sol(1.234)[1] == pytest.approx(0.1 * np.cos(2 * 1.234), abs=1e-8)
@@ -96,6 +129,10 @@ class TestFailuresKeepWork:
         assert 0.45 < r.failure_time <= 0.52
         assert r.t[-1] <= 0.5 and r.t.size >= 45
         assert np.allclose(r.state("q_k"), 0.1 * np.cos(2 * r.t), atol=1e-7)
+        # the outputs derived from the states: one per output point, right before the end
+        assert r.stored_energy.shape == r.t.shape
+        assert np.allclose(r.stored_energy[:-1], 0.5 * r.state("p_m")[:-1] ** 2 +
+                           0.5 * 4.0 * r.state("q_k")[:-1] ** 2, rtol=1e-12)
         if kind == "raise":
             assert "sensor lost" in r.message
 
