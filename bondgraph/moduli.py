@@ -139,6 +139,37 @@ class StateFunctions:
 
         self._gathers: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._kin_plan(m)
+        self._fused = self._fuse(members_v, members_r, members_p)
+
+    def _fuse(self, members_v, members_r, members_p):
+        """The context's ``fuse`` (see :class:`~bondgraph.ModulusContext`) when one
+        concatenated context serves every modulus, modulus rate and Phi: (fused object,
+        its states' positions in x and in the kinematic rates, where the Phi go (None: in
+        order), the sizes of the moduli and of the Phi), else None."""
+        members = members_v + members_r + members_p
+        if not members_v:
+            return None
+        ctx = members[0].context
+        if ctx is None or getattr(ctx, "fuse", None) is None or not ctx.concatenated or \
+                any(mb.context is not ctx for mb in members):
+            return None
+        xi, ri = self._gather(ctx)
+        if ri is None:
+            return None
+        fused = ctx.fuse([mb.fn for mb in members_v], [mb.fn for mb in members_r],
+                         [mb.fn for mb in members_p])
+        if fused is None:
+            return None
+
+        def where(ms, size):
+            dest = np.concatenate([mb.dest for mb in ms]) if ms else \
+                np.zeros(0, dtype=np.int64)
+            return None if np.array_equal(dest, np.arange(size)) else dest
+        if where(members_v, self._moduli.size) is not None or \
+                where(members_r, self._rates.size) is not None:
+            return None                  # (the members are made in the outputs' order)
+        return (fused, xi, ri, where(members_p, self.model.n_u2), self._moduli.size,
+                sum(mb.dest.size for mb in members_p))
 
     # -- contexts -------------------------------------------------------------------------
     def _gather(self, ctx) -> tuple[np.ndarray, np.ndarray | None]:
@@ -215,7 +246,34 @@ class StateFunctions:
     def moduli_rates(self, x: np.ndarray, kin_rates: np.ndarray) -> np.ndarray:
         """Their time derivatives along the motion (``kin_rates``: the kinematic states'
         rates, in the model's order of kinematic states)."""
-        return self._run(self._rates, x, {}, kin_rates)
+        f = self._fused
+        if f is None:
+            return self._run(self._rates, x, {}, kin_rates)
+        fused, xi, ri, _, size, _ = f
+        r = np.asarray(fused.rates(x[xi], kin_rates[ri]), dtype=float)
+        if r.shape != (size,):
+            raise ModelError(f"the fused modulus rates have shape {r.shape}; valid: "
+                             f"({size},)")
+        return r
+
+    def moduli_and_phi(self, x: np.ndarray, shared: dict | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`moduli` and :meth:`phi` at ``x``, in one call where the model's context
+        fuses them."""
+        f = self._fused
+        if f is None:
+            shared = {} if shared is None else shared
+            return self.moduli(x, shared), self.phi(x, shared)
+        fused, xi, _, dest_p, size, n_phi = f
+        v, p = fused.values(x[xi])
+        v, p = np.asarray(v, dtype=float), np.asarray(p, dtype=float)
+        if v.shape != (size,) or p.shape != (n_phi,):
+            raise ModelError(f"the fused moduli and Phi have shapes {v.shape}, {p.shape}; "
+                             f"valid: ({size},), ({n_phi},)")
+        if dest_p is not None:         # (NaN where a source has no Phi)
+            p, out = np.full(self.model.n_u2, np.nan), p
+            p[dest_p] = out
+        return v, p
 
     def phi(self, x: np.ndarray, shared: dict | None = None) -> np.ndarray:
         """Phi of every unknown source (m or rad; NaN where none is defined)."""

@@ -562,6 +562,16 @@ class ModulusContext:
     given; or None when it cannot, and then each member is called on its own. The
     evaluation uses it so that, say, every joint of one type is computed in one numpy
     call; it must give what the members give one by one.
+
+    ``fuse`` (optional, with ``concatenated``) goes further, for a model all of whose
+    moduli, modulus rates and position constraints have this one context:
+    ``fuse(values, rates, phi)`` receives the three lists of member callables and
+    returns an object with ``values(state) -> (moduli, phi)`` and ``rates(state,
+    state_rates) -> moduli_rates`` (``state``: the concatenated values, as ``value``
+    receives them; each output the members' values raveled and concatenated in the
+    order given), or None. The evaluation then makes two calls per state in place of
+    the context and its batches (the element library compiles them into one call
+    each); it must give what the members give.
     """
 
     value: Callable[..., Any]
@@ -570,6 +580,7 @@ class ModulusContext:
     batch: Callable[[Sequence[Callable[[Any], np.ndarray]]],
                     Callable[[Any], np.ndarray] | None] | None = None
     concatenated: bool = False
+    fuse: Callable[..., Any] | None = None
 
     def value_at(self, *deps: Any) -> Any:
         """The context's result at the values of the states in ``depends_on``."""

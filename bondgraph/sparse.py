@@ -643,7 +643,8 @@ class SparseReduction:
             if done is not None:
                 return done
             shared.clear()
-        data = L.data(fns.moduli(x, shared))
+        moduli, phi = fns.moduli_and_phi(x, shared)
+        data = L.data(moduli)
         sources = np.empty(self._n_sources)
         sources[:self._nA] = data
         sources[self._off_R:self._off_RE] = self._R_flat
@@ -668,7 +669,6 @@ class SparseReduction:
                 return None
             y, w = stage
             U2 = np.zeros(0)
-            phi = fns.phi(x, shared)
             branch = "none"
         else:
             # one factorisation serves both stages: the first solve (dU_1/dt, dA/dt and
@@ -693,7 +693,6 @@ class SparseReduction:
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
-            phi = fns.phi(x, shared)
             if stabilization is not None:
                 c0 = w1[self._w1_C]
                 # (NaN: no Phi defined; an infinite Phi leaves extra non-finite: None)
@@ -744,7 +743,7 @@ class SparseReduction:
         (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
             self._plans[pattern][1], self._plans[pattern][0]
         c = pattern.c
-        moduli = fns.moduli(x, shared)
+        moduli, phi = fns.moduli_and_phi(x, shared)
         U1, dU1 = m.source_values(t, s)
         sources, known, Lx, Vx, d, w1, status = kern._first(
             x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef,
@@ -767,7 +766,6 @@ class SparseReduction:
             return None
         kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
         rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
-        phi = fns.phi(x, shared)
         stab = stabilization is not None
         a2 = 2.0 * stabilization.alpha if stab else 0.0
         b2 = stabilization.beta ** 2 if stab else 0.0

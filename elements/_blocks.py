@@ -465,10 +465,10 @@ class _CompiledKernels:
         self.rate = bool(rate)
         self.module = module
         self.groups = []
-        for cls in _COMPILED_KERNELS:
-            sel = [(k, off) for k, off in zip(kernels, offsets) if type(k) is cls]
-            if not sel:
-                continue
+        by_form: dict[tuple, list] = {}
+        for k, off in zip(kernels, offsets):
+            by_form.setdefault((type(k), tuple(p.shape for p in k.params)), []).append((k, off))
+        for (cls, _), sel in by_form.items():
             ks = [k for k, _ in sel]
             size = int(np.prod(ks[0].shape))
             dest = np.array([off + np.arange(size) for _, off in sel], dtype=np.int64)
@@ -543,6 +543,117 @@ def _batch(functions) -> Any:
     return run
 
 
+class _Program:
+    """Terms and Phi of a mechanism as one compiled call (:func:`elements._compiled.
+    program`): ``outputs`` is one list per output vector of (kernel, sign) pairs, each
+    kernel's value (or rate, with ``rate``) raveled, times sign, at its place in the
+    list's concatenation. The groups are those of :class:`_CompiledSandwiches` and
+    :class:`_CompiledKernels`."""
+
+    _CODES = {Sandwich: 0, PointGap: 1, RevoluteGap: 2, SlideGap: 3, OrientationGap: 4,
+              PrismaticRotation: 5}
+
+    def __init__(self, module, index: dict[str, int], outputs, rate: bool):
+        C = module
+        self.module, self.rate = module, bool(rate)
+        rows, ints, flts = [], [], []
+        n_int, n_flt = [0], [0]
+
+        def put(store, count, arr) -> int:
+            arr = np.ravel(arr)
+            store.append(arr)
+            count[0] += arr.size
+            return count[0] - arr.size
+
+        def rows_of(ks):
+            ia = np.array([index[k.bodies[0]] if k.bodies[0] else 0 for k in ks])
+            ib = np.array([index[k.bodies[1]] if k.bodies[1] else 0 for k in ks])
+            return put(ints, n_int, ia), put(ints, n_int, ib)
+
+        self.sizes = []
+        for target, items in enumerate(outputs):
+            sizes = [int(np.prod(k.shape)) for k, _ in items]
+            offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            self.sizes.append(int(offsets[-1]))
+            by_sign: dict[tuple, list[int]] = {}
+            for i, (k, sign) in enumerate(items):
+                by_sign.setdefault((type(k) is Sandwich, float(sign)), []).append(i)
+            for (is_sandwich, sign), members in by_sign.items():
+                ks = [items[i][0] for i in members]
+                offs = [offsets[i] for i in members]
+                if is_sandwich:
+                    sw = _CompiledSandwiches(ks, rate, sign, offs, module)
+                    row = np.zeros(C.D_COLUMNS, dtype=np.int64)
+                    row[[C.D_CODE, C.D_N]] = C.SANDWICH, len(ks)
+                    row[C.D_IA], row[C.D_IB] = rows_of(ks)
+                    row[C.D_DEST] = put(ints, n_int, sw.dest)
+                    row[C.D_NROW] = put(ints, n_int, sw.nrow)
+                    row[C.D_NCOL] = put(ints, n_int, sw.ncol)
+                    row[C.D_F0] = put(flts, n_flt, sw.L)
+                    row[C.D_F1] = put(flts, n_flt, sw.R)
+                    row[[C.D_TARGET, C.D_SIGN]] = target, int(sign)
+                    rows.append(row)
+                    continue
+                for _, gks, dest, params, *_ in _CompiledKernels(ks, rate, sign, offs,
+                                                                 module).groups:
+                    row = np.zeros(C.D_COLUMNS, dtype=np.int64)
+                    row[[C.D_CODE, C.D_N]] = self._CODES[type(gks[0])], len(gks)
+                    row[C.D_IA], row[C.D_IB] = rows_of(gks)
+                    row[C.D_DEST] = put(ints, n_int, dest)
+                    if type(gks[0]) in (SlideGap, PrismaticRotation):
+                        row[C.D_K] = params[0].shape[2]
+                    for j, par in enumerate(params):
+                        row[C.D_F0 + j] = put(flts, n_flt, par)
+                    row[[C.D_TARGET, C.D_SIGN]] = target, int(sign)
+                    rows.append(row)
+        self.desc = np.array(rows, dtype=np.int64).reshape(-1, C.D_COLUMNS)
+        self.ints = np.concatenate(ints).astype(np.int64) if ints else \
+            np.zeros(0, dtype=np.int64)
+        self.flts = np.concatenate(flts).astype(float) if flts else np.zeros(0)
+        while len(self.sizes) < 2:
+            self.sizes.append(0)
+
+    @staticmethod
+    def takes(functions, rate: bool, modulus: bool) -> list | None:
+        """(kernel, sign) of each function when all are ours and compiled (moduli -G
+        with the rate flag ``rate`` when ``modulus``, else Phi kernels), else None."""
+        items = []
+        for f in functions:
+            if modulus and isinstance(f, _Modulus) and f.rate == rate:
+                k, sign = f.kernel, -1.0
+            elif not modulus and isinstance(f, Kernel):
+                k, sign = f, 1.0
+            else:
+                return None
+            if not (_CompiledSandwiches.takes(k) or
+                    (type(k) is not Sandwich and _compiles(k, rate))):
+                return None
+            items.append((k, sign))
+        return items
+
+    def __call__(self, states: np.ndarray, state_rates: np.ndarray | None = None):
+        out0, out1 = np.empty(self.sizes[0]), np.empty(self.sizes[1])
+        self.module.program(states, states if state_rates is None else state_rates,
+                            self.rate, self.desc, self.ints, self.flts, out0, out1)
+        return out0, out1
+
+
+class _Fused:
+    """What :attr:`bondgraph.ModulusContext.fuse` returns for a mechanism: the terms'
+    moduli and the Phi in one compiled call, the moduli's rates in another."""
+
+    def __init__(self, module, index, values, rates, phi, n):
+        self._values = _Program(module, index, [values, phi], rate=False)
+        self._rates = _Program(module, index, [rates], rate=True)
+        self._n = n
+
+    def values(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._values(state.reshape(self._n, 7))
+
+    def rates(self, state: np.ndarray, state_rates: np.ndarray) -> np.ndarray:
+        return self._rates(state.reshape(self._n, 7), state_rates.reshape(self._n, 7))[0]
+
+
 def frames_context(bodies) -> ModulusContext:
     """One modulus context for all ``bodies`` (a mechanism's, ground included): its
     result is their :class:`Geometry`, computed once per evaluation from every moving
@@ -581,8 +692,17 @@ def frames_context(bodies) -> ModulusContext:
             return out
         return geo.with_rates(s[:, :4], d[:, :4], d[:, 4:])
 
+    def fuse(values, rates, phi):
+        if compiled is None:
+            return None
+        items = [_Program.takes(values, False, True), _Program.takes(rates, True, True),
+                 _Program.takes(phi, False, False)]
+        if any(i is None for i in items):
+            return None
+        return _Fused(compiled, index, *items, n)
+
     return ModulusContext(value=value, rate=rate, depends_on=_deps(moving), batch=_batch,
-                          concatenated=True)
+                          concatenated=True, fuse=fuse)
 
 
 def term_bond(block: Block, term: Term) -> tuple[str, float]:

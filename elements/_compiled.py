@@ -244,3 +244,60 @@ def quat_rates(q, om):
         out[i, 2] = 0.5 * (w * b - x * c + z * a)
         out[i, 3] = 0.5 * (w * c + x * b - y * a)
     return out
+
+
+# -- every term and Phi of a mechanism in one call ----------------------------------------
+# A program is a table ``desc`` with one row per group of kernels of one form (columns
+# below) and the groups' arrays packed in ``ints`` (body rows, destinations, Sandwich
+# row and column counts) and ``flts`` (the kernels' parameters), row-major.
+SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION = range(6)
+(D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
+ D_F2) = range(13)
+D_COLUMNS = 13
+
+
+@njit(cache=True)
+def program(states, state_rates, rate, desc, ints, flts, out0, out1):
+    """Run a program: the bodies' frames from ``states`` (n, 7) (and, with ``rate``,
+    their rates from ``state_rates`` (n, 7)), then every group of ``desc``, each writing
+    ``sign`` times its kernels' values (or rates) at its destinations in ``out0``
+    (target 0) or ``out1`` (target 1)."""
+    A, r = frames(states)
+    if rate:
+        w, v, Adot = rates(states[:, :4], state_rates[:, :4], state_rates[:, 4:], A)
+    else:
+        w, v, Adot = r, r, A
+    for g in range(desc.shape[0]):
+        code, n, k = desc[g, D_CODE], desc[g, D_N], desc[g, D_K]
+        out = out0 if desc[g, D_TARGET] == 0 else out1
+        sign = float(desc[g, D_SIGN])
+        ia = ints[desc[g, D_IA]:desc[g, D_IA] + n]
+        ib = ints[desc[g, D_IB]:desc[g, D_IB] + n]
+        f0, f1, f2, i0 = desc[g, D_F0], desc[g, D_F1], desc[g, D_F2], desc[g, D_DEST]
+        if code == SANDWICH:
+            dest = ints[i0:i0 + 9 * n].reshape((n, 9))
+            nrow = ints[desc[g, D_NROW]:desc[g, D_NROW] + n]
+            ncol = ints[desc[g, D_NCOL]:desc[g, D_NCOL] + n]
+            sandwich(A, Adot, rate, ia, ib, flts[f0:f0 + 9 * n].reshape((n, 3, 3)),
+                     flts[f1:f1 + 9 * n].reshape((n, 3, 3)), nrow, ncol, dest, sign, out)
+        elif code == POINT_GAP:
+            point_gap(A, r, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                      flts[f1:f1 + 3 * n].reshape((n, 3)),
+                      ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+        elif code == REVOLUTE_GAP:
+            revolute_gap(A, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                         flts[f1:f1 + 6 * n].reshape((n, 3, 2)),
+                         ints[i0:i0 + 2 * n].reshape((n, 2)), sign, out)
+        elif code == SLIDE_GAP:
+            slide_gap(A, r, ia, ib, flts[f0:f0 + 3 * k * n].reshape((n, 3, k)),
+                      flts[f1:f1 + 3 * n].reshape((n, 3)), flts[f2:f2 + 3 * n].reshape((n, 3)),
+                      ints[i0:i0 + k * n].reshape((n, k)), sign, out)
+        elif code == ORIENTATION_GAP:
+            orientation_gap(A, ia, ib, flts[f0:f0 + 9 * n].reshape((n, 3, 3)),
+                            ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+        else:
+            prismatic_rotation(A, r, w, v, rate, ia, ib,
+                               flts[f0:f0 + 3 * k * n].reshape((n, 3, k)),
+                               flts[f1:f1 + 3 * n].reshape((n, 3)),
+                               flts[f2:f2 + 3 * n].reshape((n, 3)),
+                               ints[i0:i0 + 3 * k * n].reshape((n, 3 * k)), sign, out)

@@ -177,6 +177,51 @@ def test_user_contexts_with_and_without_a_batch():
     np.testing.assert_allclose(declined.rhs(0.0, x), ref, rtol=1e-14, atol=0)
 
 
+def _fuse_of(size=2):
+    """A ``fuse`` for the lever's context: its two moduli in one call, the rates in
+    another (no Phi)."""
+    def fuse(values, rates, phi):
+        assert len(values) == 2 and len(rates) == 2 and not phi
+
+        class Fused:
+            def values(self, th):
+                cs = np.array([np.cos(th[0]), np.sin(th[0])])
+                return np.array([1.0 + cs[0], 2.0 + cs[1]])[:size], np.zeros(0)
+
+            def rates(self, th, thd):
+                return np.array([-np.sin(th[0]), np.cos(th[0])]) * thd[0]
+        return Fused()
+    return fuse
+
+
+def test_a_user_context_that_fuses():
+    x = np.array([0.4, -0.3, 0.7])
+    ref = assemble(assign_causality(_rotating_lever(None)[0])).rhs(0.0, x)
+    bg, calls = _rotating_lever(None)
+    ctx = bg.element("m1").context
+    fused_ctx = ModulusContext(value=ctx.value, rate=ctx.rate, depends_on=ctx.depends_on,
+                               concatenated=True, fuse=_fuse_of())
+    for name in ("m1", "m2"):
+        object.__setattr__(bg.element(name), "context", fused_ctx)
+    model = assemble(assign_causality(bg))
+    assert model.functions._fused is not None
+    np.testing.assert_allclose(model.rhs(0.0, x), ref, rtol=1e-14, atol=0)
+    v, p = model.functions.moduli_and_phi(x)
+    np.testing.assert_allclose(v, [1.0 + np.cos(0.7), 2.0 + np.sin(0.7)], rtol=1e-15)
+    assert p.shape == (0,)
+    kr = np.array([0.25])
+    np.testing.assert_allclose(model.functions.moduli_rates(x, kr),
+                               [-np.sin(0.7) * 0.25, np.cos(0.7) * 0.25], rtol=1e-15)
+    # a fused function of the wrong size is named
+    bad = ModulusContext(value=ctx.value, rate=ctx.rate, depends_on=ctx.depends_on,
+                         concatenated=True, fuse=_fuse_of(size=1))
+    bg2, _ = _rotating_lever(None)
+    for name in ("m1", "m2"):
+        object.__setattr__(bg2.element(name), "context", bad)
+    with pytest.raises(ModelError, match=r"fused moduli and Phi have shapes \(1,\)"):
+        assemble(assign_causality(bg2)).functions.moduli_and_phi(x)
+
+
 def test_a_batch_of_the_wrong_size_is_named():
     bad = assemble(assign_causality(_rotating_lever(lambda fns: lambda cs: np.zeros(3))[0]))
     with pytest.raises(ModelError, match=r"batched values of MTF 'm1', MTF 'm2'.*\(2,\)"):
@@ -196,7 +241,7 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
     import elements._compiled as C
     calls: dict[str, int] = {}
     for name in ("sandwich", "frames", "rates", "point_gap", "revolute_gap", "slide_gap",
-                 "orientation_gap", "prismatic_rotation", "quat_rates"):
+                 "orientation_gap", "prismatic_rotation", "quat_rates", "program"):
         fn = getattr(C, name)
 
         def counted(*a, _fn=fn, _name=name):
@@ -211,15 +256,24 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
     plain.functions
     rng = np.random.default_rng(5)
     flows = rng.normal(size=plain._kin_rows.size)
+    a, b = compiled.functions, plain.functions
+    assert a._fused is not None and b._fused is None
     for _ in range(5):
         x, kr = _random(plain, rng)
-        a, b = compiled.functions, plain.functions
+        # the batches, one compiled call per kernel form
         _close(a.moduli(x), b.moduli(x))
-        _close(a.moduli_rates(x, kr), b.moduli_rates(x, kr))
+        _close(a._run(a._rates, x, {}, kr), b.moduli_rates(x, kr))
         _close(a.phi(x), b.phi(x))
         _close(a.kinematic_rates(x, flows), b.kinematic_rates(x, flows))
+        # the fused programs (elements._compiled.program): one call for the moduli and
+        # Phi, one for the rates
+        v, p = a.moduli_and_phi(x)
+        _close(v, b.moduli(x))
+        _close(p, b.phi(x))
+        _close(a.moduli_rates(x, kr), b.moduli_rates(x, kr))
+    assert calls["program"] == 10
     assert {"sandwich", "frames", "rates", "quat_rates"} <= set(calls)
     if make is _every_kind:       # every kernel type is there
         assert set(calls) == {"sandwich", "frames", "rates", "point_gap", "revolute_gap",
                               "slide_gap", "orientation_gap", "prismatic_rotation",
-                              "quat_rates"}
+                              "quat_rates", "program"}
