@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 __all__ = ["SparseReduction", "StepValues"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StepValues:
     """What one sparse evaluation gives (the dense :class:`~bondgraph.Evaluation`'s
     fields of the same names, without the matrices).
@@ -525,6 +525,7 @@ class SparseReduction:
         self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(12, dtype=np.int64))
         self._fused = None                # the one-call stages' plan (see _fused_plan)
         self._no_float = np.zeros(0)
+        self._fused_cache = None
         self._check(np.random.default_rng(rng_seed))
 
     def _system(self, shape, T: _Terms):
@@ -721,6 +722,62 @@ class SparseReduction:
         its pivot order set, and the EJS elements plain. None where that does not apply
         or a step of it fails (the caller then takes the general path, which repeats the
         evaluation and handles the failure)."""
+        args = self._fused_args()
+        if args is None:
+            return None
+        fast, st, head1, tail1, tail2, rate_terms = args
+        if fast is not None:
+            fast._since_setup += 1
+        m = self.model
+        fns = m.functions
+        kern = fastlu._sparse_kernels()
+        moduli, phi = fns.moduli_and_phi(x, shared)
+        U1, dU1 = m.source_values(t, s)
+        sources, known, Lx, Vx, d, w1, status = kern._first(x, moduli, U1, *head1, *tail1)
+        if status == 2:
+            # the pivot order failed its checks here: SuperLU's, when it may be adopted
+            # (see FixedLU.adopt), gives the kept system a new one; then once more
+            if fast is None or fast._since_setup < fastlu.SETUP_INTERVAL or \
+                    _superlu_factor(self._B.S, self._B.c.extend(sources)) is None or \
+                    fast.structure is st:
+                return None
+            args = self._fused_args()
+            if args is None:
+                return None
+            fast, st, head1, tail1, tail2, rate_terms = args
+            sources, known, Lx, Vx, d, w1, status = kern._first(x, moduli, U1, *head1,
+                                                                 *tail1)
+        if status:
+            return None
+        kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
+        rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
+        if stabilization is not None:
+            a2, b2, stab = 2.0 * stabilization.alpha, stabilization.beta ** 2, True
+        else:
+            a2, b2, stab = 0.0, 0.0, False
+        w, y, status = kern._second(sources, known, rates, w1, dU1, phi, a2, b2, stab,
+                                    *tail2, Lx, Vx, d)
+        if status:
+            return None
+        n2 = self.n2
+        if not self._kin_final:
+            kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
+        if m.work_idx:
+            powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
+            xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
+        else:
+            xdot = np.concatenate([w[self._rec_X], kin_rates])
+        return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
+                          constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
+                          branch="15", rank=n2)
+
+    def _fused_args(self):
+        """The arguments of the two compiled calls of :meth:`_evaluate_fused` that do not
+        change from one evaluation to the next (made again when the kept system's LU
+        takes a new pivot order): (the LU or None, its structure, the arrays of
+        ``_first`` before and after the kept system's, those of ``_second`` between its
+        state values and the LU's factors, whether there are rate terms), or None where
+        the one-call path does not apply."""
         plan = self._fused_plan()
         if plan is None:
             return None
@@ -730,60 +787,27 @@ class SparseReduction:
             if fast is None or fast.structure is None:
                 return None
             st = fast.structure
+        else:
+            fast = st = None
+        cached = self._fused_cache
+        if cached is not None and cached[1] is st:
+            return cached
+        if st is not None:
             S_ints, S_off = st.packed()
             t_coef = st.t_coef
-            fast._since_setup += 1
         else:
-            S_ints, S_off = self._no_ints
-            t_coef = self._no_float
-        m = self.model
-        fns = m.functions
-        kern = fastlu._sparse_kernels()
+            (S_ints, S_off), t_coef = self._no_ints, self._no_float
         P_int, P_off, P_flt, F_off, Q_int, Q_off, rate_terms = plan
         (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
             self._plans[pattern][1], self._plans[pattern][0]
         c = pattern.c
-        moduli, phi = fns.moduli_and_phi(x, shared)
-        U1, dU1 = m.source_values(t, s)
-        sources, known, Lx, Vx, d, w1, status = kern._first(
-            x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef,
-            fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
-            c.n, pattern.n_E, pattern.n_K)
-        if status == 2:
-            # the pivot order failed its checks here: SuperLU's, when it may be adopted
-            # (see FixedLU.adopt), gives the kept system a new one; then once more
-            if fast._since_setup < fastlu.SETUP_INTERVAL or \
-                    _superlu_factor(pattern.S, c.extend(sources)) is None or \
-                    fast.structure is st:
-                return None
-            st = fast.structure
-            S_ints, S_off = st.packed()
-            sources, known, Lx, Vx, d, w1, status = kern._first(
-                x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, st.t_coef,
-                fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
-                c.n, pattern.n_E, pattern.n_K)
-        if status:
-            return None
-        kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
-        rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
-        stab = stabilization is not None
-        a2 = 2.0 * stabilization.alpha if stab else 0.0
-        b2 = stabilization.beta ** 2 if stab else 0.0
-        w, y, status = kern._second(
-            sources, known, rates, w1, np.asarray(dU1, dtype=float), phi, a2, b2, stab,
-            Q_int, Q_off, ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints,
-            S_off, Lx, Vx, d)
-        if status:
-            return None
-        n2 = self.n2
-        U2 = y[self._c2:self._c2 + n2]
-        if not self._kin_final:
-            kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
-        powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
-        xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
-        return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
-                          constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
-                          branch="15", rank=n2)
+        head1 = (P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef)
+        tail1 = (fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
+                 c.n, pattern.n_E, pattern.n_K)
+        tail2 = (Q_int, Q_off, ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints,
+                 S_off)
+        self._fused_cache = (fast, st, head1, tail1, tail2, rate_terms)
+        return self._fused_cache
 
     def _fused_plan(self):
         """The packed arrays of :meth:`_evaluate_fused` (made once), or None where it
