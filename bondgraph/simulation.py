@@ -198,6 +198,20 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     nonfinite: list[tuple[float, str]] = []
 
     def fun(t, x):
+        # the sparse evaluation at a finite state: the common case, checked by its result
+        # (it returns None, or a non-finite derivative, at a non-finite state)
+        if fast is not None and math.isfinite(t):
+            try:
+                ev = fast.evaluate(t, x, stabilization)
+            except Exception:      # the full path below repeats it, and reports
+                ev = None
+            if ev is not None:
+                xdot = ev.xdot
+                if np.isfinite(xdot).all():
+                    return xdot    # (full rank: the sparse path is used only then)
+        return full(t, x)
+
+    def full(t, x):
         if not math.isfinite(t) or len(nonfinite) > 500:
             # the solver cannot recover (e.g. a non-finite step size): stop here
             why = nonfinite[-1][1] if nonfinite else "the time became non-finite"
@@ -272,7 +286,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     while solver.status == "running":
         t_prev = solver.t
         try:
-            msg = solver.step()
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                msg = solver.step()      # (the evaluations' warnings are its business)
         except SingularConstraintError as exc:
             status, message, failure_time = Status.SINGULAR, str(exc), exc.time
             break
@@ -307,7 +322,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
         def dense(tt, _dense=_dense, solver=solver):
             if not _dense:
-                _dense.append(solver.dense_output())
+                with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                    _dense.append(solver.dense_output())
             return _dense[0](tt)
         t_new = solver.t
         if not np.all(np.isfinite(solver.y)):
@@ -340,7 +356,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             k += 1
         if dense_output:
             if not _dense:
-                _dense.append(solver.dense_output())
+                dense(t_new)
             interpolants.append(_dense[0])
             ts_dense.append(t_new)
         if terminate_at is not None:
