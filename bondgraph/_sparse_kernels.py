@@ -99,25 +99,50 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     return w, y, finite
 
 
+# The fixed arrays of the one-call evaluation, packed so that a call passes few
+# arguments (numba's dispatch costs about 0.1 us per argument, and the boxing of a
+# returned array about 0.4 us): ``I`` holds the int64 parts and ``F`` the float64 parts
+# below, part k of each between ``O[k]`` and ``O[k + 1]`` of its own numbering.
+(I_P, I_POFF, I_FOFF, I_INTS1, I_IOFF1, I_FOFF1, I_Q, I_QOFF, I_INTS2, I_IOFF2, I_FOFF2,
+ I_SIZES) = range(12)
+N_INT_PARTS = 12
+F_P, F_FLTS1, F_FLTS2, F_SCAL = range(4)
+N_FLT_PARTS = 4
+
+
+@njit(cache=True)
+def _part(A, O, k):
+    return A[O[k]:O[k + 1]]
+
+
 @njit(cache=True, error_model="numpy")
-def _first(x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef, tau, ratio,
-           ints, ioff, flts, foff, n, n_E, n_K):
+def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
     """The velocity stage of an evaluation in one call: the sources (the junction
     coefficients with the moduli, the EJS blocks from the momenta), the known values
     (F X, U_1), the kept system's LU factors and the velocity stage's bond variables.
 
-    ``P_int`` (by ``P_off``): 0 the moduli's direct and 1 transposed positions in the
-    sources, 2 the momenta of the EJS blocks' entries, 3 F's indptr, 4 its indices,
-    5, 6 the pairs of the extended sources, 7 [offset of R_E, Z's and U_1's offsets and
-    sizes in the known values, n_imp]; ``P_flt`` (by ``F_off``): 0 the constant
-    sources (their varying entries overwritten), 1 the EJS entries' signs, 2 F's data.
-    ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj, 4 Ui,
-    5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``. The stage's plan as in
-    :func:`_stage`.
+    ``I`` (parts by ``IO``): ``I_P`` the plan P_int (by ``I_POFF``): 0 the moduli's
+    direct and 1 transposed positions in the sources, 2 the momenta of the EJS blocks'
+    entries, 3 F's indptr, 4 its indices, 5, 6 the pairs of the extended sources,
+    7 [offset of R_E, Z's and U_1's offsets and sizes in the known values, n_imp];
+    ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the constant sources
+    (their varying entries overwritten), 1 the EJS entries' signs, 2 F's data;
+    ``F_SCAL`` [tau, ratio] of the LU's checks. ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
+    ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
+    n_K]. ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj,
+    4 Ui, 5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``.
 
-    Returns (sources, known, Lx, Vx, d, w1, status): status 0 done, 1 a source or known
-    value is not finite, 2 the LU's pivots failed their checks, 3 w1 is not finite.
+    Returns (work, w1, status): ``work`` = [sources, known, Lx, Vx, d] for
+    :func:`_second`; status 0 done, 1 a source or known value is not finite, 2 the
+    LU's pivots failed their checks, 3 w1 is not finite.
     """
+    P_int = _part(I, IO, I_P)
+    P_off = _part(I, IO, I_POFF)
+    F_off = _part(I, IO, I_FOFF)
+    P_flt = _part(F, FO, F_P)
+    scal = _part(F, FO, F_SCAL)
+    sizes = _part(I, IO, I_SIZES)
+    n, n_E, n_K = sizes[0], sizes[1], sizes[2]
     dd = P_int[P_off[0]:P_off[1]]
     dt = P_int[P_off[1]:P_off[2]]
     e_idx = P_int[P_off[2]:P_off[3]]
@@ -130,15 +155,22 @@ def _first(x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef, tau
     src0 = P_flt[F_off[0]:F_off[1]]
     e_sign = P_flt[F_off[1]:F_off[2]]
     F_dat = P_flt[F_off[2]:F_off[3]]
+    Li_size = S_off[3] - S_off[2]
+    Ui_size = S_off[5] - S_off[4]
+    ns = src0.size
+    nk = 2 * n_imp
+    work = np.empty(ns + nk + Li_size + Ui_size + n_K)
+    sources = work[:ns]
+    known = work[ns:ns + nk]
 
-    sources = src0.copy()
+    sources[:] = src0
     for k in range(dd.size):
         v = -moduli[k]
         sources[dd[k]] = v
         sources[dt[k]] = v
     for k in range(e_idx.size):
         sources[off_RE + k] = e_sign[k] * x[e_idx[k]]
-    known = np.zeros(2 * n_imp)
+    known[:] = 0.0
     for i in range(nZ):
         s = 0.0
         for p in range(F_ptr[i], F_ptr[i + 1]):
@@ -149,10 +181,10 @@ def _first(x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef, tau
     empty = np.zeros(0)
     for v in sources:
         if not np.isfinite(v):
-            return sources, known, empty, empty, empty, empty, 1
+            return work, empty, 1
     for v in known:
         if not np.isfinite(v):
-            return sources, known, empty, empty, empty, empty, 1
+            return work, empty, 1
     if n_K:
         if pa.size:
             ext = np.empty(sources.size + pa.size)
@@ -165,33 +197,56 @@ def _first(x, moduli, U1, P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef, tau
             ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]],
             S_ints[S_off[8]:S_off[9]], t_coef, S_ints[S_off[9]:S_off[10]],
             S_ints[S_off[2]:S_off[3]], S_ints[S_off[10]:S_off[11]],
-            S_ints[S_off[4]:S_off[5]], tau, ratio)
+            S_ints[S_off[4]:S_off[5]], scal[0], scal[1])
         if not ok:
-            return sources, known, empty, empty, empty, empty, 2
+            return work, empty, 2
+        o = ns + nk
+        work[o:o + Li_size] = Lx
+        work[o + Li_size:o + Li_size + Ui_size] = Vx
+        work[o + Li_size + Ui_size:] = d
     else:
         Lx = Vx = d = empty
-    w1, y1, finite = _stage(sources, known, np.zeros(n), ints, ioff, flts, foff, n, n_E,
-                            n_K, S_ints, S_off, Lx, Vx, d)
+    w1, y1, finite = _stage(sources, known, np.zeros(n), _part(I, IO, I_INTS1),
+                            _part(I, IO, I_IOFF1), _part(F, FO, F_FLTS1),
+                            _part(I, IO, I_FOFF1), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
     if not finite:
-        return sources, known, Lx, Vx, d, w1, 3
-    return sources, known, Lx, Vx, d, w1, 0
+        return work, w1, 3
+    return work, w1, 0
 
 
 @njit(cache=True, error_model="numpy")
-def _second(sources, known, rates, w1, dU1, phi, a2, b2, stab, Q_int, Q_off,
-            ints, ioff, flts, foff, n, n_E, n_K, S_ints, S_off, Lx, Vx, d):
+def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off):
     """The acceleration stage in one call: the right-hand side's dA/dt terms (from the
     moduli's rates ``rates`` and the velocity stage's ``w1``), dU_1/dt (0 where NaN),
     Baumgarte's terms ``a2 c + b2 Phi`` (a2 = 2 alpha, b2 = beta^2; Phi's NaN as 0)
-    when ``stab``, then :func:`_stage`.
+    when ``stab``, then :func:`_stage`; ``work`` from :func:`_first`.
 
-    ``Q_int`` (by ``Q_off``): 0 the rows of the dA/dt terms, 1 their moduli, 2 their
-    variables in w1, 3 the constraint flows in w1, 4 [z0, n_u, n_imp + U_1's offset,
-    U_1's size, with rate terms (0/1)].
+    ``I`` (parts by ``IO``) as in :func:`_first`, with ``I_Q`` (by ``I_QOFF``): 0 the
+    rows of the dA/dt terms, 1 their moduli, 2 their variables in w1, 3 the constraint
+    flows in w1, 4 [z0, n_u, n_imp + U_1's offset, U_1's size, with rate terms (0/1)];
+    ``I_INTS2``, ``I_IOFF2``, ``F_FLTS2``, ``I_FOFF2`` the stage's plan.
 
     Returns (w, y, status): 0 done, 1 the right-hand side is not finite, 3 the solution
     is not finite.
     """
+    Q_int = _part(I, IO, I_Q)
+    Q_off = _part(I, IO, I_QOFF)
+    sizes = _part(I, IO, I_SIZES)
+    n, n_E, n_K = sizes[0], sizes[1], sizes[2]
+    P_off = _part(I, IO, I_POFF)
+    P_int = _part(I, IO, I_P)
+    n_imp = P_int[P_off[7] + 5]
+    F_off = _part(I, IO, I_FOFF)
+    ns = F_off[1] - F_off[0]
+    nk = 2 * n_imp
+    Li_size = S_off[3] - S_off[2]
+    Ui_size = S_off[5] - S_off[4]
+    sources = work[:ns]
+    known = work[ns:ns + nk].copy()
+    o = ns + nk
+    Lx = work[o:o + Li_size]
+    Vx = work[o + Li_size:o + Li_size + Ui_size]
+    d = work[o + Li_size + Ui_size:o + Li_size + Ui_size + n_K]
     rows = Q_int[Q_off[0]:Q_off[1]]
     mods = Q_int[Q_off[1]:Q_off[2]]
     wdyn = Q_int[Q_off[2]:Q_off[3]]
@@ -217,6 +272,7 @@ def _second(sources, known, rates, w1, dU1, phi, a2, b2, stab, Q_int, Q_off,
     for v in extra:
         if not np.isfinite(v):
             return np.zeros(0), np.zeros(0), 1
-    w, y, finite = _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
-                          S_ints, S_off, Lx, Vx, d)
+    w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS2),
+                          _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
+                          _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
     return w, y, 0 if finite else 3

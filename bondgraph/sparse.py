@@ -725,7 +725,7 @@ class SparseReduction:
         args = self._fused_args()
         if args is None:
             return None
-        fast, st, head1, tail1, tail2, rate_terms = args
+        fast, st, packed, S, rate_terms = args
         if fast is not None:
             fast._since_setup += 1
         m = self.model
@@ -733,20 +733,19 @@ class SparseReduction:
         kern = fastlu._sparse_kernels()
         moduli, phi = fns.moduli_and_phi(x, shared)
         U1, dU1 = m.source_values(t, s)
-        sources, known, Lx, Vx, d, w1, status = kern._first(x, moduli, U1, *head1, *tail1)
+        work, w1, status = kern._first(x, moduli, U1, *packed, *S)
         if status == 2:
             # the pivot order failed its checks here: SuperLU's, when it may be adopted
             # (see FixedLU.adopt), gives the kept system a new one; then once more
             if fast is None or fast._since_setup < fastlu.SETUP_INTERVAL or \
-                    _superlu_factor(self._B.S, self._B.c.extend(sources)) is None or \
-                    fast.structure is st:
+                    _superlu_factor(self._B.S, self._B.c.extend(
+                        work[:self._n_sources])) is None or fast.structure is st:
                 return None
             args = self._fused_args()
             if args is None:
                 return None
-            fast, st, head1, tail1, tail2, rate_terms = args
-            sources, known, Lx, Vx, d, w1, status = kern._first(x, moduli, U1, *head1,
-                                                                 *tail1)
+            fast, st, packed, S, rate_terms = args
+            work, w1, status = kern._first(x, moduli, U1, *packed, *S)
         if status:
             return None
         kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
@@ -755,8 +754,8 @@ class SparseReduction:
             a2, b2, stab = 2.0 * stabilization.alpha, stabilization.beta ** 2, True
         else:
             a2, b2, stab = 0.0, 0.0, False
-        w, y, status = kern._second(sources, known, rates, w1, dU1, phi, a2, b2, stab,
-                                    *tail2, Lx, Vx, d)
+        w, y, status = kern._second(work, rates, w1, dU1, phi, a2, b2, stab, *packed,
+                                    S[0], S[1])
         if status:
             return None
         n2 = self.n2
@@ -773,11 +772,11 @@ class SparseReduction:
 
     def _fused_args(self):
         """The arguments of the two compiled calls of :meth:`_evaluate_fused` that do not
-        change from one evaluation to the next (made again when the kept system's LU
-        takes a new pivot order): (the LU or None, its structure, the arrays of
-        ``_first`` before and after the kept system's, those of ``_second`` between its
-        state values and the LU's factors, whether there are rate terms), or None where
-        the one-call path does not apply."""
+        change from one evaluation to the next: (the kept system's LU or None, its
+        structure, the packed plan (I, F, IO, FO; see :mod:`bondgraph._sparse_kernels`),
+        the structure's (S_ints, S_off, t_coef), whether there are rate terms), or None
+        where the one-call path does not apply. The structure's part is made again when
+        the LU takes a new pivot order."""
         plan = self._fused_plan()
         if plan is None:
             return None
@@ -793,20 +792,11 @@ class SparseReduction:
         if cached is not None and cached[1] is st:
             return cached
         if st is not None:
-            S_ints, S_off = st.packed()
-            t_coef = st.t_coef
+            S = (*st.packed(), st.t_coef)
         else:
-            (S_ints, S_off), t_coef = self._no_ints, self._no_float
-        P_int, P_off, P_flt, F_off, Q_int, Q_off, rate_terms = plan
-        (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
-            self._plans[pattern][1], self._plans[pattern][0]
-        c = pattern.c
-        head1 = (P_int, P_off, P_flt, F_off, S_ints, S_off, t_coef)
-        tail1 = (fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, ints1, ioff1, flts1, foff1,
-                 c.n, pattern.n_E, pattern.n_K)
-        tail2 = (Q_int, Q_off, ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints,
-                 S_off)
-        self._fused_cache = (fast, st, head1, tail1, tail2, rate_terms)
+            S = (*self._no_ints, self._no_float)
+        packed, rate_terms = plan
+        self._fused_cache = (fast, st, packed, S, rate_terms)
         return self._fused_cache
 
     def _fused_plan(self):
@@ -860,7 +850,22 @@ class SparseReduction:
         P_int, P_off = pack(ip, np.int64)
         P_flt, F_off = pack(fp, np.float64)
         Q_int, Q_off = pack(qp, np.int64)
-        return P_int, P_off, P_flt, F_off, Q_int, Q_off, rate_terms
+        (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
+            self._plans[pattern][1], self._plans[pattern][0]
+        K = fastlu._sparse_kernels()
+        int_parts = [None] * K.N_INT_PARTS
+        int_parts[K.I_P], int_parts[K.I_POFF], int_parts[K.I_FOFF] = P_int, P_off, F_off
+        int_parts[K.I_INTS1], int_parts[K.I_IOFF1], int_parts[K.I_FOFF1] = \
+            ints1, ioff1, foff1
+        int_parts[K.I_Q], int_parts[K.I_QOFF] = Q_int, Q_off
+        int_parts[K.I_INTS2], int_parts[K.I_IOFF2], int_parts[K.I_FOFF2] = ints, ioff, foff
+        int_parts[K.I_SIZES] = [c.n, pattern.n_E, pattern.n_K]
+        flt_parts = [None] * K.N_FLT_PARTS
+        flt_parts[K.F_P], flt_parts[K.F_FLTS1], flt_parts[K.F_FLTS2] = P_flt, flts1, flts
+        flt_parts[K.F_SCAL] = [fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO]
+        I_all, IO = pack(int_parts, np.int64)
+        F_all, FO = pack(flt_parts, np.float64)
+        return (I_all, F_all, IO, FO), rate_terms
 
     def _euler_matrices(self, x: np.ndarray, s: StateView) -> np.ndarray:
         """The EJS blocks of R_E, raveled and concatenated: -h~ of every body's angular
