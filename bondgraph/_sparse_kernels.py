@@ -26,8 +26,11 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     ``ints`` holds, between ``ioff[k]`` and ``ioff[k + 1]``: 0 krows, 1 kidx, 2 ksrc
     (the known terms), 3 rE, 4 rK, 5 cE, 6 cK, 7 C_row, 8 C_col, 9 G_row, 10 G_col,
     11 G_src, 12 H_row, 13 H_col, 14 H_src, 15 wsrc (per bond variable: its index in y,
-    or -1 - its index in ``known``); ``flts`` (by ``foff``): 0 kcoef, 1 C_val, 2 G_coef,
-    3 H_coef. ``S_ints`` (by ``S_off``): 0 prow, 1 gather, 2 Li, 3 Lj, 4 Ui, 5 Uj of the
+    or -1 - its index in ``known``), 16 brows (the rows of b the stage reads), 17 ebk
+    (the entries of b_E it reads), 18 ek (the rows of y_E it gives; y holds garbage
+    elsewhere); ``flts`` (by ``foff``): 0 kcoef, 1 C_val, 2 G_coef, 3 H_coef. A stage
+    that wants a few variables (the velocity stage, dX/dt alone) has its terms and
+    these lists cut down to what they need. ``S_ints`` (by ``S_off``): 0 prow, 1 gather, 2 Li, 3 Lj, 4 Ui, 5 Uj of the
     kept system's LU structure; ``Lx, Vx, d`` its factors' values.
     """
     krows = ints[ioff[0]:ioff[1]]
@@ -46,6 +49,9 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     H_col = ints[ioff[13]:ioff[14]]
     H_src = ints[ioff[14]:ioff[15]]
     wsrc = ints[ioff[15]:ioff[16]]
+    brows = ints[ioff[16]:ioff[17]]
+    ebk = ints[ioff[17]:ioff[18]]
+    ek = ints[ioff[18]:ioff[19]]
     kcoef = flts[foff[0]:foff[1]]
     C_val = flts[foff[1]:foff[2]]
     G_coef = flts[foff[2]:foff[3]]
@@ -56,11 +62,11 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     for t in range(krows.size):
         acc[krows[t]] += kcoef[t] * sources[ksrc[t]] * known[kidx[t]]
     b = np.empty(n)
-    for i in range(n):
+    for i in brows:
         b[i] = -acc[i] + extra[i]
 
     bE = np.empty(n_E)
-    for k in range(n_E):
+    for k in ebk:
         bE[k] = b[rE[k]]
     y = np.empty(n)
     finite = True
@@ -86,7 +92,7 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     he = np.zeros(n_E)
     for t in range(H_row.size):
         he[H_row[t]] += H_coef[t] * sources[H_src[t]] * yK[H_col[t]]
-    for k in range(n_E):
+    for k in ek:
         v = ce[k] - he[k]
         y[cE[k]] = v
         if not np.isfinite(v):
@@ -104,10 +110,10 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
 # returned array about 0.4 us): ``I`` holds the int64 parts and ``F`` the float64 parts
 # below, part k of each between ``O[k]`` and ``O[k + 1]`` of its own numbering.
 (I_P, I_POFF, I_FOFF, I_INTS1, I_IOFF1, I_FOFF1, I_Q, I_QOFF, I_INTS2, I_IOFF2, I_FOFF2,
- I_SIZES) = range(12)
-N_INT_PARTS = 12
-F_P, F_FLTS1, F_FLTS2, F_SCAL = range(4)
-N_FLT_PARTS = 4
+ I_SIZES, I_INTS3, I_IOFF3, I_FOFF3) = range(15)
+N_INT_PARTS = 15
+F_P, F_FLTS1, F_FLTS2, F_SCAL, F_FLTS3 = range(5)
+N_FLT_PARTS = 5
 
 
 @njit(cache=True)
@@ -215,7 +221,7 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
 
 
 @njit(cache=True, error_model="numpy")
-def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off):
+def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off, full):
     """The acceleration stage in one call: the right-hand side's dA/dt terms (from the
     moduli's rates ``rates`` and the velocity stage's ``w1``), dU_1/dt (0 where NaN),
     Baumgarte's terms ``a2 c + b2 Phi`` (a2 = 2 alpha, b2 = beta^2; Phi's NaN as 0)
@@ -224,7 +230,9 @@ def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off
     ``I`` (parts by ``IO``) as in :func:`_first`, with ``I_Q`` (by ``I_QOFF``): 0 the
     rows of the dA/dt terms, 1 their moduli, 2 their variables in w1, 3 the constraint
     flows in w1, 4 [z0, n_u, n_imp + U_1's offset, U_1's size, with rate terms (0/1)];
-    ``I_INTS2``, ``I_IOFF2``, ``F_FLTS2``, ``I_FOFF2`` the stage's plan.
+    ``I_INTS2``, ``I_IOFF2``, ``F_FLTS2``, ``I_FOFF2`` the stage's plan (every bond
+    variable), used when ``full``; else ``I_INTS3``, ``I_IOFF3``, ``F_FLTS3``,
+    ``I_FOFF3``: the plan of the variables dX/dt reads (w holds those, in order).
 
     Returns (w, y, status): 0 done, 1 the right-hand side is not finite, 3 the solution
     is not finite.
@@ -272,7 +280,12 @@ def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off
     for v in extra:
         if not np.isfinite(v):
             return np.zeros(0), np.zeros(0), 1
-    w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS2),
-                          _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
-                          _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
+    if full:
+        w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS2),
+                              _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
+                              _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
+    else:
+        w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS3),
+                              _part(I, IO, I_IOFF3), _part(F, FO, F_FLTS3),
+                              _part(I, IO, I_FOFF3), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
     return w, y, 0 if finite else 3

@@ -144,8 +144,10 @@ def warm_up() -> None:
     k._solve_kernel(np.ones(2), order, order, Li, np.zeros(1, dtype=np.int64), Lx, Ui,
                     np.ones(1, dtype=np.int64), Vx, d)
     # the sparse evaluation's stage on a 1 x 1 system that condenses entirely: y = 1 / 2
-    ints = np.array([0, 0, 0, 0, 0], dtype=np.int64)           # rE, cE, C_row, C_col, wsrc
-    ioff = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5], dtype=np.int64)
+    # (rE, cE, C_row, C_col, wsrc, brows, ebk, ek)
+    ints = np.array([0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+    ioff = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8],
+                    dtype=np.int64)
     no = np.zeros(0)
     _KERNELS[1]._stage(no, no, np.ones(1), ints, ioff, np.array([0.5]),
                        np.array([0, 0, 1, 1, 1], dtype=np.int64), 1, 1, 0,

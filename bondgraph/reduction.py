@@ -467,9 +467,9 @@ class StateSpaceModel:
         if sr.applicable:
             x = np.asarray(x, dtype=float)
             if x.shape == (self.n_states,):
-                sv = sr.evaluate(t, x, stabilization)
-                if sv is not None:
-                    return sv.xdot
+                xdot = sr.derivative(t, x, stabilization)
+                if xdot is not None:
+                    return xdot
         return self.evaluate(t, x, stabilization=stabilization).xdot
 
     def constraint_forces(self, t: float, x: np.ndarray,

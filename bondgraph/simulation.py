@@ -202,13 +202,11 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         # (it returns None, or a non-finite derivative, at a non-finite state)
         if fast is not None and math.isfinite(t):
             try:
-                ev = fast.evaluate(t, x, stabilization)
+                xdot = fast.derivative(t, x, stabilization)
             except Exception:      # the full path below repeats it, and reports
-                ev = None
-            if ev is not None:
-                xdot = ev.xdot
-                if np.isfinite(xdot).all():
-                    return xdot    # (full rank: the sparse path is used only then)
+                xdot = None
+            if xdot is not None and np.isfinite(xdot).all():
+                return xdot        # (full rank: the sparse path is used only then)
         return full(t, x)
 
     def full(t, x):

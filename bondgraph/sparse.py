@@ -715,13 +715,34 @@ class SparseReduction:
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch=branch, rank=n2)
 
-    def _evaluate_fused(self, t, x, s, shared, stabilization) -> StepValues | None:
+    def derivative(self, t: float, x: np.ndarray,
+                   stabilization: Baumgarte | None = None) -> np.ndarray | None:
+        """dX/dt alone at time ``t`` (s) and state ``x``: :meth:`evaluate`'s ``xdot`` (a
+        fresh array, shape ``(n_states,)``), None where it would be None. Where the
+        one-call path applies, its acceleration stage computes only the bond variables
+        dX/dt reads (what a solver needs; the outputs come from :meth:`evaluate`)."""
+        m = self.model
+        x = np.asarray(x, dtype=float)
+        if x.shape != (m.n_states,):
+            raise ModelError(f"state vector has shape {x.shape}; valid: ({m.n_states},) "
+                             f"for states {', '.join(m.state_names)}")
+        if self.n2 and self._compiled:
+            xdot = self._evaluate_fused(t, x, StateView(x, m.state_slices), {},
+                                        stabilization, full=False)
+            if xdot is not None:
+                return xdot
+        ev = self.evaluate(t, x, stabilization)
+        return None if ev is None else ev.xdot
+
+    def _evaluate_fused(self, t, x, s, shared, stabilization, full: bool = True
+                        ) -> StepValues | np.ndarray | None:
         """:meth:`evaluate` with constraints in two compiled calls
         (:func:`bondgraph._sparse_kernels._first` and ``_second``; the element functions
         between them), where the system is condensed, the kept system's LU compiled and
         its pivot order set, and the EJS elements plain. None where that does not apply
         or a step of it fails (the caller then takes the general path, which repeats the
-        evaluation and handles the failure)."""
+        evaluation and handles the failure). With ``full`` False, dX/dt alone (see
+        :meth:`derivative`)."""
         args = self._fused_args()
         if args is None:
             return None
@@ -755,9 +776,16 @@ class SparseReduction:
         else:
             a2, b2, stab = 0.0, 0.0, False
         w, y, status = kern._second(work, rates, w1, dU1, phi, a2, b2, stab, *packed,
-                                    S[0], S[1])
+                                    S[0], S[1], full)
         if status:
             return None
+        if not full:                   # w: the variables _want2
+            if not self._kin_final:
+                kin_rates = fns.kinematic_rates(x, w[self._w2_kin])
+            parts = [w[self._w2_X], kin_rates]
+            if m.work_idx:
+                parts.append(np.array([w[e] @ w[f] for e, f in self._w2_work]))
+            return np.concatenate(parts)
         n2 = self.n2
         if not self._kin_final:
             kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
@@ -850,8 +878,8 @@ class SparseReduction:
         P_int, P_off = pack(ip, np.int64)
         P_flt, F_off = pack(fp, np.float64)
         Q_int, Q_off = pack(qp, np.int64)
-        (ints1, ioff1, flts1, foff1), (ints, ioff, flts, foff) = \
-            self._plans[pattern][1], self._plans[pattern][0]
+        (ints, ioff, flts, foff), (ints1, ioff1, flts1, foff1), \
+            (ints3, ioff3, flts3, foff3) = self._plans[pattern]
         K = fastlu._sparse_kernels()
         int_parts = [None] * K.N_INT_PARTS
         int_parts[K.I_P], int_parts[K.I_POFF], int_parts[K.I_FOFF] = P_int, P_off, F_off
@@ -860,8 +888,11 @@ class SparseReduction:
         int_parts[K.I_Q], int_parts[K.I_QOFF] = Q_int, Q_off
         int_parts[K.I_INTS2], int_parts[K.I_IOFF2], int_parts[K.I_FOFF2] = ints, ioff, foff
         int_parts[K.I_SIZES] = [c.n, pattern.n_E, pattern.n_K]
+        int_parts[K.I_INTS3], int_parts[K.I_IOFF3], int_parts[K.I_FOFF3] = \
+            ints3, ioff3, foff3
         flt_parts = [None] * K.N_FLT_PARTS
         flt_parts[K.F_P], flt_parts[K.F_FLTS1], flt_parts[K.F_FLTS2] = P_flt, flts1, flts
+        flt_parts[K.F_FLTS3] = flts3
         flt_parts[K.F_SCAL] = [fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO]
         I_all, IO = pack(int_parts, np.int64)
         F_all, FO = pack(flt_parts, np.float64)
@@ -991,27 +1022,68 @@ class SparseReduction:
         live = support[c.rE]
         C_live, G_sel = live[c.C_col], live[c.G_col]
 
-        def packed(C_sel, H_sel, wsrc):
+        def packed(C_sel, H_sel, wsrc, every_row=False):
             C_sel = C_sel & C_live
-            parts = [krows, kidx, ksrc, c.rE, c.rK, c.cE, c.cK, c.C_row[C_sel],
-                     c.C_col[C_sel], c.G_row[G_sel], c.G_col[G_sel], c.G_src[G_sel],
-                     c.H_row[H_sel], c.H_col[H_sel], c.H_src[H_sel], wsrc]
-            fparts = [kcoef, c.C_val[C_sel], c.G_coef[G_sel], c.H_coef[H_sel]]
+            # what the stage reads: the rows of y_E behind wsrc and the H terms, the
+            # entries of b_E the C and G terms read, the rows of b behind those and
+            # the kept system's, and the known values' terms on those rows
+            ek = np.full(c.cE.size, every_row)
+            ek[c.C_row[C_sel]] = True
+            ek[c.H_row[H_sel]] = True
+            ek[k_of_y[wsrc[wsrc >= 0]][k_of_y[wsrc[wsrc >= 0]] >= 0]] = True
+            ebk = np.zeros(c.cE.size, dtype=bool)
+            ebk[c.C_col[C_sel]] = True
+            ebk[c.G_col[G_sel]] = True
+            brows = np.zeros(c.n, dtype=bool)
+            brows[c.rK] = True
+            brows[c.rE[ebk]] = True
+            k_sel = brows[krows]
+            parts = [krows[k_sel], kidx[k_sel], ksrc[k_sel], c.rE, c.rK, c.cE, c.cK,
+                     c.C_row[C_sel], c.C_col[C_sel], c.G_row[G_sel], c.G_col[G_sel],
+                     c.G_src[G_sel], c.H_row[H_sel], c.H_col[H_sel], c.H_src[H_sel], wsrc,
+                     np.flatnonzero(brows), np.flatnonzero(ebk), np.flatnonzero(ek)]
+            fparts = [kcoef[k_sel], c.C_val[C_sel], c.G_coef[G_sel], c.H_coef[H_sel]]
             return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
                     np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
                     np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
                     np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
 
-        every = packed(np.ones(c.C_row.size, dtype=bool), np.ones(c.H_row.size, dtype=bool),
-                       wsrc)
-        # the velocity stage: only the wanted variables, and the rows of y_E they read
-        ws = wsrc[self._want1]
         k_of_y = -np.ones(c.n, dtype=np.int64)
         k_of_y[c.cE] = np.arange(c.cE.size)
+        every = packed(np.ones(c.C_row.size, dtype=bool), np.ones(c.H_row.size, dtype=bool),
+                       wsrc, every_row=True)
+        # the velocity stage: only the wanted variables, and the rows of y_E they read
+        ws = wsrc[self._want1]
         need = np.zeros(c.cE.size, dtype=bool)
         k = k_of_y[ws[ws >= 0]]
         need[k[k >= 0]] = True
-        return every, packed(need[c.C_row], need[c.H_row], ws)
+        velocity = packed(need[c.C_row], need[c.H_row], ws)
+        # the acceleration stage for dX/dt alone: the variables it reads
+        ws = wsrc[self._want2()]
+        need = np.zeros(c.cE.size, dtype=bool)
+        k = k_of_y[ws[ws >= 0]]
+        need[k[k >= 0]] = True
+        return every, velocity, packed(need[c.C_row], need[c.H_row], ws)
+
+    def _want2(self) -> np.ndarray:
+        """The bond variables dX/dt reads from the acceleration stage (made once): the
+        storage elements' rates, the work powers' efforts and flows, and the kinematic
+        states' flows where the velocity stage's do not hold; with their positions in
+        that list (``_w2_X``, ``_w2_kin``, ``_w2_work``)."""
+        if getattr(self, "_w2", None) is None:
+            m = self.model
+            kin = np.zeros(0, dtype=np.int64) if self._kin_final else \
+                np.asarray(m._kin_rows, dtype=np.int64)
+            work = [np.asarray(a, dtype=np.int64) for e, f in m.work_idx for a in (e, f)]
+            want = np.unique(np.concatenate([np.asarray(self._rec_X, dtype=np.int64), kin,
+                                             *work]))
+            self._w2 = want
+            self._w2_X = np.searchsorted(want, np.asarray(self._rec_X, dtype=np.int64))
+            self._w2_kin = np.searchsorted(want, kin)
+            self._w2_work = [(np.searchsorted(want, np.asarray(e, dtype=np.int64)),
+                              np.searchsorted(want, np.asarray(f, dtype=np.int64)))
+                             for e, f in m.work_idx]
+        return self._w2
 
     def _full(self, y, known, U2):
         """Every bond variable from the unknowns y and the known values."""

@@ -208,17 +208,22 @@ def test_one_call_stages_equal_the_steps(name, monkeypatch):
     steps = SparseReduction(model)
     plain = SparseReduction(model, condensed=False)
     kern = fastlu._sparse_kernels()
-    calls = {"first": 0}
-    first = kern._first
+    calls = {"first": 0, "xdot alone": 0}
+    first, second = kern._first, kern._second
 
     def counted(*a):
         calls["first"] += 1
         return first(*a)
 
+    def counted2(*a):
+        calls["xdot alone"] += not a[-1]          # (full=False)
+        return second(*a)
+
     monkeypatch.setattr(kern, "_first", counted)
+    monkeypatch.setattr(kern, "_second", counted2)
     original = S.SparseReduction._evaluate_fused
     monkeypatch.setattr(S.SparseReduction, "_evaluate_fused",
-                        lambda self, *a: original(self, *a) if self is fused else None)
+                        lambda self, *a, **k: original(self, *a, **k) if self is fused else None)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     for k in range(12):
         x = rng.normal(size=model.n_states)
@@ -235,8 +240,15 @@ def test_one_call_stages_equal_the_steps(name, monkeypatch):
             scale = 1.0 + np.abs(vc).max(initial=0.0)
             assert np.abs(va - vb).max(initial=0.0) <= 1e-11 * scale, f
             assert np.abs(va - vc).max(initial=0.0) <= 1e-11 * scale, f
+        # dX/dt alone (the acceleration stage cut down to what it reads): the same sums
+        # as the one-call evaluation's (the pivot order may change between two calls)
+        d = fused.derivative(t, x, stab)
+        scale = 1.0 + np.abs(c.xdot).max()
+        assert d.shape == c.xdot.shape
+        assert np.abs(d - c.xdot).max() <= 1e-11 * scale
         assert np.array_equal(np.isnan(a.phi), np.isnan(c.phi))
     assert calls["first"] >= 10          # all but the first (SuperLU's pivots) evaluations
+    assert calls["xdot alone"] >= 10     # derivative() took its cut-down stage
 
 
 def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
