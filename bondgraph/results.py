@@ -132,6 +132,15 @@ class SimulationResult:
             if isinstance(arr, np.ndarray):
                 arr.setflags(write=False)
 
+    def __getstate__(self) -> dict:
+        """Pickled with its derived outputs computed, without the model that makes them
+        (a result read in another process or later needs no model)."""
+        self._derived()
+        state = dict(self.__dict__)
+        state["_outputs"] = None
+        state["_cache"] = {k: v for k, v in self._cache.items() if k != "forces"}
+        return state
+
     # -- the outputs derived from the states, computed when first read --------------------
     def _derived(self) -> dict[str, np.ndarray]:
         """U_2, c, Phi, the bond values and the stored energy at every output time: one
@@ -139,21 +148,23 @@ class SimulationResult:
         (a run whose user reads only the states does not pay for them). A point where
         the evaluation fails (a failed run's last state) holds NaN."""
         d = self._cache
-        if not d:
+        if "energy" not in d:
             n = self.t.size
             n2 = sum(sl.stop - sl.start for sl in self._u2_slices.values())
             n_var = max((max(e.stop, f.stop) for e, f in self._bond_slices.values()),
                         default=0)
             if self._outputs is not None:
                 out = self._outputs(self.t, self.x)
-            else:
-                out = {"U2": np.zeros((n2, n)), "c": np.zeros((n2, n)),
-                       "phi": np.zeros((n2, n)), "bond_values": np.zeros((n_var, n)),
-                       "energy": np.zeros(n)}
+            else:                          # (no model to derive them from: unknown)
+                out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
+                       "phi": np.full((n2, n), np.nan),
+                       "bond_values": np.full((n_var, n), np.nan),
+                       "energy": np.full(n, np.nan)}
             for arr in out.values():
                 arr.setflags(write=False)
             d.update(out)
-            d["forces"] = MappingProxyType({name: out["U2"][sl]
+        if "forces" not in d:
+            d["forces"] = MappingProxyType({name: d["U2"][sl]
                                             for name, sl in self._u2_slices.items()})
         return d
 
@@ -242,4 +253,4 @@ class SimulationResult:
         return (f"SimulationResult({self.status.name}: {self.t.size} points over {span}, "
                 f"{len(self.state_names)} states, {len(self._u2_slices)} constraint "
                 f"sources, nfev={self.nfev}" + (f", max|c|={self.max_abs_constraint_flow:.2e})"
-                                                if self._cache else ")"))
+                                                if "c" in self._cache else ")"))

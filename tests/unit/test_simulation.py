@@ -75,6 +75,12 @@ class TestOutput:
         # the pendulum's energy 0.5 |p|^2 / m (its stored energy: gravity is a source)
         p = r.state("p_m")
         assert np.allclose(e, 0.5 * (p ** 2).sum(axis=0), rtol=1e-12, atol=1e-15)
+        # pickled with its outputs, without the model
+        import pickle
+        r2 = pickle.loads(pickle.dumps(r))
+        assert r2._outputs is None and np.array_equal(r2.bond_values, r.bond_values)
+        assert np.array_equal(r2.constraint_force("Se*_rod"), r.constraint_force("Se*_rod"))
+        assert repr(r2) == repr(r)
 
     def test_dense_output(self):
         r = simulate(msd(), (0.0, 2.0), X0, dense_output=True, rtol=1e-10, atol=1e-12)
