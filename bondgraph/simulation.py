@@ -23,7 +23,6 @@ from scipy.integrate._ivp.common import OdeSolution
 from scipy.optimize import brentq
 
 from .errors import (
-    BondGraphError,
     IntegrationError,
     IntegrationWarning,
     ModelError,

@@ -805,6 +805,9 @@ class SparseReduction:
         the structure's (S_ints, S_off, t_coef), whether there are rate terms), or None
         where the one-call path does not apply. The structure's part is made again when
         the LU takes a new pivot order."""
+        cached = self._fused_cache
+        if cached is not None and (cached[0] is None or cached[0].structure is cached[1]):
+            return cached
         plan = self._fused_plan()
         if plan is None:
             return None

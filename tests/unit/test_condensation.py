@@ -294,3 +294,25 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
     # path (the first, before any order, and one within SETUP_INTERVAL of a new order)
     assert calls["retries"] >= 1 and calls["general"] <= 3
     assert np.max(np.abs(runs[0] - runs[1])) <= 1e-9
+
+
+def test_derivative_with_kinematic_rates_from_the_acceleration_stage():
+    """Where the velocity stage's kinematic flows do not hold (a kinematic flow that
+    depends on D, E or U_2), derivative() takes them from its cut-down acceleration
+    stage. Forced here on chain-6, whose flows do hold: the same dX/dt either way."""
+    pytest.importorskip("numba")
+    model = chain(6)[0].assemble().model
+    plain = SparseReduction(model)
+    forced = SparseReduction(model)
+    forced._kin_final = False             # (before its plans are made)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=model.n_states)
+    for n_ in model.state_names:
+        if n_.endswith(".q"):
+            sl = model.state_slices[n_]
+            x[sl] /= np.linalg.norm(x[sl])
+    stab = Baumgarte(10.0, 7.0)
+    for _ in range(3):                    # (the first factorisation is SuperLU's)
+        a, b = plain.derivative(0.4, x, stab), forced.derivative(0.4, x, stab)
+    assert forced._w2_kin.size == model._kin_rows.size and plain._w2_kin.size == 0
+    assert np.abs(a - b).max() <= 1e-11 * (1.0 + np.abs(a).max())
