@@ -411,12 +411,15 @@ class _CompiledSandwiches:
         self.R = np.zeros((n, 3, 3))
         self.nrow = np.empty(n, dtype=np.int64)
         self.ncol = np.empty(n, dtype=np.int64)
+        self.form = np.zeros(n, dtype=np.int64)      # bit 0: L = E (3 x 3), bit 1: R = E
         self.dest = np.zeros((n, 9), dtype=np.int64)
         for i, (k, off) in enumerate(zip(kernels, offsets)):
             L, R = k.params
             self.L[i, :L.shape[0]] = L
             self.R[i, :, :R.shape[1]] = R
             self.nrow[i], self.ncol[i] = L.shape[0], R.shape[1]
+            self.form[i] = (1 if L.shape == (3, 3) and np.array_equal(L, np.eye(3)) else 0) \
+                | (2 if R.shape == (3, 3) and np.array_equal(R, np.eye(3)) else 0)
             size = L.shape[0] * R.shape[1]
             self.dest[i, :size] = off + np.arange(size)
         self.kernel = module.sandwich
@@ -431,7 +434,7 @@ class _CompiledSandwiches:
                                 for k in self.kernels], dtype=np.int64)
         Adot = geo.Adot if self.rate else geo.A
         self.kernel(geo.A, Adot, self.rate, self.ix, self.iy, self.L, self.R, self.nrow,
-                    self.ncol, self.dest, self.sign, out)
+                    self.ncol, self.form, self.dest, self.sign, out)
 
 
 # the compiled form of each kernel type (elements._compiled): f(module, geo, rate, ia, ib,
@@ -589,6 +592,7 @@ class _Program:
                     row[C.D_DEST] = put(ints, n_int, sw.dest)
                     row[C.D_NROW] = put(ints, n_int, sw.nrow)
                     row[C.D_NCOL] = put(ints, n_int, sw.ncol)
+                    row[C.D_FORM] = put(ints, n_int, sw.form)
                     row[C.D_F0] = put(flts, n_flt, sw.L)
                     row[C.D_F1] = put(flts, n_flt, sw.R)
                     row[[C.D_TARGET, C.D_SIGN]] = target, int(sign)

@@ -1,12 +1,13 @@
-"""The compiled form of :class:`elements._blocks.Sandwich` (arrays and numbers only).
+"""The compiled forms of the kernels of :mod:`elements._blocks` (arrays and numbers only).
 
 Imported by :mod:`elements._blocks` where numba is available and enabled
 (:func:`bondgraph.fastlu.enabled`), so that importing the package does not import numba.
 Every Sandwich term of a batch, whatever its form (ground factors, identity L or R,
 shapes), is computed in one call: G_i = L_i A_x^T A_y R_i, or its rate
-L_i (dA_x/dt^T A_y + A_x^T dA_y/dt) R_i. The numpy stacks compute the same products
-(they skip the identity factors, which changes nothing but the rounding of sums with
-exact zeros); ``tests/unit/test_moduli.py`` compares the two.
+L_i (dA_x/dt^T A_y + A_x^T dA_y/dt) R_i; the other kernel forms likewise, and
+:func:`program` runs all the groups of a mechanism in one call. Ground factors and
+identity L or R are not multiplied out, as the numpy stacks do not (their products are
+exact); ``tests/unit/test_moduli.py`` compares the two.
 """
 
 from __future__ import annotations
@@ -16,45 +17,80 @@ from numba import njit
 
 
 @njit(cache=True)
-def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, dest, sign, out):
+def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
     """Write ``sign * G_i`` (row-major, ``nrow[i] x ncol[i]``) at ``out[dest[i, :]]``.
 
     A, Adot : (n_bodies, 3, 3) rotation matrices and their rates (row 0 the ground);
     ix, iy : (n,) body rows; L : (n, 3, 3) with the first ``nrow[i]`` rows used;
-    R : (n, 3, 3) with the first ``ncol[i]`` columns used; dest : (n, 9) positions
-    (the first nrow * ncol used)."""
+    R : (n, 3, 3) with the first ``ncol[i]`` columns used; form : (n,) bit 0: L is the
+    3 x 3 identity, bit 1: R is; dest : (n, 9) positions (the first nrow * ncol used).
+    A ground factor (row 0) and identity L or R are not multiplied out (the numpy
+    stacks skip them too), which changes no value: their products are exact."""
     M = np.empty((3, 3))
     T = np.empty((3, 3))
     for i in range(ix.size):
-        X = A[ix[i]]
-        Y = A[iy[i]]
-        for a in range(3):
-            for b in range(3):
-                s = 0.0
-                if rate:
-                    Xd = Adot[ix[i]]
-                    Yd = Adot[iy[i]]
-                    for k in range(3):
-                        s += Xd[k, a] * Y[k, b] + X[k, a] * Yd[k, b]
-                else:
+        x, y = ix[i], iy[i]
+        X = A[x]
+        Y = A[y]
+        # M = X^T Y, or its rate Xd^T Y + X^T Yd (the ground's A = E, Adot = 0)
+        if rate:
+            Xd = Adot[x]
+            Yd = Adot[y]
+            if x == 0:
+                for a in range(3):
+                    for b in range(3):
+                        M[a, b] = Yd[a, b]
+            elif y == 0:
+                for a in range(3):
+                    for b in range(3):
+                        M[a, b] = Xd[b, a]
+            else:
+                for a in range(3):
+                    for b in range(3):
+                        s = 0.0
+                        for k in range(3):
+                            s += Xd[k, a] * Y[k, b] + X[k, a] * Yd[k, b]
+                        M[a, b] = s
+        elif x == 0:
+            for a in range(3):
+                for b in range(3):
+                    M[a, b] = Y[a, b]
+        elif y == 0:
+            for a in range(3):
+                for b in range(3):
+                    M[a, b] = X[b, a]
+        else:
+            for a in range(3):
+                for b in range(3):
+                    s = 0.0
                     for k in range(3):
                         s += X[k, a] * Y[k, b]
-                M[a, b] = s
+                    M[a, b] = s
         # T = M R (3 x ncol), then L T (nrow x ncol)
         nc = ncol[i]
         nr = nrow[i]
-        for a in range(3):
-            for c in range(nc):
-                s = 0.0
-                for k in range(3):
-                    s += M[a, k] * R[i, k, c]
-                T[a, c] = s
-        for r in range(nr):
-            for c in range(nc):
-                s = 0.0
-                for k in range(3):
-                    s += L[i, r, k] * T[k, c]
-                out[dest[i, r * nc + c]] = sign * s
+        if form[i] & 2:
+            for a in range(3):
+                for c in range(3):
+                    T[a, c] = M[a, c]
+        else:
+            for a in range(3):
+                for c in range(nc):
+                    s = 0.0
+                    for k in range(3):
+                        s += M[a, k] * R[i, k, c]
+                    T[a, c] = s
+        if form[i] & 1:
+            for r in range(3):
+                for c in range(nc):
+                    out[dest[i, r * nc + c]] = sign * T[r, c]
+        else:
+            for r in range(nr):
+                for c in range(nc):
+                    s = 0.0
+                    for k in range(3):
+                        s += L[i, r, k] * T[k, c]
+                    out[dest[i, r * nc + c]] = sign * s
 
 
 @njit(cache=True)
@@ -252,8 +288,8 @@ def quat_rates(q, om):
 # row and column counts) and ``flts`` (the kernels' parameters), row-major.
 SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION = range(6)
 (D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
- D_F2) = range(13)
-D_COLUMNS = 13
+ D_F2, D_FORM) = range(14)
+D_COLUMNS = 14
 
 
 @njit(cache=True)
@@ -278,8 +314,10 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
             dest = ints[i0:i0 + 9 * n].reshape((n, 9))
             nrow = ints[desc[g, D_NROW]:desc[g, D_NROW] + n]
             ncol = ints[desc[g, D_NCOL]:desc[g, D_NCOL] + n]
+            form = ints[desc[g, D_FORM]:desc[g, D_FORM] + n]
             sandwich(A, Adot, rate, ia, ib, flts[f0:f0 + 9 * n].reshape((n, 3, 3)),
-                     flts[f1:f1 + 9 * n].reshape((n, 3, 3)), nrow, ncol, dest, sign, out)
+                     flts[f1:f1 + 9 * n].reshape((n, 3, 3)), nrow, ncol, form, dest, sign,
+                     out)
         elif code == POINT_GAP:
             point_gap(A, r, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
                       flts[f1:f1 + 3 * n].reshape((n, 3)),
