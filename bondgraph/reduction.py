@@ -135,6 +135,7 @@ class StateSpaceModel:
     def __init__(self, cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
                  omit_rate_terms: bool = False):
         self.omit_rate_terms = bool(omit_rate_terms)
+        self._bond_slices = None
         self.causal = cg
         self.graph = cg.graph
         self.parameters: dict[str, float] = dict(parameters or {})
@@ -296,6 +297,14 @@ class StateSpaceModel:
         b = self.graph.bond(bond)
         o = L.offset[b.name]
         return slice(o, o + b.dim), slice(L.n_half + o, L.n_half + o + b.dim)
+
+    @property
+    def bond_slices(self) -> Mapping[str, tuple[slice, slice]]:
+        """:meth:`bond_index` of every bond, by name (made once and shared with the
+        simulation results: do not modify it)."""
+        if self._bond_slices is None:
+            self._bond_slices = {b.name: self.bond_index(b.name) for b in self.graph.bonds}
+        return self._bond_slices
 
     # -- evaluation -----------------------------------------------------------------------
     @property

@@ -424,13 +424,12 @@ def _collect(model, ts, xs, stabilization, status, message, failure_time, solver
              deficiency, redundancy, branch, sol, t_events, fast=None) -> SimulationResult:
     n = len(ts)
     X = np.array(xs).T if n else np.zeros((model.n_states, 0))
-    bond_slices = {b.name: model.bond_index(b.name) for b in model.graph.bonds}
     return SimulationResult(
         t=np.asarray(ts, dtype=float), x=X, state_names=model.state_names, status=status,
         message=message, success=status.success, failure_time=failure_time,
         nfev=int(solver.nfev), n_steps=n_steps, rank_deficiency=int(deficiency),
         redundancy=redundancy, branch=branch, sol=sol,
-        _state_slices=dict(model.state_slices), _bond_slices=bond_slices,
+        _state_slices=dict(model.state_slices), _bond_slices=model.bond_slices,
         t_events=tuple(np.asarray(v) for v in t_events),
         _u2_slices=dict(model.u2_slices),
         _outputs=partial(_outputs, model, stabilization, fast))
