@@ -42,6 +42,11 @@ once. With numba installed, the LU is :mod:`bondgraph.fastlu`'s (compiled, on a 
 pivot order taken from SuperLU, refilling the matrix inside the factorisation); where
 its pivot checks fail, or without numba, SuperLU's (the data refilled by one
 ``bincount``).
+
+A solver needs dX/dt alone: :meth:`SparseReduction.derivative` gives it, and where the
+one-call path applies (numba, a condensed system, plain EJS elements) its acceleration
+stage computes only the bond variables dX/dt reads; :meth:`SparseReduction.evaluate`
+gives every bond value and U_2 (what a result's outputs are made of).
 """
 
 from __future__ import annotations
@@ -717,10 +722,12 @@ class SparseReduction:
 
     def derivative(self, t: float, x: np.ndarray,
                    stabilization: Baumgarte | None = None) -> np.ndarray | None:
-        """dX/dt alone at time ``t`` (s) and state ``x``: :meth:`evaluate`'s ``xdot`` (a
-        fresh array, shape ``(n_states,)``), None where it would be None. Where the
-        one-call path applies, its acceleration stage computes only the bond variables
-        dX/dt reads (what a solver needs; the outputs come from :meth:`evaluate`)."""
+        """dX/dt alone at time ``t`` (s) and state ``x`` (shape ``(n_states,)``, the
+        model's state order and units): :meth:`evaluate`'s ``xdot`` (a fresh array, each
+        state's unit per second), with Baumgarte's terms when ``stabilization`` is
+        given; None where :meth:`evaluate` would give None. Where the one-call path
+        applies, its acceleration stage computes only the bond variables dX/dt reads
+        (what a solver needs; the outputs come from :meth:`evaluate`)."""
         m = self.model
         x = np.asarray(x, dtype=float)
         if x.shape != (m.n_states,):
