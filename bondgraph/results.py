@@ -123,6 +123,7 @@ class SimulationResult:
     _u2_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
     _outputs: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]] | None = \
         field(default=None, repr=False, compare=False)
+    _precomputed: dict | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -133,12 +134,15 @@ class SimulationResult:
                 arr.setflags(write=False)
 
     def __getstate__(self) -> dict:
-        """Pickled with its derived outputs computed, without the model that makes them
-        (a result read in another process or later needs no model)."""
-        self._derived()
+        """Pickled (or deep-copied) with its derived outputs computed, without the model
+        that makes them: they travel with the states they belong to (a copy made with
+        ``dataclasses.replace`` keeps them while its t and x are these)."""
+        d = self._derived()
         state = dict(self.__dict__)
         state["_outputs"] = None
-        state["_cache"] = {k: v for k, v in self._cache.items() if k != "forces"}
+        state["_precomputed"] = {"t": self.t, "x": self.x,
+                                 **{k: v for k, v in d.items() if k != "forces"}}
+        state["_cache"] = {}
         return state
 
     # -- the outputs derived from the states, computed when first read --------------------
@@ -146,20 +150,21 @@ class SimulationResult:
         """U_2, c, Phi, the bond values and the stored energy at every output time: one
         evaluation of the model per output point, made when one of them is first read
         (a run whose user reads only the states does not pay for them). A point where
-        the evaluation fails (a failed run's last state) holds NaN."""
+        the evaluation fails (a failed run's last state) holds NaN. Raises
+        BondGraphError where there is no model to make them from."""
         d = self._cache
         if "energy" not in d:
-            n = self.t.size
-            n2 = sum(sl.stop - sl.start for sl in self._u2_slices.values())
-            n_var = max((max(e.stop, f.stop) for e, f in self._bond_slices.values()),
-                        default=0)
-            if self._outputs is not None:
+            pre = self._precomputed
+            if pre is not None and pre["t"] is self.t and pre["x"] is self.x:
+                out = {k: v for k, v in pre.items() if k not in ("t", "x")}
+            elif self._outputs is not None:
                 out = self._outputs(self.t, self.x)
-            else:                          # (no model to derive them from: unknown)
-                out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
-                       "phi": np.full((n2, n), np.nan),
-                       "bond_values": np.full((n_var, n), np.nan),
-                       "energy": np.full(n, np.nan)}
+            else:
+                from .errors import BondGraphError
+                raise BondGraphError(
+                    "this result has no model to derive its constraint forces, bond "
+                    "values and energy from (a copy of a pickled result with other "
+                    "states); simulate again, or read them before copying")
             for arr in out.values():
                 arr.setflags(write=False)
             d.update(out)
@@ -245,8 +250,10 @@ class SimulationResult:
 
     @property
     def max_abs_constraint_flow(self) -> float:
-        """Largest |c| over the run."""
-        return float(np.abs(self.constraint_flow).max()) if self.constraint_flow.size else 0.0
+        """Largest |c| over the run (NaN-free entries only: a point whose evaluation
+        failed holds NaN)."""
+        finite = self.constraint_flow[np.isfinite(self.constraint_flow)]
+        return float(np.abs(finite).max()) if finite.size else 0.0
 
     def __repr__(self) -> str:
         span = f"{self.t[0]:.4g}..{self.t[-1]:.4g} s" if self.t.size else "empty"

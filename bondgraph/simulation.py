@@ -197,15 +197,21 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     nonfinite: list[tuple[float, str]] = []
 
     def fun(t, x):
-        # the sparse evaluation at a finite state: the common case, checked by its result
-        # (it returns None, or a non-finite derivative, at a non-finite state)
+        # the sparse evaluation at a finite state: the common case (full rank: the
+        # sparse path is used only then); anything else goes the full path, which
+        # repeats the evaluation, records why and reports
         if fast is not None and math.isfinite(t):
             try:
                 xdot = fast.derivative(t, x, stabilization)
-            except Exception:      # the full path below repeats it, and reports
+            except SingularConstraintError:
                 xdot = None
-            if xdot is not None and np.isfinite(xdot).all():
-                return xdot        # (full rank: the sparse path is used only then)
+            except Exception as exc:  # a user callable (source, modulus, rate) raised
+                if not np.isfinite(x).all():
+                    return full(t, x)  # (at a non-finite state: that is the news)
+                raise _UserError(f"{type(exc).__name__}: {exc}") from exc
+            # (x's sum: a NaN in a state nothing reads leaves dX/dt finite)
+            if xdot is not None and np.isfinite(xdot).all() and math.isfinite(x.sum()):
+                return xdot
         return full(t, x)
 
     def full(t, x):
@@ -261,7 +267,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
     if first_step is not None:
         kwargs["first_step"] = first_step
-    solver = solver_cls(fun, t0, x_init, t1, **kwargs)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        solver = solver_cls(fun, t0, x_init, t1, **kwargs)   # (its first step's choice)
 
     ts: list[float] = []
     xs: list[np.ndarray] = []

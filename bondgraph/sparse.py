@@ -814,6 +814,10 @@ class SparseReduction:
         the LU takes a new pivot order."""
         cached = self._fused_cache
         if cached is not None and (cached[0] is None or cached[0].structure is cached[1]):
+            F, FO, k = cached[2][1], cached[2][3], fastlu._sparse_kernels().F_SCAL
+            scal = F[FO[k]:FO[k + 1]]                   # the LU's checks, read live
+            if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
+                scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
             return cached
         plan = self._fused_plan()
         if plan is None:
@@ -1087,12 +1091,12 @@ class SparseReduction:
             work = [np.asarray(a, dtype=np.int64) for e, f in m.work_idx for a in (e, f)]
             want = np.unique(np.concatenate([np.asarray(self._rec_X, dtype=np.int64), kin,
                                              *work]))
-            self._w2 = want
             self._w2_X = np.searchsorted(want, np.asarray(self._rec_X, dtype=np.int64))
             self._w2_kin = np.searchsorted(want, kin)
             self._w2_work = [(np.searchsorted(want, np.asarray(e, dtype=np.int64)),
                               np.searchsorted(want, np.asarray(f, dtype=np.int64)))
                              for e, f in m.work_idx]
+            self._w2 = want                # (last: another thread may be reading)
         return self._w2
 
     def _full(self, y, known, U2):

@@ -183,8 +183,9 @@ class MechanismResult:
         for blk in mm.blocks[name]:
             src = f"Se*_{blk.label}"
             sl = m.u2_slices[src]
-            phi_max = max(phi_max, float(np.abs(raw.phi[sl]).max(initial=0.0)))
-            c_max = max(c_max, float(np.abs(raw.constraint_flow[sl]).max(initial=0.0)))
+            phi_max = max(phi_max, float(np.nanmax(np.abs(raw.phi[sl]), initial=0.0)))
+            c_max = max(c_max, float(np.nanmax(np.abs(raw.constraint_flow[sl]),
+                                               initial=0.0)))
             for t in blk.terms:
                 if not t.junction.startswith(child + "."):
                     continue

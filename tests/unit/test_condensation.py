@@ -20,7 +20,7 @@ from bondgraph import Baumgarte, assemble, assign_causality
 from bondgraph.condensation import MAX_BLOCK_CONDITION, condense
 from bondgraph.sparse import SparseReduction, _Condensed
 from elements.models import chain, spring_pendulum, three_body_prismatic
-from mechanisms import sparse_scara
+from mechanisms import random_states, sparse_scara
 
 
 def _dense(n, rows, cols, src, coef, sources):
@@ -266,10 +266,10 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
         calls["retries"] += calls["inside"]
         return superlu(pattern, sources)
 
-    def watched(self, *a):
+    def watched(self, *a, **k):
         calls["inside"] = True
         try:
-            out = one_call(self, *a)
+            out = one_call(self, *a, **k)
         finally:
             calls["inside"] = False
         calls["general"] += out is None
@@ -284,7 +284,7 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
                 mp.setattr(S, "_superlu_factor", counted)
                 mp.setattr(S.SparseReduction, "_evaluate_fused", watched)
             else:
-                mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a: None)
+                mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
             r = simulate(mm.model, (0.0, 1.0), x0, method="DOP853", rtol=1e-10,
                          atol=1e-10, stabilization=Baumgarte(10.0, 10.0),
                          t_eval=np.linspace(0.0, 1.0, 11))
@@ -316,3 +316,26 @@ def test_derivative_with_kinematic_rates_from_the_acceleration_stage():
         a, b = plain.derivative(0.4, x, stab), forced.derivative(0.4, x, stab)
     assert forced._w2_kin.size == model._kin_rows.size and plain._w2_kin.size == 0
     assert np.abs(a - b).max() <= 1e-11 * (1.0 + np.abs(a).max())
+
+
+def test_the_one_call_path_reads_the_lu_checks_live(monkeypatch):
+    """fastlu.SINGULAR_RATIO changed after the first evaluations: the one-call path's
+    LU applies the new value (here one that refuses every factorisation), and the
+    evaluation still comes, from the general path."""
+    pytest.importorskip("numba")
+    from bondgraph import fastlu
+    from bondgraph.element import StateView
+    mech = chain(3)[0]
+    mm = mech.assemble()
+    model = mm.model
+    sr = SparseReduction(model)
+    _, x, _ = random_states(mech, mm, np.random.default_rng(2), 1, None)[0]
+    stab = Baumgarte(10.0, 10.0)
+    for _ in range(3):
+        ref = sr.derivative(0.1, x, stab)
+    view = StateView(x, model.state_slices)
+    assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is not None
+    monkeypatch.setattr(fastlu, "SINGULAR_RATIO", 0.999999)
+    assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
+    d = sr.derivative(0.1, x, stab)
+    assert np.abs(d - ref).max() <= 1e-11 * (1.0 + np.abs(ref).max())

@@ -67,7 +67,7 @@ def _systems(model, states, monkeypatch):
     with monkeypatch.context() as mp:
         mp.setattr(S, "_factor", spy)
         # (the one-call stages factor inside their kernel: the steps one by one here)
-        mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a: None)
+        mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
         sr = model.sparse()
         for t, x, stab in states:
             sr.evaluate(t, x, stab)
@@ -154,7 +154,7 @@ def test_evaluation_uses_the_compiled_lu(monkeypatch):
         return lu
 
     monkeypatch.setattr(S, "_factor", spy)
-    monkeypatch.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a: None)
+    monkeypatch.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
     second = sr.evaluate(0.1, x, stab)
     assert kinds == [F.Factors]
     assert _rel(second.xdot, first.xdot) <= TOL and _rel(second.U2, first.U2) <= TOL

@@ -165,3 +165,44 @@ def test_singular_constraint_is_reported_with_its_time():
     with pytest.raises(SingularConstraintError, match=r"rank 0 < 1 at t = 0.25 s.*Se\*_rod") as err:
         model.evaluate(0.25, x, redundancy_ok=False)
     assert err.value.time == 0.25
+
+
+def test_a_user_function_that_raises_once_is_reported():
+    """A drive's value function that raises on one call only: the run stops with
+    CALLBACK_ERROR and the message (the sparse path hands the exception on; it must not
+    retry the call and carry on)."""
+    from bondgraph import Se
+    from elements.models import chain
+    calls = [0]
+
+    def value(t):
+        calls[0] += 1
+        if calls[0] == 40:
+            raise RuntimeError("sensor glitch")
+        return 0.0
+    mech, q0 = chain(3)
+    mm = mech.assemble(drives={"J2": Se("J2.drive", TimeFunction(value, lambda t: 0.0))})
+    with pytest.warns(IntegrationWarning):
+        r = mm.simulate((0.0, 1.0), q0, t_eval=np.linspace(0, 1, 11))
+    assert r.raw.status is Status.CALLBACK_ERROR and "sensor glitch" in r.raw.message
+
+
+def test_copies_of_a_result_keep_their_outputs_or_say_why_not():
+    """dataclasses.replace of a pickled result keeps the outputs while its states are
+    the same; with other states and no model it raises a clear error, not NaN."""
+    import dataclasses
+    import pickle
+    from bondgraph import BondGraphError
+    model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
+    x0 = model.initial_state({"p_m": [0.0, 0.0], "r": [0.6, -0.8]})
+    r = simulate(model, (0.0, 0.5), x0, t_eval=np.linspace(0, 0.5, 6))
+    r2 = pickle.loads(pickle.dumps(r))
+    r3 = dataclasses.replace(r2, message="renamed")
+    assert np.array_equal(r3.phi, r.phi) and np.array_equal(r3.stored_energy,
+                                                            r.stored_energy)
+    r4 = dataclasses.replace(r2, x=np.array(r2.x) * 2.0)
+    with pytest.raises(BondGraphError, match="no model"):
+        r4.bond_values
+    # with its model, a copy with other states derives its own
+    r5 = dataclasses.replace(r, x=np.array(r.x))
+    assert np.allclose(r5.bond_values, r.bond_values, rtol=1e-12, atol=1e-12)
