@@ -569,9 +569,9 @@ class ModulusContext:
     returns an object with ``values(state) -> (moduli, phi)`` and ``rates(state,
     state_rates) -> moduli_rates`` (``state``: the concatenated values, as ``value``
     receives them; each output the members' values raveled and concatenated in the
-    order given), or None. The evaluation then makes two calls per state in place of
-    the context and its batches (the element library compiles them into one call
-    each); it must give what the members give.
+    order given; fresh arrays, which the evaluation keeps), or None. The evaluation
+    then makes two calls per state in place of the context and its batches (the element
+    library compiles them into one call each); it must give what the members give.
     """
 
     value: Callable[..., Any]
