@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ._gc import paused
 from .bonds import Bond, Causality
 from .element import Category, Element
 from .errors import CausalityError, DifferentialCausalityError
@@ -361,6 +362,7 @@ class _Pass:
         return None
 
 
+@paused
 def assign_causality(bg: BondGraph) -> CausalGraph:
     """Assign causality to every bond, inserting unknown effort sources where needed.
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from ._gc import paused
 from .causality import CausalGraph
 from .element import Category, StateView
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
@@ -237,7 +238,7 @@ class StateSpaceModel:
         (:class:`~bondgraph.sparse.SparseReduction`), built once and kept."""
         if self._sparse is None:
             from .sparse import SparseReduction
-            self._sparse = SparseReduction(self)
+            self._sparse = paused(SparseReduction)(self)
         return self._sparse
 
     def with_parameters(self, **values: float) -> "StateSpaceModel":
@@ -608,6 +609,7 @@ def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
     return vt.T @ (inv * (u.T @ rhs)), rank, scale
 
 
+@paused
 def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
              omit_rate_terms: bool = False) -> StateSpaceModel:
     """Build the numeric state-space model of a causal graph.

@@ -22,6 +22,7 @@ from bondgraph import (
     C, BondGraph, Baumgarte, KinematicState, ModelError, OneJunction, R, Se, WorkState,
     assemble, assign_causality, simulate,
 )
+from bondgraph._gc import paused
 from bondgraph.errors import BondGraphError
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix, skew
 
@@ -180,6 +181,7 @@ class Mechanism:
         children = {j.child.name for j in self.joints.values()}
         return [b for b in self.bodies if b not in children]
 
+    @paused
     def build(self, drives: Mapping[str, Any] | None = None) -> BondGraph:
         """The mechanism's vector bond graph (a new, ordinary, editable BondGraph).
 

@@ -182,3 +182,35 @@ class TestRegistry:
             assert again.element("s").kind == "TestSpring"
         finally:
             ELEMENT_TYPES.pop("TestSpring")
+
+
+def test_building_pauses_the_garbage_collector_and_restores_it():
+    """assign_causality, assemble, Mechanism.build and the sparse set-up run with the
+    cyclic collector off (bondgraph._gc.paused) and leave it as they found it: on, or
+    off if the caller had switched it off, also when they raise."""
+    import gc
+
+    from bondgraph import assemble, assign_causality, models
+    from bondgraph._gc import paused
+    seen = []
+
+    @paused
+    def probe(fail=False):
+        seen.append(gc.isenabled())
+        if fail:
+            raise ValueError("x")
+
+    assert gc.isenabled()
+    probe()
+    with pytest.raises(ValueError):
+        probe(fail=True)
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        probe()
+        assert not gc.isenabled()          # the caller's choice kept
+    finally:
+        gc.enable()
+    model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
+    model.sparse()
+    assert gc.isenabled()
