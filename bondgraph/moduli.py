@@ -168,6 +168,8 @@ class StateFunctions:
         if where(members_v, self._moduli.size) is not None or \
                 where(members_r, self._rates.size) is not None:
             return None                  # (the members are made in the outputs' order)
+        self._fused_what = ", ".join(mb.what for mb in members_v[:3]) + \
+            (", ..." if len(members_v) > 3 else "")
         return (fused, xi, ri, where(members_p, self.model.n_u2), self._moduli.size,
                 sum(mb.dest.size for mb in members_p))
 
@@ -252,8 +254,8 @@ class StateFunctions:
         fused, xi, ri, _, size, _ = f
         r = np.asarray(fused.rates(x[xi], kin_rates[ri]), dtype=float)
         if r.shape != (size,):
-            raise ModelError(f"the fused modulus rates have shape {r.shape}; valid: "
-                             f"({size},)")
+            raise ModelError(f"the fused modulus rates have shape {r.shape} (of "
+                             f"{self._fused_what}); valid: ({size},)")
         return r
 
     def moduli_and_phi(self, x: np.ndarray, shared: dict | None = None
@@ -268,8 +270,8 @@ class StateFunctions:
         v, p = fused.values(x[xi])
         v, p = np.asarray(v, dtype=float), np.asarray(p, dtype=float)
         if v.shape != (size,) or p.shape != (n_phi,):
-            raise ModelError(f"the fused moduli and Phi have shapes {v.shape}, {p.shape}; "
-                             f"valid: ({size},), ({n_phi},)")
+            raise ModelError(f"the fused moduli and Phi have shapes {v.shape}, {p.shape} "
+                             f"(of {self._fused_what}); valid: ({size},), ({n_phi},)")
         if dest_p is not None:         # (NaN where a source has no Phi)
             p, out = np.full(self.model.n_u2, np.nan), p
             p[dest_p] = out

@@ -813,12 +813,17 @@ class SparseReduction:
         where the one-call path does not apply. The structure's part is made again when
         the LU takes a new pivot order."""
         cached = self._fused_cache
-        if cached is not None and (cached[0] is None or cached[0].structure is cached[1]):
-            F, FO, k = cached[2][1], cached[2][3], fastlu._sparse_kernels().F_SCAL
-            scal = F[FO[k]:FO[k + 1]]                   # the LU's checks, read live
-            if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
-                scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
-            return cached
+        if cached is None or (cached[0] is not None and cached[0].structure is not cached[1]):
+            cached = self._make_fused_args()
+            if cached is None:
+                return None
+        scal = self._fused_scal              # (a view of F: the LU's checks, read live)
+        if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
+            scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
+        return cached
+
+    def _make_fused_args(self):
+        """:meth:`_fused_args` made (again: the LU took a new pivot order)."""
         plan = self._fused_plan()
         if plan is None:
             return None
@@ -830,14 +835,13 @@ class SparseReduction:
             st = fast.structure
         else:
             fast = st = None
-        cached = self._fused_cache
-        if cached is not None and cached[1] is st:
-            return cached
         if st is not None:
             S = (*st.packed(), st.t_coef)
         else:
             S = (*self._no_ints, self._no_float)
         packed, rate_terms = plan
+        F, FO, k = packed[1], packed[3], fastlu._sparse_kernels().F_SCAL
+        self._fused_scal = F[FO[k]:FO[k + 1]]
         self._fused_cache = (fast, st, packed, S, rate_terms)
         return self._fused_cache
 

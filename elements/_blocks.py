@@ -168,13 +168,18 @@ class Kernel:
     __call__ = value
 
 
+def _rows(kernels: Sequence[Kernel], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The stacks' rows of each kernel's two bodies (0: the ground), as int64 arrays."""
+    return tuple(np.array([index[k.bodies[j]] if k.bodies[j] else 0 for k in kernels],
+                          dtype=np.int64) for j in (0, 1))
+
+
 class _Stack:
     """Instances of one kernel form, stacked: body rows and parameters as arrays."""
 
     def __init__(self, kernels: Sequence[Kernel], index: dict[str, int]):
         self.compute = type(kernels[0]).compute
-        self.ia = np.array([index[k.bodies[0]] if k.bodies[0] else 0 for k in kernels])
-        self.ib = np.array([index[k.bodies[1]] if k.bodies[1] else 0 for k in kernels])
+        self.ia, self.ib = _rows(kernels, index)
         self.params = [np.array(p) for p in zip(*(k.params for k in kernels))]
 
     def __call__(self, geo: Geometry, rate: bool) -> np.ndarray:
@@ -428,10 +433,7 @@ class _CompiledSandwiches:
     def __call__(self, geo: Geometry, out: np.ndarray) -> None:
         if self._index is not geo.index:
             self._index = geo.index
-            self.ix = np.array([geo.index[k.bodies[0]] if k.bodies[0] else 0
-                                for k in self.kernels], dtype=np.int64)
-            self.iy = np.array([geo.index[k.bodies[1]] if k.bodies[1] else 0
-                                for k in self.kernels], dtype=np.int64)
+            self.ix, self.iy = _rows(self.kernels, geo.index)
         Adot = geo.Adot if self.rate else geo.A
         self.kernel(geo.A, Adot, self.rate, self.ix, self.iy, self.L, self.R, self.nrow,
                     self.ncol, self.form, self.dest, self.sign, out)
@@ -484,10 +486,7 @@ class _CompiledKernels:
             fn, ks, dest, params, index, ia, ib = g
             if index is not geo.index:
                 g[4] = geo.index
-                g[5] = ia = np.array([geo.index[k.bodies[0]] if k.bodies[0] else 0
-                                      for k in ks], dtype=np.int64)
-                g[6] = ib = np.array([geo.index[k.bodies[1]] if k.bodies[1] else 0
-                                      for k in ks], dtype=np.int64)
+                g[5], g[6] = ia, ib = _rows(ks, geo.index)
             fn(self.module, geo, self.rate, ia, ib, params, dest, self.sign, out)
 
 
@@ -569,8 +568,7 @@ class _Program:
             return count[0] - arr.size
 
         def rows_of(ks):
-            ia = np.array([index[k.bodies[0]] if k.bodies[0] else 0 for k in ks])
-            ib = np.array([index[k.bodies[1]] if k.bodies[1] else 0 for k in ks])
+            ia, ib = _rows(ks, index)
             return put(ints, n_int, ia), put(ints, n_int, ib)
 
         self.sizes = []

@@ -17,6 +17,23 @@ from numba import njit
 
 
 @njit(cache=True)
+def _with_ground(P, Q, x, y, M):
+    """Where body x is the ground (row 0), M = Q; where body y is, M = P^T; True then.
+    (X^T Y with X = E, and its rate, which has dX/dt = 0; likewise for y.)"""
+    if x == 0:
+        for a in range(3):
+            for b in range(3):
+                M[a, b] = Q[a, b]
+        return True
+    if y == 0:
+        for a in range(3):
+            for b in range(3):
+                M[a, b] = P[b, a]
+        return True
+    return False
+
+
+@njit(cache=True)
 def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
     """Write ``sign * G_i`` (row-major, ``nrow[i] x ncol[i]``) at ``out[dest[i, :]]``.
 
@@ -32,34 +49,19 @@ def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
         x, y = ix[i], iy[i]
         X = A[x]
         Y = A[y]
-        # M = X^T Y, or its rate Xd^T Y + X^T Yd (the ground's A = E, Adot = 0)
+        # M = X^T Y, or its rate Xd^T Y + X^T Yd (the ground's A = E, Adot = 0: then
+        # M is the other body's factor, or its rate)
         if rate:
             Xd = Adot[x]
             Yd = Adot[y]
-            if x == 0:
-                for a in range(3):
-                    for b in range(3):
-                        M[a, b] = Yd[a, b]
-            elif y == 0:
-                for a in range(3):
-                    for b in range(3):
-                        M[a, b] = Xd[b, a]
-            else:
+            if not _with_ground(Xd, Yd, x, y, M):
                 for a in range(3):
                     for b in range(3):
                         s = 0.0
                         for k in range(3):
                             s += Xd[k, a] * Y[k, b] + X[k, a] * Yd[k, b]
                         M[a, b] = s
-        elif x == 0:
-            for a in range(3):
-                for b in range(3):
-                    M[a, b] = Y[a, b]
-        elif y == 0:
-            for a in range(3):
-                for b in range(3):
-                    M[a, b] = X[b, a]
-        else:
+        elif not _with_ground(X, Y, x, y, M):
             for a in range(3):
                 for b in range(3):
                     s = 0.0
