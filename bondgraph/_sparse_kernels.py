@@ -135,7 +135,9 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
     (their varying entries overwritten), 1 the EJS entries' signs, 2 F's data;
     ``F_SCAL`` [tau, ratio] of the LU's checks. ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
     ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
-    n_K]. ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj,
+    n_K] of the acceleration stage's system, then [n, n_E, n_K] of the velocity stage's
+    (its own system without U_2, where that condenses entirely: n_K = 0 and no solve;
+    else the same). ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj,
     4 Ui, 5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``.
 
     Returns (work, w1, status): ``work`` = [sources, known, Lx, Vx, d] for
@@ -212,9 +214,11 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
         work[o + Li_size + Ui_size:] = d
     else:
         Lx = Vx = d = empty
-    w1, y1, finite = _stage(sources, known, np.zeros(n), _part(I, IO, I_INTS1),
+    n1, n_E1, n_K1 = sizes[3], sizes[4], sizes[5]
+    w1, y1, finite = _stage(sources, known, np.zeros(n1), _part(I, IO, I_INTS1),
                             _part(I, IO, I_IOFF1), _part(F, FO, F_FLTS1),
-                            _part(I, IO, I_FOFF1), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
+                            _part(I, IO, I_FOFF1), n1, n_E1, n_K1, S_ints, S_off, Lx, Vx,
+                            d)
     if not finite:
         return work, w1, 3
     return work, w1, 0

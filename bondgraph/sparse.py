@@ -36,6 +36,10 @@ says so and the caller uses the dense reduction, which also gives the diagnostic
 With constraints, the acceleration stage's LU factors also serve the velocity stage:
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
 the known right-hand side gives them, and one factorisation per evaluation suffices.
+The one-call path does better where the velocity stage's own system (U_2 = 0) condenses
+entirely, as a chain's does: its flows are then a sparse product, with no solve (the
+efforts it gives differ from B's first solve, which only the effort rows of dA/dt's
+terms read, and those rows do not reach dc/dt or dX/dt).
 The systems keep one pattern for the whole run: per evaluation only their data vectors
 are refilled, and the column ordering that keeps the LU factors sparse is computed
 once. With numba installed, the LU is :mod:`bondgraph.fastlu`'s (compiled, on a fixed
@@ -380,6 +384,7 @@ class SparseReduction:
         self.condensed = condensed
         L = m.layout
         self._ejs_momenta = None          # set on first use (see _euler_matrices)
+        self._V = self._V_known = None    # the velocity stage's system (see below)
         self.applicable = False
         self.reason = ""
         self._kin_final = False
@@ -514,6 +519,13 @@ class SparseReduction:
             z_terms(T, r_c + np.arange(n2), self._rec_C, np.full(n2, one), np.ones(n2))
             n_big = n_m + n2 + n_u
             self._B, self._B_known = self._system((n_big, n_big), T)
+            # the velocity stage's own system (U_2 = 0), for the one-call path: where
+            # it condenses entirely, its flows cost a sparse product, not a solve with
+            # B's factors (chain-100: 4485 unknowns, none kept)
+            if condensed and fastlu.enabled():
+                V, V_known = self._system((n_m, n_m), velocity_terms(False))
+                if isinstance(V, _Condensed) and V.n_K == 0:
+                    self._V, self._V_known = V, V_known
         self._n_imp = n_imp
         self._dyn_rows = newrow[L.rows[self._dyn]]      # where the dA/dt terms go
         self._dyn_cols = L.cols[self._dyn]
@@ -896,8 +908,8 @@ class SparseReduction:
         P_int, P_off = pack(ip, np.int64)
         P_flt, F_off = pack(fp, np.float64)
         Q_int, Q_off = pack(qp, np.int64)
-        (ints, ioff, flts, foff), (ints1, ioff1, flts1, foff1), \
-            (ints3, ioff3, flts3, foff3) = self._plans[pattern]
+        (ints, ioff, flts, foff), _, (ints3, ioff3, flts3, foff3) = self._plans[pattern]
+        (ints1, ioff1, flts1, foff1), sizes1 = self._velocity_plan()
         K = fastlu._sparse_kernels()
         int_parts = [None] * K.N_INT_PARTS
         int_parts[K.I_P], int_parts[K.I_POFF], int_parts[K.I_FOFF] = P_int, P_off, F_off
@@ -905,7 +917,7 @@ class SparseReduction:
             ints1, ioff1, foff1
         int_parts[K.I_Q], int_parts[K.I_QOFF] = Q_int, Q_off
         int_parts[K.I_INTS2], int_parts[K.I_IOFF2], int_parts[K.I_FOFF2] = ints, ioff, foff
-        int_parts[K.I_SIZES] = [c.n, pattern.n_E, pattern.n_K]
+        int_parts[K.I_SIZES] = [c.n, pattern.n_E, pattern.n_K, *sizes1]
         int_parts[K.I_INTS3], int_parts[K.I_IOFF3], int_parts[K.I_FOFF3] = \
             ints3, ioff3, foff3
         flt_parts = [None] * K.N_FLT_PARTS
@@ -1018,70 +1030,93 @@ class SparseReduction:
         return plan
 
     def _pack(self, pattern: "_Condensed"):
-        L = self.model.layout
-        isl = L.imp_slices
-        c = pattern.c
-        kn = self._B_known if pattern is getattr(self, "_B", None) else self._M_known
-        krows, kidx, ksrc, kcoef = kn
-        # per bond variable: its index in y, or -1 - its index in the known values
-        imp_src = -1 - np.arange(self._n_imp, dtype=np.int64)
-        for grp, base in (("L", self._cL), ("E", self._cE), ("U2", self._c2)):
-            sl = isl[grp]
-            imp_src[sl] = base + np.arange(sl.stop - sl.start)
-        wsrc = np.where(self._is_u, self._ucol, imp_src[self._ipos]).astype(np.int64)
-        self._no_extra[pattern] = np.zeros(c.n)
+        """The compiled stage's plans of a condensed system (B or M): every bond
+        variable, the velocity stage's (``_want1``) and dX/dt's (``_want2``)."""
+        is_B = pattern is getattr(self, "_B", None)
+        kn = self._B_known if is_B else self._M_known
+        self._no_extra[pattern] = np.zeros(pattern.c.n)
         # the rows of b that can be non-zero (known values' terms, dA/dt's and
         # Baumgarte's rows): C's and G's terms on the others add exact zeros
-        support = np.zeros(c.n, dtype=bool)
-        support[krows] = True
-        if pattern is getattr(self, "_B", None):
+        support = np.zeros(pattern.c.n, dtype=bool)
+        support[kn[0]] = True
+        if is_B:
             support[self._n_m + self._dyn_rows] = True
             support[self._n_m + self.n_u:] = True
-        live = support[c.rE]
-        C_live, G_sel = live[c.C_col], live[c.G_col]
+        wsrc = self._wsrc(with_u2=True)
+        return (self._plan(pattern, kn, support, wsrc, None),
+                self._plan(pattern, kn, support, wsrc, self._want1),
+                self._plan(pattern, kn, support, wsrc, self._want2()))
 
-        def packed(C_sel, H_sel, wsrc, every_row=False):
-            C_sel = C_sel & C_live
-            # what the stage reads: the rows of y_E behind wsrc and the H terms, the
-            # entries of b_E the C and G terms read, the rows of b behind those and
-            # the kept system's, and the known values' terms on those rows
-            ek = np.full(c.cE.size, every_row)
-            ek[c.C_row[C_sel]] = True
-            ek[c.H_row[H_sel]] = True
-            ek[k_of_y[wsrc[wsrc >= 0]][k_of_y[wsrc[wsrc >= 0]] >= 0]] = True
-            ebk = np.zeros(c.cE.size, dtype=bool)
-            ebk[c.C_col[C_sel]] = True
-            ebk[c.G_col[G_sel]] = True
-            brows = np.zeros(c.n, dtype=bool)
-            brows[c.rK] = True
-            brows[c.rE[ebk]] = True
-            k_sel = brows[krows]
-            parts = [krows[k_sel], kidx[k_sel], ksrc[k_sel], c.rE, c.rK, c.cE, c.cK,
-                     c.C_row[C_sel], c.C_col[C_sel], c.G_row[G_sel], c.G_col[G_sel],
-                     c.G_src[G_sel], c.H_row[H_sel], c.H_col[H_sel], c.H_src[H_sel], wsrc,
-                     np.flatnonzero(brows), np.flatnonzero(ebk), np.flatnonzero(ek)]
-            fparts = [kcoef[k_sel], c.C_val[C_sel], c.G_coef[G_sel], c.H_coef[H_sel]]
-            return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
-                    np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
-                    np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
-                    np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
+    def _velocity_plan(self):
+        """The velocity stage's plan on its own system V (U_2 = 0; see ``__init__``),
+        where V exists: else B's (:meth:`_pack`). With the sizes (n, n_E, n_K) of the
+        system it solves."""
+        V = self._V
+        if V is None:
+            B = self._B
+            return self._plans[B][1], (B.c.n, B.n_E, B.n_K)
+        support = np.zeros(V.c.n, dtype=bool)
+        support[self._V_known[0]] = True
+        plan = self._plan(V, self._V_known, support, self._wsrc(with_u2=False),
+                          self._want1)
+        return plan, (V.c.n, V.n_E, V.n_K)
 
+    def _wsrc(self, with_u2: bool) -> np.ndarray:
+        """Per bond variable: its index in the system's solution y, or -1 - its index in
+        the known values (U_2's too where ``with_u2`` is False: zeros there)."""
+        isl = self.model.layout.imp_slices
+        imp_src = -1 - np.arange(self._n_imp, dtype=np.int64)
+        groups = (("L", self._cL), ("E", self._cE)) + ((("U2", self._c2),) if with_u2
+                                                       else ())
+        for grp, base in groups:
+            sl = isl[grp]
+            imp_src[sl] = base + np.arange(sl.stop - sl.start)
+        return np.where(self._is_u, self._ucol, imp_src[self._ipos]).astype(np.int64)
+
+    @staticmethod
+    def _plan(pattern: "_Condensed", kn, support: np.ndarray, wsrc: np.ndarray,
+              want: np.ndarray | None):
+        """The packed (ints, ioff, flts, foff) of :func:`_sparse_kernels._stage` for
+        the bond variables ``want`` (None: every one, and every row of y_E)."""
+        c = pattern.c
+        krows, kidx, ksrc, kcoef = kn
         k_of_y = -np.ones(c.n, dtype=np.int64)
         k_of_y[c.cE] = np.arange(c.cE.size)
-        every = packed(np.ones(c.C_row.size, dtype=bool), np.ones(c.H_row.size, dtype=bool),
-                       wsrc, every_row=True)
-        # the velocity stage: only the wanted variables, and the rows of y_E they read
-        ws = wsrc[self._want1]
-        need = np.zeros(c.cE.size, dtype=bool)
-        k = k_of_y[ws[ws >= 0]]
-        need[k[k >= 0]] = True
-        velocity = packed(need[c.C_row], need[c.H_row], ws)
-        # the acceleration stage for dX/dt alone: the variables it reads
-        ws = wsrc[self._want2()]
-        need = np.zeros(c.cE.size, dtype=bool)
-        k = k_of_y[ws[ws >= 0]]
-        need[k[k >= 0]] = True
-        return every, velocity, packed(need[c.C_row], need[c.H_row], ws)
+        live = support[c.rE]
+        if want is None:
+            C_sel, H_sel = np.ones(c.C_row.size, dtype=bool), np.ones(c.H_row.size, bool)
+        else:
+            wsrc = wsrc[want]
+            need = np.zeros(c.cE.size, dtype=bool)
+            k = k_of_y[wsrc[wsrc >= 0]]
+            need[k[k >= 0]] = True
+            C_sel, H_sel = need[c.C_row], need[c.H_row]
+        C_sel = C_sel & live[c.C_col]
+        G_sel = live[c.G_col]
+        # what the stage reads: the rows of y_E behind wsrc and the H terms, the
+        # entries of b_E the C and G terms read, the rows of b behind those and the
+        # kept system's, and the known values' terms on those rows
+        ek = np.full(c.cE.size, want is None)
+        ek[c.C_row[C_sel]] = True
+        ek[c.H_row[H_sel]] = True
+        k = k_of_y[wsrc[wsrc >= 0]]
+        ek[k[k >= 0]] = True
+        ebk = np.zeros(c.cE.size, dtype=bool)
+        ebk[c.C_col[C_sel]] = True
+        ebk[c.G_col[G_sel]] = True
+        brows = np.zeros(c.n, dtype=bool)
+        brows[c.rK] = True
+        brows[c.rE[ebk]] = True
+        k_sel = brows[krows]
+        parts = [krows[k_sel], kidx[k_sel], ksrc[k_sel], c.rE, c.rK, c.cE, c.cK,
+                 c.C_row[C_sel], c.C_col[C_sel], c.G_row[G_sel], c.G_col[G_sel],
+                 c.G_src[G_sel], c.H_row[H_sel], c.H_col[H_sel], c.H_src[H_sel], wsrc,
+                 np.flatnonzero(brows), np.flatnonzero(ebk), np.flatnonzero(ek)]
+        fparts = [kcoef[k_sel], c.C_val[C_sel], c.G_coef[G_sel], c.H_coef[H_sel]]
+        return (np.ascontiguousarray(np.concatenate(parts), dtype=np.int64),
+                np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64),
+                np.ascontiguousarray(np.concatenate(fparts), dtype=np.float64),
+                np.r_[0, np.cumsum([p.size for p in fparts])].astype(np.int64))
 
     def _want2(self) -> np.ndarray:
         """The bond variables dX/dt reads from the acceleration stage (made once): the

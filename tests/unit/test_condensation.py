@@ -249,6 +249,11 @@ def test_one_call_stages_equal_the_steps(name, monkeypatch):
         assert np.array_equal(np.isnan(a.phi), np.isnan(c.phi))
     assert calls["first"] >= 10          # all but the first (SuperLU's pivots) evaluations
     assert calls["xdot alone"] >= 10     # derivative() took its cut-down stage
+    # both velocity stages are covered: on its own system V (U_2 = 0, condensed
+    # entirely: no solve) where V condenses entirely, else with B's factors
+    own = fused._V is not None
+    assert own == (name in ("chain6", "driven_scara"))
+    assert not own or fused._V.n_K == 0
 
 
 def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
