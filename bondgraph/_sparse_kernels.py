@@ -122,17 +122,19 @@ def _part(A, O, k):
 
 
 @njit(cache=True, error_model="numpy")
-def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
-    """The velocity stage of an evaluation in one call: the sources (the junction
-    coefficients with the moduli, the EJS blocks from the momenta), the known values
-    (F X, U_1), the kept system's LU factors and the velocity stage's bond variables.
+def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
+    """The velocity stage of an evaluation in one call: the sources' varying entries
+    (the junction coefficients with the moduli, the EJS blocks from the momenta,
+    written into ``sources``, whose other entries hold their constant values), the known
+    values (F X, U_1), the kept system's LU factors and the velocity stage's bond
+    variables.
 
     ``I`` (parts by ``IO``): ``I_P`` the plan P_int (by ``I_POFF``): 0 the moduli's
     direct and 1 transposed positions in the sources, 2 the momenta of the EJS blocks'
     entries, 3 F's indptr, 4 its indices, 5, 6 the pairs of the extended sources,
     7 [offset of R_E, Z's and U_1's offsets and sizes in the known values, n_imp];
-    ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the constant sources
-    (their varying entries overwritten), 1 the EJS entries' signs, 2 F's data;
+    ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the EJS entries' signs,
+    1 F's data;
     ``F_SCAL`` [tau, ratio] of the LU's checks. ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
     ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
     n_K] of the acceleration stage's system, then [n, n_E, n_K] of the velocity stage's
@@ -140,9 +142,9 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
     else the same). ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj,
     4 Ui, 5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``.
 
-    Returns (work, w1, status): ``work`` = [sources, known, Lx, Vx, d] for
-    :func:`_second`; status 0 done, 1 a source or known value is not finite, 2 the
-    LU's pivots failed their checks, 3 w1 is not finite.
+    Returns (work, w1, status): ``work`` = [known, Lx, Vx, d] for :func:`_second`;
+    status 0 done, 1 a varying source or a known value is not finite, 2 the LU's pivots
+    failed their checks, 3 w1 is not finite.
     """
     P_int = _part(I, IO, I_P)
     P_off = _part(I, IO, I_POFF)
@@ -160,24 +162,26 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
     pb = P_int[P_off[6]:P_off[7]]
     sc = P_int[P_off[7]:P_off[8]]
     off_RE, Z0, nZ, U0, nU, n_imp = sc[0], sc[1], sc[2], sc[3], sc[4], sc[5]
-    src0 = P_flt[F_off[0]:F_off[1]]
-    e_sign = P_flt[F_off[1]:F_off[2]]
-    F_dat = P_flt[F_off[2]:F_off[3]]
+    e_sign = P_flt[F_off[0]:F_off[1]]
+    F_dat = P_flt[F_off[1]:F_off[2]]
     Li_size = S_off[3] - S_off[2]
     Ui_size = S_off[5] - S_off[4]
-    ns = src0.size
     nk = 2 * n_imp
-    work = np.empty(ns + nk + Li_size + Ui_size + n_K)
-    sources = work[:ns]
-    known = work[ns:ns + nk]
+    work = np.empty(nk + Li_size + Ui_size + n_K)
+    known = work[:nk]
+    empty = np.zeros(0)
 
-    sources[:] = src0
     for k in range(dd.size):
         v = -moduli[k]
+        if not np.isfinite(v):
+            return work, empty, 1
         sources[dd[k]] = v
         sources[dt[k]] = v
     for k in range(e_idx.size):
-        sources[off_RE + k] = e_sign[k] * x[e_idx[k]]
+        v = e_sign[k] * x[e_idx[k]]
+        if not np.isfinite(v):
+            return work, empty, 1
+        sources[off_RE + k] = v
     known[:] = 0.0
     for i in range(nZ):
         s = 0.0
@@ -186,10 +190,6 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
         known[Z0 + i] = s
     for i in range(nU):
         known[U0 + i] = U1[i]
-    empty = np.zeros(0)
-    for v in sources:
-        if not np.isfinite(v):
-            return work, empty, 1
     for v in known:
         if not np.isfinite(v):
             return work, empty, 1
@@ -208,7 +208,7 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
             S_ints[S_off[4]:S_off[5]], scal[0], scal[1])
         if not ok:
             return work, empty, 2
-        o = ns + nk
+        o = nk
         work[o:o + Li_size] = Lx
         work[o + Li_size:o + Li_size + Ui_size] = Vx
         work[o + Li_size + Ui_size:] = d
@@ -225,11 +225,13 @@ def _first(x, moduli, U1, I, F, IO, FO, S_ints, S_off, t_coef):
 
 
 @njit(cache=True, error_model="numpy")
-def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off, full):
+def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off,
+            full):
     """The acceleration stage in one call: the right-hand side's dA/dt terms (from the
     moduli's rates ``rates`` and the velocity stage's ``w1``), dU_1/dt (0 where NaN),
     Baumgarte's terms ``a2 c + b2 Phi`` (a2 = 2 alpha, b2 = beta^2; Phi's NaN as 0)
-    when ``stab``, then :func:`_stage`; ``work`` from :func:`_first`.
+    when ``stab``, then :func:`_stage`; ``work`` and ``sources`` as :func:`_first`
+    left them.
 
     ``I`` (parts by ``IO``) as in :func:`_first`, with ``I_Q`` (by ``I_QOFF``): 0 the
     rows of the dA/dt terms, 1 their moduli, 2 their variables in w1, 3 the constraint
@@ -248,14 +250,11 @@ def _second(work, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_ints, S_off
     P_off = _part(I, IO, I_POFF)
     P_int = _part(I, IO, I_P)
     n_imp = P_int[P_off[7] + 5]
-    F_off = _part(I, IO, I_FOFF)
-    ns = F_off[1] - F_off[0]
     nk = 2 * n_imp
     Li_size = S_off[3] - S_off[2]
     Ui_size = S_off[5] - S_off[4]
-    sources = work[:ns]
-    known = work[ns:ns + nk].copy()
-    o = ns + nk
+    known = work[:nk].copy()
+    o = nk
     Lx = work[o:o + Li_size]
     Vx = work[o + Li_size:o + Li_size + Ui_size]
     d = work[o + Li_size + Ui_size:o + Li_size + Ui_size + n_K]

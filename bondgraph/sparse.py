@@ -55,6 +55,7 @@ gives every bond value and U_2 (what a result's outputs are made of).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -543,7 +544,15 @@ class SparseReduction:
         self._fused = None                # the one-call stages' plan (see _fused_plan)
         self._no_float = np.zeros(0)
         self._fused_cache = None
+        self._src0 = self._no_float       # the one-call path's sources: constant values
+        self._src_bufs: dict = {}         # and a buffer per thread (see _evaluate_fused)
         self._check(np.random.default_rng(rng_seed))
+
+    def __getstate__(self) -> dict:
+        """Pickled without the per-thread source buffers (made again on use)."""
+        state = self.__dict__.copy()
+        state["_src_bufs"] = {}
+        return state
 
     def _system(self, shape, T: _Terms):
         rows, cols, src, coef = T.arrays("matrix")
@@ -765,7 +774,7 @@ class SparseReduction:
         args = self._fused_args()
         if args is None:
             return None
-        fast, st, packed, S, rate_terms = args
+        fast = args[0]
         if fast is not None:
             fast._since_setup += 1
         m = self.model
@@ -773,31 +782,20 @@ class SparseReduction:
         kern = fastlu._sparse_kernels()
         moduli, phi = fns.moduli_and_phi(x, shared)
         U1, dU1 = m.source_values(t, s)
-        work, w1, status = kern._first(x, moduli, U1, *packed, *S)
-        if status == 2:
-            # the pivot order failed its checks here: SuperLU's, when it may be adopted
-            # (see FixedLU.adopt), gives the kept system a new one; then once more
-            if fast is None or fast._since_setup < fastlu.SETUP_INTERVAL or \
-                    _superlu_factor(self._B.S, self._B.c.extend(
-                        work[:self._n_sources])) is None or fast.structure is st:
-                return None
-            args = self._fused_args()
-            if args is None:
-                return None
-            fast, st, packed, S, rate_terms = args
-            work, w1, status = kern._first(x, moduli, U1, *packed, *S)
-        if status:
+        # the sources: this thread's buffer (its constant entries set once; taken out
+        # while in use, so that an evaluation inside this one gets its own)
+        bufs, key = self._src_bufs, threading.get_ident()
+        src = bufs.pop(key, None)
+        if src is None:
+            src = self._src0.copy()
+        try:
+            got = self._fused_stages(kern, t, x, moduli, phi, U1, dU1, src, args,
+                                     stabilization, full)
+        finally:
+            bufs[key] = src
+        if got is None:
             return None
-        kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
-        rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
-        if stabilization is not None:
-            a2, b2, stab = 2.0 * stabilization.alpha, stabilization.beta ** 2, True
-        else:
-            a2, b2, stab = 0.0, 0.0, False
-        w, y, status = kern._second(work, rates, w1, dU1, phi, a2, b2, stab, *packed,
-                                    S[0], S[1], full)
-        if status:
-            return None
+        w, y, kin_rates = got
         if not full:                   # w: the variables _want2
             if not self._kin_final:
                 kin_rates = fns.kinematic_rates(x, w[self._w2_kin])
@@ -816,6 +814,39 @@ class SparseReduction:
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch="15", rank=n2)
+
+    def _fused_stages(self, kern, t, x, moduli, phi, U1, dU1, src, args, stabilization,
+                      full):
+        """The two compiled calls of :meth:`_evaluate_fused` with the element functions
+        between them: (w, y, the velocity stage's kinematic rates), or None."""
+        fast, st, packed, S, rate_terms = args
+        fns = self.model.functions
+        work, w1, status = kern._first(x, moduli, U1, src, *packed, *S)
+        if status == 2:
+            # the pivot order failed its checks here: SuperLU's, when it may be adopted
+            # (see FixedLU.adopt), gives the kept system a new one; then once more
+            if fast is None or fast._since_setup < fastlu.SETUP_INTERVAL or \
+                    _superlu_factor(self._B.S, self._B.c.extend(src)) is None or \
+                    fast.structure is st:
+                return None
+            args = self._fused_args()
+            if args is None:
+                return None
+            fast, st, packed, S, rate_terms = args
+            work, w1, status = kern._first(x, moduli, U1, src, *packed, *S)
+        if status:
+            return None
+        kin_rates = fns.kinematic_rates(x, w1[self._w1_kin])
+        rates = fns.moduli_rates(x, kin_rates) if rate_terms else self._no_float
+        if stabilization is not None:
+            a2, b2, stab = 2.0 * stabilization.alpha, stabilization.beta ** 2, True
+        else:
+            a2, b2, stab = 0.0, 0.0, False
+        w, y, status = kern._second(work, src, rates, w1, dU1, phi, a2, b2, stab, *packed,
+                                    S[0], S[1], full)
+        if status:
+            return None
+        return w, y, kin_rates
 
     def _fused_args(self):
         """The arguments of the two compiled calls of :meth:`_evaluate_fused` that do not
@@ -886,7 +917,10 @@ class SparseReduction:
                 isl["U1"].start, isl["U1"].stop - isl["U1"].start, self._n_imp]
         ip = [L._dyn_direct, L._dyn_transposed, e_idx, F.indptr, F.indices, c.pair_a,
               c.pair_b, scal]
-        fp = [src0, e_sign, F.data]
+        if not np.isfinite(src0).all():   # (the one-call path checks the varying ones)
+            return None
+        self._src0 = src0
+        fp = [e_sign, F.data]
         # dA/dt's entry e of the dynamic moduli is -rate[k]: k per entry of _dyn
         mod_of = -np.ones(self._nA, dtype=np.int64)
         k = np.arange(L._dyn_direct.size)

@@ -344,3 +344,63 @@ def test_the_one_call_path_reads_the_lu_checks_live(monkeypatch):
     assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
     d = sr.derivative(0.1, x, stab)
     assert np.abs(d - ref).max() <= 1e-11 * (1.0 + np.abs(ref).max())
+
+
+def test_one_call_sources_are_per_thread_and_reentrant(monkeypatch):
+    """The one-call path writes the sources' varying entries into a buffer of the
+    calling thread, taken out while in use. Two threads evaluating one model at two
+    states, and an evaluation nested inside another (from an element function between
+    the two compiled calls), each get the values of their own state: exactly those of
+    the same evaluations made one at a time."""
+    pytest.importorskip("numba")
+    import sys
+    import threading
+
+    mech = chain(4)[0]
+    mm = mech.assemble()
+    model = mm.model
+    sr = SparseReduction(model)
+    rng = np.random.default_rng(7)
+    states = [s[1] for s in random_states(mech, mm, rng, 2, None)]
+    stab = Baumgarte(10.0, 10.0)
+    for _ in range(3):                    # (pivot orders set)
+        ref = [sr.derivative(0.2, x, stab) for x in states]
+    assert sr._src_bufs                   # the one-call path is used
+    results: dict[int, list] = {0: [], 1: []}
+
+    def work(i):
+        for _ in range(300):
+            results[i].append(sr.derivative(0.2, states[i], stab))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in (0, 1)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)           # (switch threads as often as possible)
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    # (equal to rounding: a state whose pivots fail under the other's order makes the
+    # LU take a new one, so two evaluations of a state may use different pivots;
+    # another state's sources would be off by far more)
+    def close(a, b):
+        return np.abs(a - b).max() <= 1e-12 * (1.0 + np.abs(b).max())
+    for i in (0, 1):
+        assert len(results[i]) == 300 and all(close(r, ref[i]) for r in results[i])
+
+    # nested: the first state's evaluation computes the second's inside its own
+    fns = model.functions
+    original = fns.kinematic_rates
+    nested = []
+
+    def inner(x, flows):
+        if not nested:
+            nested.append(None)
+            nested[0] = sr.derivative(0.2, states[1], stab)
+        return original(x, flows)
+
+    monkeypatch.setattr(fns, "kinematic_rates", inner)
+    outer = sr.derivative(0.2, states[0], stab)
+    assert close(outer, ref[0]) and close(nested[0], ref[1])
