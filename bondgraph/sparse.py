@@ -823,11 +823,17 @@ class SparseReduction:
         fns = self.model.functions
         work, w1, status = kern._first(x, moduli, U1, src, *packed, *S)
         if status == 2:
-            # the pivot order failed its checks here: SuperLU's, when it may be adopted
-            # (see FixedLU.adopt), gives the kept system a new one; then once more
-            if fast is None or fast._since_setup < fastlu.SETUP_INTERVAL or \
-                    _superlu_factor(self._B.S, self._B.c.extend(src)) is None or \
-                    fast.structure is st:
+            # the pivot order failed its checks here: one of the recent orders, or
+            # SuperLU's when it may be adopted (see FixedLU), gives the kept system
+            # another; then once more
+            if fast is None:
+                return None
+            ext = self._B.c.extend(src)
+            if fast.factor(ext, current_failed=True) is None and (
+                    fast._since_setup < fastlu.SETUP_INTERVAL or
+                    _superlu_factor(self._B.S, ext) is None):
+                return None
+            if fast.structure is st:
                 return None
             args = self._fused_args()
             if args is None:

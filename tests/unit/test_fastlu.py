@@ -248,6 +248,38 @@ def test_tiny_static_pivot_falls_back_to_superlu():
     assert _rel(y, np.linalg.solve(values.reshape(3, 3), b)) <= TOL
 
 
+def test_a_recent_pivot_order_serves_before_superlu():
+    """Where the current pivot order fails, the orders before it are tried (the latest
+    first) and the first that passes becomes current, without SuperLU: here order 1
+    pivots on entry (0, 0), order 2 (SuperLU's, taken where (0, 0) vanished) on
+    another row; values where order 2's pivot vanishes are factored with order 1
+    again, rightly, and no new structure is built."""
+    p = _hand_pattern()
+    first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
+    S._factor(p, first)                            # SuperLU; order 1 adopted
+    order1 = p.fast.structure
+    for _ in range(F.SETUP_INTERVAL):
+        assert isinstance(S._factor(p, first), F.Factors)
+    second = first.copy()
+    second[0] = 0.0                                # order 1's first pivot vanishes
+    S._factor(p, second)                           # SuperLU; order 2 adopted
+    order2 = p.fast.structure
+    assert p.fast.setups == 2 and order2 is not order1 and p.fast.recent == [order1]
+    assert order2.prow[0] != 0                     # (order 2 pivots column 0 elsewhere)
+    # the row order 2 pivots column 0 on (B's row 0): its entry in column 0 zeroed
+    third = first.copy()
+    row = int(np.flatnonzero(order2.prow == 0)[0])
+    third[3 * row] = 0.0
+    assert order2.factor(third) is None and order1.factor(third) is not None
+    lu = S._factor(p, third)
+    assert isinstance(lu, F.Factors) and lu.structure is order1
+    assert p.fast.structure is order1 and p.fast.recent == [order2]
+    assert p.fast.setups == 2                      # no new structure, no SuperLU
+    b = np.array([1.0, -2.0, 0.5])
+    y = S.SparseReduction._back(lu, p, b)
+    assert _rel(y, np.linalg.solve(third.reshape(3, 3), b)) <= TOL
+
+
 def test_guards_refuse_non_finite_and_singular_values():
     p = _hand_pattern()
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
