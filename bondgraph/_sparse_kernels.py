@@ -18,10 +18,11 @@ from ._lu_kernels import _factor_kernel, _solve_kernel
 
 
 @njit(cache=True, error_model="numpy")
-def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
+def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
            S_ints, S_off, Lx, Vx, d):
     """One stage: w (every bond variable), y (the system's solution, logical order) and
-    whether both are finite.
+    whether both are finite. ``extra[i - e0]`` is added to row i >= e0 of the
+    right-hand side (e0 = n: nothing).
 
     ``ints`` holds, between ``ioff[k]`` and ``ioff[k + 1]``: 0 krows, 1 kidx, 2 ksrc
     (the known terms), 3 rE, 4 rK, 5 cE, 6 cK, 7 C_row, 8 C_col, 9 G_row, 10 G_col,
@@ -57,13 +58,16 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
     G_coef = flts[foff[2]:foff[3]]
     H_coef = flts[foff[3]:foff[4]]
 
-    # b = -sum kcoef source known (bincount's order) + extra
-    acc = np.zeros(n)
+    # b = -sum kcoef source known (bincount's order) + extra, on the rows read (the
+    # known terms are on those rows only)
+    acc = np.empty(n)
+    for i in brows:
+        acc[i] = 0.0
     for t in range(krows.size):
         acc[krows[t]] += kcoef[t] * sources[ksrc[t]] * known[kidx[t]]
     b = np.empty(n)
     for i in brows:
-        b[i] = -acc[i] + extra[i]
+        b[i] = -acc[i] + (extra[i - e0] if i >= e0 else 0.0)
 
     bE = np.empty(n_E)
     for k in ebk:
@@ -86,10 +90,13 @@ def _stage(sources, known, extra, ints, ioff, flts, foff, n, n_E, n_K,
             y[cK[i]] = yK[i]
     else:
         yK = np.zeros(0)
-    ce = np.zeros(n_E)
+    ce = np.empty(n_E)                    # (the C and H terms' rows are among ek)
+    he = np.empty(n_E)
+    for k in ek:
+        ce[k] = 0.0
+        he[k] = 0.0
     for t in range(C_row.size):
         ce[C_row[t]] += C_val[t] * bE[C_col[t]]
-    he = np.zeros(n_E)
     for t in range(H_row.size):
         he[H_row[t]] += H_coef[t] * sources[H_src[t]] * yK[H_col[t]]
     for k in ek:
@@ -215,7 +222,7 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     else:
         Lx = Vx = d = empty
     n1, n_E1, n_K1 = sizes[3], sizes[4], sizes[5]
-    w1, y1, finite = _stage(sources, known, np.zeros(n1), _part(I, IO, I_INTS1),
+    w1, y1, finite = _stage(sources, known, empty, n1, _part(I, IO, I_INTS1),
                             _part(I, IO, I_IOFF1), _part(F, FO, F_FLTS1),
                             _part(I, IO, I_FOFF1), n1, n_E1, n_K1, S_ints, S_off, Lx, Vx,
                             d)
@@ -264,18 +271,18 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     wC = Q_int[Q_off[3]:Q_off[4]]
     sc = Q_int[Q_off[4]:Q_off[5]]
     z0, n_u, dU0, nU, rate_terms = sc[0], sc[1], sc[2], sc[3], sc[4]
-    extra = np.zeros(n)
+    extra = np.zeros(n - z0)              # (rows z0.. of the right-hand side)
     if rate_terms:
         acc = np.zeros(n_u)
         for t in range(rows.size):
             acc[rows[t]] += (-rates[mods[t]]) * w1[wdyn[t]]
         for i in range(n_u):
-            extra[z0 + i] = 0.0 - acc[i]
+            extra[i] = 0.0 - acc[i]
     for i in range(nU):
         v = dU1[i]
         known[dU0 + i] = v if np.isfinite(v) else 0.0
     if stab:
-        base = z0 + n_u
+        base = n_u
         for i in range(wC.size):
             p = phi[i]
             pz = 0.0 if np.isnan(p) else p
@@ -284,11 +291,11 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
         if not np.isfinite(v):
             return np.zeros(0), np.zeros(0), 1
     if full:
-        w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS2),
+        w, y, finite = _stage(sources, known, extra, z0, _part(I, IO, I_INTS2),
                               _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
                               _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
     else:
-        w, y, finite = _stage(sources, known, extra, _part(I, IO, I_INTS3),
+        w, y, finite = _stage(sources, known, extra, z0, _part(I, IO, I_INTS3),
                               _part(I, IO, I_IOFF3), _part(F, FO, F_FLTS3),
                               _part(I, IO, I_FOFF3), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
     return w, y, 0 if finite else 3

@@ -152,7 +152,7 @@ def warm_up() -> None:
     ioff = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8],
                     dtype=np.int64)
     no = np.zeros(0)
-    _KERNELS[1]._stage(no, no, np.ones(1), ints, ioff, np.array([0.5]),
+    _KERNELS[1]._stage(no, no, np.ones(1), 0, ints, ioff, np.array([0.5]),
                        np.array([0, 0, 1, 1, 1], dtype=np.int64), 1, 1, 0,
                        np.zeros(0, dtype=np.int64), np.zeros(7, dtype=np.int64), no, no, no)
     _WARM[0] = True

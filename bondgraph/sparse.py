@@ -543,7 +543,6 @@ class SparseReduction:
         # the compiled stage (see _stage): with numba, for condensed systems
         self._compiled = fastlu.enabled()
         self._plans: dict = {}
-        self._no_extra: dict = {}
         self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(12, dtype=np.int64))
         self._fused = None                # the one-call stages' plan (see _fused_plan)
         self._no_float = np.zeros(0)
@@ -1049,9 +1048,9 @@ class SparseReduction:
                 S_ints, S_off = f.structure.packed()
                 Lx, Vx, dd = f.Lx, f.Vx, f.d
             w, y, finite = fastlu._sparse_kernels()._stage(
-                sources, known, self._no_extra[pattern] if extra is None else extra,
-                ints, ioff, flts, foff, c.n, pattern.n_E, pattern.n_K, S_ints, S_off,
-                Lx, Vx, dd)
+                sources, known, self._no_float if extra is None else extra,
+                c.n if extra is None else 0, ints, ioff, flts, foff, c.n, pattern.n_E,
+                pattern.n_K, S_ints, S_off, Lx, Vx, dd)
             return (y, w) if finite else None
         if pattern.shape[0] == 0:
             y = np.zeros(0)
@@ -1089,7 +1088,6 @@ class SparseReduction:
         variable, the velocity stage's (``_want1``) and dX/dt's (``_want2``)."""
         is_B = pattern is getattr(self, "_B", None)
         kn = self._B_known if is_B else self._M_known
-        self._no_extra[pattern] = np.zeros(pattern.c.n)
         # the rows of b that can be non-zero (known values' terms, dA/dt's and
         # Baumgarte's rows): C's and G's terms on the others add exact zeros
         support = np.zeros(pattern.c.n, dtype=bool)
