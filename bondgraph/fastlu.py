@@ -48,15 +48,17 @@ Stability guard
       pivot is zero;
     * ``|pivot| < PIVOT_THRESHOLD * max |entry|`` of the pivot's column of the active
       submatrix (the candidates a partial-pivoting search compares): threshold partial
-      pivoting with u = ``PIVOT_THRESHOLD = 0.01``. Every multiplier in L is then at
-      most 1/u = 100 in magnitude, so one elimination step grows an entry by at most a
-      factor 101, against partial pivoting's 2 (UMFPACK's defaults: u = 0.1 where it
-      searches, 0.001 where it accepts a preferred diagonal pivot without searching).
-      Measured over 5 s runs of chain-1 to chain-20 and the three-body example (about
-      26 000 factorisations): scaled residuals ``|A y - b| / (|A| |y|)`` at most 2e-17,
-      solutions within 7e-12 (relative to their largest entry) of SuperLU's, which is
-      the systems' conditioning (1e7 for chain-20), not the pivots; u = 0.1 made twice
-      as many evaluations fall back, u = 0.001 half as many with larger differences;
+      pivoting with u = ``PIVOT_THRESHOLD = 0.001``, UMFPACK's default where it
+      accepts a preferred pivot without searching (as this LU does: its pivots are
+      fixed; 0.1 where it searches). Every multiplier in L is then at most 1/u = 1000
+      in magnitude. Measured with ``benchmarks/pivots.py`` (5 s runs of chain-5,
+      chain-10, chain-20 and 1 s of chain-100, 400 factorisations sampled from each,
+      against SuperLU's partial pivoting): scaled residuals ``|A y - b| / (|A| |y|)``
+      at most 3.2e-16, the backward error of a stable factorisation, and solutions
+      within 1.2e-12 of SuperLU's (relative to their largest entry; the systems'
+      condition numbers reach 1e7), against 4.8e-17 and 2.7e-13 with u = 0.01, which
+      failed 2.5 to 5 times as often (chain-20: 909 evaluations against 305,
+      chain-100: 97 against 40; u = 0.1 fails twice as often again);
     * ``min |pivot| <= SINGULAR_RATIO * max |pivot|`` (1e-14, the test by which
       :func:`bondgraph.sparse._factor` declares SuperLU's factors singular): SuperLU,
       with its own pivots, then decides whether the system is singular.
@@ -85,7 +87,7 @@ __all__ = ["FixedLU", "Structure", "Factors", "enabled", "warm_up", "have_numba"
 
 #: threshold partial pivoting's u: a pivot below u times the largest candidate of its
 #: column fails (see the module docstring)
-PIVOT_THRESHOLD = 0.01
+PIVOT_THRESHOLD = 0.001
 #: smallest |pivot| / largest |pivot| accepted (as in bondgraph.sparse._factor)
 SINGULAR_RATIO = 1e-14
 #: a new structure (pivot order) at most once per this many factorisations of a pattern
