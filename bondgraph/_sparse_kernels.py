@@ -34,25 +34,26 @@ def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
     these lists cut down to what they need. ``S_ints`` (by ``S_off``): 0 prow, 1 gather, 2 Li, 3 Lj, 4 Ui, 5 Uj of the
     kept system's LU structure; ``Lx, Vx, d`` its factors' values.
     """
-    krows = ints[ioff[0]:ioff[1]]
-    kidx = ints[ioff[1]:ioff[2]]
-    ksrc = ints[ioff[2]:ioff[3]]
-    rE = ints[ioff[3]:ioff[4]]
-    rK = ints[ioff[4]:ioff[5]]
-    cE = ints[ioff[5]:ioff[6]]
-    cK = ints[ioff[6]:ioff[7]]
-    C_row = ints[ioff[7]:ioff[8]]
-    C_col = ints[ioff[8]:ioff[9]]
-    G_row = ints[ioff[9]:ioff[10]]
-    G_col = ints[ioff[10]:ioff[11]]
-    G_src = ints[ioff[11]:ioff[12]]
-    H_row = ints[ioff[12]:ioff[13]]
-    H_col = ints[ioff[13]:ioff[14]]
-    H_src = ints[ioff[14]:ioff[15]]
+    # (indices read as unsigned, as in _lu_kernels._factor_kernel; wsrc is signed)
+    krows = ints[ioff[0]:ioff[1]].view(np.uint64)
+    kidx = ints[ioff[1]:ioff[2]].view(np.uint64)
+    ksrc = ints[ioff[2]:ioff[3]].view(np.uint64)
+    rE = ints[ioff[3]:ioff[4]].view(np.uint64)
+    rK = ints[ioff[4]:ioff[5]].view(np.uint64)
+    cE = ints[ioff[5]:ioff[6]].view(np.uint64)
+    cK = ints[ioff[6]:ioff[7]].view(np.uint64)
+    C_row = ints[ioff[7]:ioff[8]].view(np.uint64)
+    C_col = ints[ioff[8]:ioff[9]].view(np.uint64)
+    G_row = ints[ioff[9]:ioff[10]].view(np.uint64)
+    G_col = ints[ioff[10]:ioff[11]].view(np.uint64)
+    G_src = ints[ioff[11]:ioff[12]].view(np.uint64)
+    H_row = ints[ioff[12]:ioff[13]].view(np.uint64)
+    H_col = ints[ioff[13]:ioff[14]].view(np.uint64)
+    H_src = ints[ioff[14]:ioff[15]].view(np.uint64)
     wsrc = ints[ioff[15]:ioff[16]]
-    brows = ints[ioff[16]:ioff[17]]
-    ebk = ints[ioff[17]:ioff[18]]
-    ek = ints[ioff[18]:ioff[19]]
+    brows = ints[ioff[16]:ioff[17]].view(np.uint64)
+    ebk = ints[ioff[17]:ioff[18]].view(np.uint64)
+    ek = ints[ioff[18]:ioff[19]].view(np.uint64)
     kcoef = flts[foff[0]:foff[1]]
     C_val = flts[foff[1]:foff[2]]
     G_coef = flts[foff[2]:foff[3]]
@@ -67,7 +68,8 @@ def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
         acc[krows[t]] += kcoef[t] * sources[ksrc[t]] * known[kidx[t]]
     b = np.empty(n)
     for i in brows:
-        b[i] = -acc[i] + (extra[i - e0] if i >= e0 else 0.0)
+        r = np.int64(i)
+        b[i] = -acc[i] + (extra[r - e0] if r >= e0 else 0.0)
 
     bE = np.empty(n_E)
     for k in ebk:
@@ -160,13 +162,13 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     scal = _part(F, FO, F_SCAL)
     sizes = _part(I, IO, I_SIZES)
     n, n_E, n_K = sizes[0], sizes[1], sizes[2]
-    dd = P_int[P_off[0]:P_off[1]]
-    dt = P_int[P_off[1]:P_off[2]]
-    e_idx = P_int[P_off[2]:P_off[3]]
+    dd = P_int[P_off[0]:P_off[1]].view(np.uint64)       # (unsigned: see _stage)
+    dt = P_int[P_off[1]:P_off[2]].view(np.uint64)
+    e_idx = P_int[P_off[2]:P_off[3]].view(np.uint64)
     F_ptr = P_int[P_off[3]:P_off[4]]
-    F_ind = P_int[P_off[4]:P_off[5]]
-    pa = P_int[P_off[5]:P_off[6]]
-    pb = P_int[P_off[6]:P_off[7]]
+    F_ind = P_int[P_off[4]:P_off[5]].view(np.uint64)
+    pa = P_int[P_off[5]:P_off[6]].view(np.uint64)
+    pb = P_int[P_off[6]:P_off[7]].view(np.uint64)
     sc = P_int[P_off[7]:P_off[8]]
     off_RE, Z0, nZ, U0, nU, n_imp = sc[0], sc[1], sc[2], sc[3], sc[4], sc[5]
     e_sign = P_flt[F_off[0]:F_off[1]]
@@ -265,10 +267,10 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     Lx = work[o:o + Li_size]
     Vx = work[o + Li_size:o + Li_size + Ui_size]
     d = work[o + Li_size + Ui_size:o + Li_size + Ui_size + n_K]
-    rows = Q_int[Q_off[0]:Q_off[1]]
-    mods = Q_int[Q_off[1]:Q_off[2]]
-    wdyn = Q_int[Q_off[2]:Q_off[3]]
-    wC = Q_int[Q_off[3]:Q_off[4]]
+    rows = Q_int[Q_off[0]:Q_off[1]].view(np.uint64)     # (unsigned: see _stage)
+    mods = Q_int[Q_off[1]:Q_off[2]].view(np.uint64)
+    wdyn = Q_int[Q_off[2]:Q_off[3]].view(np.uint64)
+    wC = Q_int[Q_off[3]:Q_off[4]].view(np.uint64)
     sc = Q_int[Q_off[4]:Q_off[5]]
     z0, n_u, dU0, nU, rate_terms = sc[0], sc[1], sc[2], sc[3], sc[4]
     extra = np.zeros(n - z0)              # (rows z0.. of the right-hand side)
