@@ -66,7 +66,7 @@ def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
                 for c in range(3):
                     T[a, c] = M[a, 0] * R[i, 0, c] + M[a, 1] * R[i, 1, c] + \
                         M[a, 2] * R[i, 2, c]
-        nc = ncol[i]
+        nc = np.int64(ncol[i])
         if f & 1:
             for r in range(3):
                 for c in range(nc):
@@ -288,6 +288,9 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
         w, v, Adot = rates(states[:, :4], state_rates[:, :4], state_rates[:, 4:], A)
     else:
         w, v, Adot = r, r, A
+    # (indices read as unsigned: no negative-index fix-up at each access, see
+    # bondgraph._lu_kernels; none is negative)
+    ints = ints.view(np.uint64)
     for g in range(desc.shape[0]):
         code, n, k = desc[g, D_CODE], desc[g, D_N], desc[g, D_K]
         out = out0 if desc[g, D_TARGET] == 0 else out1
