@@ -122,15 +122,24 @@ def _factor_kernel(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio
     ok : bool
         False when a guard failed (the arrays are then incomplete).
     """
+    Lx = np.empty(Li.size)
+    Vx = np.empty(Ui.size)
+    d = np.empty(Up.size - 1)
+    ok = _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx, Vx,
+                      d)
+    return Lx, Vx, d, ok
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx, Vx, d):
+    """:func:`_factor_kernel` writing Lx, Vx and d into the arrays given (their sizes:
+    nnz_L, nnz_U, n); returns ``ok``."""
     n = tp.size - 1
     # (indices read as unsigned: no check for negative indices at each access, a fifth
     # of the time; the arrays hold no negative entries)
     tp, t_row, t_src = tp.view(np.uint64), t_row.view(np.uint64), t_src.view(np.uint64)
     Lp, Li, Up, Ui = Lp.view(np.uint64), Li.view(np.uint64), Up.view(np.uint64), \
         Ui.view(np.uint64)
-    Lx = np.empty(Li.size)
-    Vx = np.empty(Ui.size)
-    d = np.empty(n)
     x = np.zeros(n)                       # column j of B, being reduced
     dmax = 0.0
     dmin = np.inf
@@ -157,7 +166,7 @@ def _factor_kernel(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio
                 cmax = v
         total += a
         if not (np.isfinite(total) and a > 0.0 and a >= tau * cmax):
-            return Lx, Vx, d, False
+            return False
         inv = 1.0 / piv
         for q in range(Lp[j], Lp[j + 1]):
             i = Li[q]
@@ -168,7 +177,7 @@ def _factor_kernel(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio
         d[j] = piv
         dmax = max(dmax, a)
         dmin = min(dmin, a)
-    return Lx, Vx, d, not (dmin <= ratio * dmax)
+    return not (dmin <= ratio * dmax)
 
 
 @njit(cache=True, error_model="numpy")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._lu_kernels import _factor_kernel, _solve_kernel
+from ._lu_kernels import _factor_into, _solve_kernel
 
 
 @njit(cache=True, error_model="numpy")
@@ -210,17 +210,17 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
                 ext[sources.size + p] = sources[pa[p]] * sources[pb[p]]
         else:
             ext = sources
-        Lx, Vx, d, ok = _factor_kernel(
+        o = nk
+        Lx = work[o:o + Li_size]
+        Vx = work[o + Li_size:o + Li_size + Ui_size]
+        d = work[o + Li_size + Ui_size:]
+        ok = _factor_into(
             ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]],
             S_ints[S_off[8]:S_off[9]], t_coef, S_ints[S_off[9]:S_off[10]],
             S_ints[S_off[2]:S_off[3]], S_ints[S_off[10]:S_off[11]],
-            S_ints[S_off[4]:S_off[5]], scal[0], scal[1])
+            S_ints[S_off[4]:S_off[5]], scal[0], scal[1], Lx, Vx, d)
         if not ok:
             return work, empty, 2
-        o = nk
-        work[o:o + Li_size] = Lx
-        work[o + Li_size:o + Li_size + Ui_size] = Vx
-        work[o + Li_size + Ui_size:] = d
     else:
         Lx = Vx = d = empty
     n1, n_E1, n_K1 = sizes[3], sizes[4], sizes[5]
@@ -262,7 +262,7 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     nk = 2 * n_imp
     Li_size = S_off[3] - S_off[2]
     Ui_size = S_off[5] - S_off[4]
-    known = work[:nk].copy()
+    known = work[:nk]                     # (dU_1/dt is written into _first's zeros)
     o = nk
     Lx = work[o:o + Li_size]
     Vx = work[o + Li_size:o + Li_size + Ui_size]

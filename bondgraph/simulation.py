@@ -209,8 +209,9 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 if not np.isfinite(x).all():
                     return full(t, x)  # (at a non-finite state: that is the news)
                 raise _UserError(f"{type(exc).__name__}: {exc}") from exc
-            # (x's sum: a NaN in a state nothing reads leaves dX/dt finite)
-            if xdot is not None and np.isfinite(xdot).all() and math.isfinite(x.sum()):
+            # (x's sum: a NaN in a state nothing reads leaves dX/dt finite; a sum is
+            # finite only where every term is, or it overflowed: then the full path)
+            if xdot is not None and math.isfinite(xdot.sum()) and math.isfinite(x.sum()):
                 return xdot
         return full(t, x)
 
