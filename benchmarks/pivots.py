@@ -11,7 +11,7 @@ of them); after it, each sample is factored again with the pivot order that was 
 and solved for a random right-hand side, and compared with SuperLU's partial pivoting:
 
     fails      evaluations whose pivot order failed its checks (each then tries the
-               recent orders, then SuperLU)
+               recent orders, then SuperLU; a retry that fails again counts twice)
     diff       max |y - y_SuperLU| / max |y_SuperLU|
     residual   max |A y - b| / (max |A| max |y|), the scaled residual (backward error)
     growth     max |U| / max |A| (largest and median over the samples)

@@ -333,6 +333,7 @@ class FixedLU:
         """Unpickled (a model shipped to another process): compile the kernels there,
         or load them, now rather than at the first factorisation."""
         self.__dict__.update(state)
+        self.__dict__.setdefault("recent", [])      # (pickled before it existed)
         warm_up()
 
     def factor(self, sources: np.ndarray, current_failed: bool = False) -> Factors | None:
@@ -352,8 +353,9 @@ class FixedLU:
                 return f
         for i in range(len(self.recent) - 1, -1, -1):
             f = self.recent[i].factor(sources)
-            if f is not None:
-                self.recent[i], self.structure = self.structure, self.recent[i]
+            if f is not None:        # (the one that failed becomes the latest of recent)
+                self.recent.append(self.structure)
+                self.structure = self.recent.pop(i)
                 return f
         return None
 

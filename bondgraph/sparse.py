@@ -37,9 +37,11 @@ With constraints, the acceleration stage's LU factors also serve the velocity st
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
 the known right-hand side gives them, and one factorisation per evaluation suffices.
 The one-call path does better where the velocity stage's own system (U_2 = 0) condenses
-entirely, as a chain's does: its flows are then a sparse product, with no solve (the
-efforts it gives differ from B's first solve, which only the effort rows of dA/dt's
-terms read, and those rows do not reach dc/dt or dX/dt).
+entirely, as a chain's does: its flows are then a sparse product, with no solve. Its
+bond values differ from B's first solve's by the junction structure's response to U_2
+(and D, E), whose constraint flows vanish at every configuration (checked in _check);
+so does their rate along the motion, and the dA/dt terms that response adds leave
+dc/dt, hence U_2 and dX/dt, unchanged.
 The systems keep one pattern for the whole run: per evaluation only their data vectors
 are refilled, and the column ordering that keeps the LU factors sparse is computed
 once. With numba installed, the LU is :mod:`bondgraph.fastlu`'s (compiled, on a fixed
@@ -552,9 +554,12 @@ class SparseReduction:
         self._check(np.random.default_rng(rng_seed))
 
     def __getstate__(self) -> dict:
-        """Pickled without the per-thread source buffers (made again on use)."""
+        """Pickled without the per-thread source buffers and the one-call path's
+        cached arguments (made again on use: a copy's cache would hold a copy of the LU
+        checks' values, not a view that follows fastlu's)."""
         state = self.__dict__.copy()
         state["_src_bufs"] = {}
+        state["_fused_cache"] = None
         return state
 
     def _system(self, shape, T: _Terms):

@@ -340,8 +340,14 @@ def test_the_one_call_path_reads_the_lu_checks_live(monkeypatch):
         ref = sr.derivative(0.1, x, stab)
     view = StateView(x, model.state_slices)
     assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is not None
+    # a copy made after use (cloudpickle ships a model to a study's workers) reads
+    # them live too
+    cloudpickle = pytest.importorskip("cloudpickle")
+    copied = cloudpickle.loads(cloudpickle.dumps(sr))
+    assert copied._evaluate_fused(0.1, x, view, {}, stab, full=False) is not None
     monkeypatch.setattr(fastlu, "SINGULAR_RATIO", 0.999999)
     assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
+    assert copied._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
     d = sr.derivative(0.1, x, stab)
     assert np.abs(d - ref).max() <= 1e-11 * (1.0 + np.abs(ref).max())
 

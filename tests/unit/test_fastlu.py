@@ -273,7 +273,7 @@ def test_a_recent_pivot_order_serves_before_superlu():
     assert order2.factor(third) is None and order1.factor(third) is not None
     lu = S._factor(p, third)
     assert isinstance(lu, F.Factors) and lu.structure is order1
-    assert p.fast.structure is order1 and p.fast.recent == [order2]
+    assert p.fast.structure is order1 and p.fast.recent == [order2]   # (latest last)
     assert p.fast.setups == 2                      # no new structure, no SuperLU
     b = np.array([1.0, -2.0, 0.5])
     y = S.SparseReduction._back(lu, p, b)
