@@ -191,17 +191,19 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
         if not np.isfinite(v):
             return work, empty, 1
         sources[off_RE + k] = v
-    known[:] = 0.0
+    known[:] = 0.0                        # (finite but for F X and U_1, checked here)
     for i in range(nZ):
         s = 0.0
         for p in range(F_ptr[i], F_ptr[i + 1]):
             s += F_dat[p] * x[F_ind[p]]
+        if not np.isfinite(s):
+            return work, empty, 1
         known[Z0 + i] = s
     for i in range(nU):
-        known[U0 + i] = U1[i]
-    for v in known:
+        v = U1[i]
         if not np.isfinite(v):
             return work, empty, 1
+        known[U0 + i] = v
     if n_K:
         if pa.size:
             ext = np.empty(sources.size + pa.size)
