@@ -526,6 +526,8 @@ class SparseReduction:
             z_terms(T, r_c + np.arange(n2), self._rec_C, np.full(n2, one), np.ones(n2))
             n_big = n_m + n2 + n_u
             self._B, self._B_known = self._system((n_big, n_big), T)
+            live = self._rate_rows_reaching_u2(T, (n_big, n_big), newrow[L.rows[self._dyn]],
+                                               np.random.default_rng(rng_seed + 1))
             # the velocity stage's own system (U_2 = 0), for the one-call path: where
             # it condenses entirely, its flows cost a sparse product, not a solve with
             # B's factors (chain-100: 4485 unknowns, none kept)
@@ -534,8 +536,11 @@ class SparseReduction:
                 if isinstance(V, _Condensed) and V.n_K == 0:
                     self._V, self._V_known = V, V_known
         self._n_imp = n_imp
-        self._dyn_rows = newrow[L.rows[self._dyn]]      # where the dA/dt terms go
-        self._dyn_cols = L.cols[self._dyn]
+        # the dA/dt terms (entries of A data ``_dyn_terms``): on their rows of z, at the
+        # bond variables of their columns; only those whose rows reach U_2
+        self._dyn_terms = self._dyn[live] if n2 else self._dyn[:0]
+        self._dyn_rows = newrow[L.rows[self._dyn_terms]]
+        self._dyn_cols = L.cols[self._dyn_terms]
         # the bond variables the velocity stage gives the acceleration stage
         want = [m._kin_rows, self._dyn_cols, L.rec[rsl["C"]]]
         self._want1 = np.unique(np.concatenate([np.asarray(a, dtype=np.int64)
@@ -561,6 +566,49 @@ class SparseReduction:
         state["_src_bufs"] = {}
         state["_fused_cache"] = None
         return state
+
+    def _rate_rows_reaching_u2(self, T: _Terms, shape, rows: np.ndarray, rng) -> np.ndarray:
+        """Which of the dA/dt terms (rows ``rows`` of z in B) can change U_2, as a mask.
+
+        Everything an evaluation gives depends on the acceleration stage's right-hand
+        side only through U_2 (the bond values solve the first block, where z does not
+        enter), so a term on a row that does not reach U_2 is work for nothing: in a
+        junction structure of 0, 1, TF and MTF elements the effort equations' rows of z
+        (the terms of the moduli's transposes) are such rows. Decided once, as _check
+        decides, at random moduli: the row i reaches U_2 where (B^-T S_U2^T r)_i is not
+        zero, for a random r (zero at every value where it is structurally zero; not
+        zero almost surely otherwise). Every term is kept where B is singular there."""
+        keep = np.ones(rows.size, dtype=bool)
+        if not rows.size:
+            return keep
+        m = self.model
+        L = m.layout
+        data = L.base.copy()
+        for _, _, start, n2_, n1_ in L.dynamic:
+            vals = rng.uniform(-1.0, 1.0, (n2_, n1_))
+            data[start:start + n2_ * n1_] = vals.ravel()
+            data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
+        sources = np.empty(self._n_sources)
+        sources[:self._nA] = data
+        sources[self._off_R:self._off_RE] = self._R_flat
+        blocks = [-_skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
+                  rng.uniform(-1.0, 1.0, d * d) for d in self._RE_dims]
+        sources[self._off_RE:self._off_one] = np.concatenate(blocks) if blocks else 0.0
+        sources[self._off_one] = 1.0
+        r_, c_, s_, k_ = T.arrays("matrix")
+        B = _Pattern(shape, r_, c_, s_, k_).matrix(sources)
+        e = np.zeros(shape[0])
+        e[self._c2:self._c2 + self.n2] = rng.uniform(0.5, 1.5, self.n2)
+        try:
+            with np.errstate(all="ignore"):
+                y = spla.spsolve(B.T.tocsc(), e)
+        except (RuntimeError, ValueError):
+            return keep
+        if not np.isfinite(y).all():
+            return keep
+        scale = float(np.abs(y).max(initial=0.0))
+        reach = np.abs(y) > 1e-9 * scale
+        return reach[self._n_m + rows]
 
     def _system(self, shape, T: _Terms):
         rows, cols, src, coef = T.arrays("matrix")
@@ -735,7 +783,7 @@ class SparseReduction:
             if L.dynamic and not m.omit_rate_terms:
                 dA = L.rate_data(fns.moduli_rates(x, kin_rates))
                 extra[z0:z0 + self.n_u] -= np.bincount(
-                    self._dyn_rows, weights=dA[self._dyn] * w1[self._w1_dyn],
+                    self._dyn_rows, weights=dA[self._dyn_terms] * w1[self._w1_dyn],
                     minlength=self.n_u)
             known[self._n_imp + isl["U1"].start:self._n_imp + isl["U1"].stop] = \
                 np.where(np.isfinite(dU1), dU1, 0.0)
@@ -951,7 +999,7 @@ class SparseReduction:
         k = np.arange(L._dyn_direct.size)
         mod_of[L._dyn_direct] = k
         mod_of[L._dyn_transposed] = k
-        mods = mod_of[self._dyn]
+        mods = mod_of[self._dyn_terms]
         if np.any(mods < 0):
             return None
         rate_terms = int(bool(L.dynamic) and not m.omit_rate_terms)
@@ -1251,3 +1299,8 @@ def _aliases(L, dynamic_entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         kept.append(r)
     rep = np.array([find(v) for v in range(n_var)], dtype=np.int64)
     return rep, np.array(kept, dtype=np.int64)
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    """v~ (the cross-product matrix of a 3-vector)."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])

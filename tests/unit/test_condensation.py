@@ -410,3 +410,57 @@ def test_one_call_sources_are_per_thread_and_reentrant(monkeypatch):
     monkeypatch.setattr(fns, "kinematic_rates", inner)
     outer = sr.derivative(0.2, states[0], stab)
     assert close(outer, ref[0]) and close(nested[0], ref[1])
+
+
+def _motor_chain():
+    """chain-3 with a DC motor (Se, R, I, GY) on its first joint: a gyrator couples the
+    effort and flow equations (the electrical current's flow is the joint's torque)."""
+    from bondgraph import GY, R, I, OneJunction, Se
+    mech, _ = chain(3)
+
+    def motor(bg):
+        bg.add(Se("motor.V", 6.0), OneJunction("motor.i"), R("motor.Ra", 2.0),
+               I("motor.La", 0.05), GY("motor.k", 0.3))
+        for a, b in [("motor.V", "motor.i"), ("motor.i", "motor.Ra"),
+                     ("motor.i", "motor.La"), ("motor.i", "motor.k"),
+                     ("motor.k", f"{next(iter(mech.joints))}.axis")]:
+            bg.connect(a, b)
+
+    mech.add_subsystem("motor", motor)
+    return mech.assemble().model
+
+
+@pytest.mark.parametrize("build", [lambda: chain(6)[0].assemble().model, _motor_chain,
+                                   lambda: three_body_prismatic().assemble().model],
+                         ids=["chain6", "motor_chain", "three_body"])
+def test_rate_terms_that_cannot_reach_u2_are_dropped(build, monkeypatch):
+    """The dA/dt terms on rows of z that do not reach U_2 (a chain's effort rows: the
+    moduli's transposes) are left out, decided once at random moduli; the evaluation is
+    the same as with every term kept (both paths: one call and the general one), at
+    random states with and without Baumgarte's terms, against the dense reduction too."""
+    model = build()
+    fewer = SparseReduction(model)
+    monkeypatch.setattr(SparseReduction, "_rate_rows_reaching_u2",
+                        lambda self, T, shape, rows, rng: np.ones(rows.size, dtype=bool))
+    every = SparseReduction(model)
+    monkeypatch.undo()
+    assert every._dyn_terms.size == fewer._dyn.size
+    assert 0 < fewer._dyn_terms.size < every._dyn_terms.size     # about half left out
+    rng = np.random.default_rng(11)
+    for k in range(8):
+        x = rng.normal(size=model.n_states)
+        for n_ in model.state_names:
+            if n_.endswith(".q"):
+                sl = model.state_slices[n_]
+                x[sl] /= np.linalg.norm(x[sl])
+        stab = Baumgarte(10.0, 7.0) if k % 2 else None
+        dense = model.evaluate(0.3, x, stabilization=stab)
+        scale = 1.0 + np.abs(dense.xdot).max()
+        for sr in (fewer, every):
+            for _ in range(2):             # (the first factorisation is SuperLU's)
+                d = sr.derivative(0.3, x, stab)
+            ev = sr.evaluate(0.3, x, stab)
+            assert np.abs(d - dense.xdot).max() <= 1e-10 * scale
+            assert np.abs(ev.U2 - dense.U2).max() <= 1e-10 * (1.0 + np.abs(dense.U2).max())
+        assert np.abs(fewer.derivative(0.3, x, stab) - every.derivative(0.3, x, stab)).max() \
+            <= 1e-11 * scale
