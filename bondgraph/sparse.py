@@ -25,7 +25,8 @@ E_out] its imposed bond variables, S_Y the selection of the received rows Y):
    z is the time derivative of the junction solution restricted to (Z, U_1); its C rows
    are dc/dt = J_CZ F dX/dt + J_CU1 dU_1/dt + (dJ_CZ/dt) F X + (dJ_CU1/dt) U_1, so the last
    row is Eq. (15) (with Baumgarte's terms) and U_2 comes out with w_u, i.e. with every
-   bond value, without forming J, T or H_4.
+   bond value, without forming J, T or H_4. The dA/dt terms on rows of z that cannot
+   reach U_2 (decided once at random moduli; a chain's effort rows) are left out.
 
 It applies where the dense reduction takes Eq. (15) with full rank: the constraint and
 kinematic flows independent of D, E and U_2 (checked once, at random moduli, so that the
