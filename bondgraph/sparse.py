@@ -59,6 +59,7 @@ gives every bond value and U_2 (what a result's outputs are made of).
 from __future__ import annotations
 
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -597,11 +598,18 @@ class SparseReduction:
         sources[self._off_RE:self._off_one] = np.concatenate(blocks) if blocks else 0.0
         sources[self._off_one] = 1.0
         r_, c_, s_, k_ = T.arrays("matrix")
-        B = _Pattern(shape, r_, c_, s_, k_).matrix(sources)
+        pattern = _Pattern(shape, r_, c_, s_, k_)
+        if pattern.structurally_singular:
+            return keep
+        B = pattern.matrix(sources).tocsc()
+        B.eliminate_zeros()         # (an empty line can crash SuperLU: superlu issue 33)
+        if np.any(np.diff(B.indptr) == 0) or np.unique(B.indices).size < shape[0]:
+            return keep
         e = np.zeros(shape[0])
         e[self._c2:self._c2 + self.n2] = rng.uniform(0.5, 1.5, self.n2)
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", spla.MatrixRankWarning)
                 y = spla.spsolve(B.T.tocsc(), e)
         except (RuntimeError, ValueError):
             return keep
