@@ -161,7 +161,7 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     P_flt = _part(F, FO, F_P)
     scal = _part(F, FO, F_SCAL)
     sizes = _part(I, IO, I_SIZES)
-    n, n_E, n_K = sizes[0], sizes[1], sizes[2]
+    n_K = sizes[2]
     dd = P_int[P_off[0]:P_off[1]].view(np.uint64)       # (unsigned: see _stage)
     dt = P_int[P_off[1]:P_off[2]].view(np.uint64)
     e_idx = P_int[P_off[2]:P_off[3]].view(np.uint64)

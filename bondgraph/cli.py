@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
 
 def cmd_render(args) -> int:
     from .causality import assign_causality
-    from .viz import render, to_dot
+    from .viz import render
     spec = _load(args.model)
     graph = spec.mechanism.build()
     obj = graph if args.acausal else assign_causality(graph)

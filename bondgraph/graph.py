@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import networkx as nx
 
 from .bonds import Bond
-from .element import Category, Element, element_type
+from .element import Element, element_type
 from .errors import NameNotFoundError, ModelError, PortError
 from .primitives import KinematicState, WorkState
 

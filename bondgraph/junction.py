@@ -28,7 +28,6 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .bonds import Causality
 from .causality import CausalGraph
 from .element import Category
 from .errors import AlgebraicLoopError, CausalityError

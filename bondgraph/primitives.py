@@ -36,7 +36,7 @@ orientation quaternions) and may modulate MTF/MGY elements.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -30,7 +30,7 @@ Eq. (15): J_CL = J_CE = 0:  H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,12 +38,12 @@ import scipy.linalg as sla
 
 from ._gc import paused
 from .causality import CausalGraph
-from .element import Category, StateView
+from .element import StateView
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
 from .moduli import StateFunctions
 from .primitives import (
-    EJS, KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
+    KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
 )
 
 __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]

@@ -16,11 +16,11 @@ import numpy as np
 import sympy
 
 from .causality import CausalGraph, assign_causality
-from .element import Category, TimeFunction, StateFunction, is_symbolic
+from .element import TimeFunction, StateFunction
 from .errors import ModelError, SingularConstraintError
 from .graph import BondGraph
 from .junction import JunctionLayout
-from .primitives import EJS, Modulus, StorageBase
+from .primitives import Modulus, StorageBase
 
 __all__ = ["symbolic_equations", "SymbolicEquations"]
 

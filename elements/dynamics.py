@@ -17,7 +17,7 @@ the axes stay in the model, so tau is the actuator's effort alone (M qdd + bias 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np

@@ -24,7 +24,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 

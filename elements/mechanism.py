@@ -23,8 +23,7 @@ from bondgraph import (
     assemble, assign_causality, simulate,
 )
 from bondgraph._gc import paused
-from bondgraph.errors import BondGraphError
-from bondgraph.spatial import matrix_to_quat, quat_to_matrix, skew
+from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 
 from ._blocks import Block, Geometry, _geometry, build_block, frames_context
 from .forces import Load
@@ -539,7 +538,6 @@ class MechanismModel:
         G, _ = self.constraint_jacobian(x)
         if G.shape[0]:
             u = np.zeros(6 * len(bodies))
-            Minv = np.zeros(6 * len(bodies))
             for i, b in enumerate(bodies):
                 u[6 * i:6 * i + 3] = x[m.state_slices[b.linear_momentum]] / b.mass
                 u[6 * i + 3:6 * i + 6] = np.linalg.solve(b.inertia.matrix,

@@ -22,7 +22,7 @@ rotational part A (omega^b x r_P^b) of the point's velocity (global).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import rich_graphs as rg
 from bondgraph import (
     BondGraph, C, Causality, CausalityError, DifferentialCausalityError, I, OneJunction, R,
-    Se, Sf, TF, ZeroJunction, assign_causality, models,
+    Se, ZeroJunction, assign_causality, models,
 )
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bondgraph import (
-    ELEMENT_TYPES, BondGraph, C, Component, I, ModelError, OneJunction, PortError, R, Se,
-    TF, ZeroJunction, assemble, assign_causality, models, register_element,
+    ELEMENT_TYPES, BondGraph, C, Component, I, ModelError, OneJunction, PortError, Se,
+    TF, assemble, assign_causality, models, register_element,
 )
 from bondgraph.element import Category, element_type
 from bondgraph.primitives import StorageBase

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bondgraph import (
-    C, EJS, MTF, BondGraph, I, ModelError, OneJunction, R, Se, TF, ZeroJunction,
+    C, EJS, MTF, BondGraph, I, ModelError, OneJunction, R, Se, ZeroJunction,
     KinematicState, assemble, assign_causality, validate,
 )
 

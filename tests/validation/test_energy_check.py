@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from elements import (
-    Inertia, Mechanism, RevoluteJoint, RigidBody, SphericalJoint, models,
+    Inertia, Mechanism, RevoluteJoint, RigidBody, models,
 )
 from elements.energy_check import (
     MotionData, check, motion_from_result, procedure1, procedure2, procedure3, procedure4,

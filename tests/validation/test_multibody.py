@@ -5,9 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bondgraph import GY, I, R, Se, OneJunction, WorkState, TimeFunction
-from bondgraph.element import StateView
-from bondgraph.spatial import quat_to_matrix, skew
 from elements import (
     Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody, SphericalJoint, FixedJoint,
     PointForce, BodyMoment, models,
