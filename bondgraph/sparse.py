@@ -569,6 +569,18 @@ class SparseReduction:
         state["_fused_cache"] = None
         return state
 
+    def _random_data(self, rng) -> np.ndarray:
+        """The junction equations' data with every dynamic modulus random in [-1, 1]
+        (its transposed entries the same values): where _check and the rate-term check
+        decide structure."""
+        L = self.model.layout
+        data = L.base.copy()
+        for _, _, start, n2_, n1_ in L.dynamic:
+            vals = rng.uniform(-1.0, 1.0, (n2_, n1_))
+            data[start:start + n2_ * n1_] = vals.ravel()
+            data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
+        return data
+
     def _rate_rows_reaching_u2(self, T: _Terms, shape, rows: np.ndarray, rng) -> np.ndarray:
         """Which of the dA/dt terms (rows ``rows`` of z in B) can change U_2, as a mask.
 
@@ -583,15 +595,8 @@ class SparseReduction:
         keep = np.ones(rows.size, dtype=bool)
         if not rows.size:
             return keep
-        m = self.model
-        L = m.layout
-        data = L.base.copy()
-        for _, _, start, n2_, n1_ in L.dynamic:
-            vals = rng.uniform(-1.0, 1.0, (n2_, n1_))
-            data[start:start + n2_ * n1_] = vals.ravel()
-            data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
         sources = np.empty(self._n_sources)
-        sources[:self._nA] = data
+        sources[:self._nA] = self._random_data(rng)
         sources[self._off_R:self._off_RE] = self._R_flat
         blocks = [-_skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
                   rng.uniform(-1.0, 1.0, d * d) for d in self._RE_dims]
@@ -680,12 +685,7 @@ class SparseReduction:
         if self.n2 and not L.rec_slices["C"].stop > L.rec_slices["C"].start:
             self.reason = "no constraint rows"
             return
-        data = L.base.copy()
-        for _, _, start, n2_, n1_ in L.dynamic:
-            data[start:start + 2 * n2_ * n1_] = 0.0
-            vals = rng.uniform(-1.0, 1.0, (n2_, n1_))
-            data[start:start + n2_ * n1_] = vals.ravel()
-            data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
+        data = self._random_data(rng)
         try:
             lu, A_i = L.factor(data)
         except Exception as exc:  # noqa: BLE001 - any failure: not applicable

@@ -46,6 +46,17 @@ def sparse_scara():
                  (0.01, 0.015, 0.02), (-0.2, 0.0, 0.01)), {}
 
 
+def random_unit_state(model, rng) -> np.ndarray:
+    """A random state vector of ``model`` (any positions and momenta), every body's
+    quaternion (states ending in ".q") normalised."""
+    x = rng.normal(size=model.n_states)
+    for name in model.state_names:
+        if name.endswith(".q"):
+            sl = model.state_slices[name]
+            x[sl] /= np.linalg.norm(x[sl])
+    return x
+
+
 def random_states(mech, mm, rng, count, stabilization):
     """``count`` (t, x, stabilization) at random poses reached by joint coordinates in
     [-1, 1] rad (or m) with random momenta added (the bodies move fast in all

@@ -20,7 +20,7 @@ from bondgraph import Baumgarte, assemble, assign_causality
 from bondgraph.condensation import MAX_BLOCK_CONDITION, condense
 from bondgraph.sparse import SparseReduction, _Condensed
 from elements.models import chain, spring_pendulum, three_body_prismatic
-from mechanisms import random_states, sparse_scara
+from mechanisms import random_states, random_unit_state, sparse_scara
 
 
 def _dense(n, rows, cols, src, coef, sources):
@@ -226,11 +226,7 @@ def test_one_call_stages_equal_the_steps(name, monkeypatch):
                         lambda self, *a, **k: original(self, *a, **k) if self is fused else None)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     for k in range(12):
-        x = rng.normal(size=model.n_states)
-        for n_ in model.state_names:
-            if n_.endswith(".q"):
-                sl = model.state_slices[n_]
-                x[sl] /= np.linalg.norm(x[sl])
+        x = random_unit_state(model, rng)
         t = float(rng.uniform(0, 2))
         stab = Baumgarte(10.0, 7.0) if k % 2 else None
         a, b, c = (r.evaluate(t, x, stab) for r in (fused, steps, plain))
@@ -311,11 +307,7 @@ def test_derivative_with_kinematic_rates_from_the_acceleration_stage():
     forced = SparseReduction(model)
     forced._kin_final = False             # (before its plans are made)
     rng = np.random.default_rng(4)
-    x = rng.normal(size=model.n_states)
-    for n_ in model.state_names:
-        if n_.endswith(".q"):
-            sl = model.state_slices[n_]
-            x[sl] /= np.linalg.norm(x[sl])
+    x = random_unit_state(model, rng)
     stab = Baumgarte(10.0, 7.0)
     for _ in range(3):                    # (the first factorisation is SuperLU's)
         a, b = plain.derivative(0.4, x, stab), forced.derivative(0.4, x, stab)
@@ -448,11 +440,7 @@ def test_rate_terms_that_cannot_reach_u2_are_dropped(build, monkeypatch):
     assert 0 < fewer._dyn_terms.size < every._dyn_terms.size     # about half left out
     rng = np.random.default_rng(11)
     for k in range(8):
-        x = rng.normal(size=model.n_states)
-        for n_ in model.state_names:
-            if n_.endswith(".q"):
-                sl = model.state_slices[n_]
-                x[sl] /= np.linalg.norm(x[sl])
+        x = random_unit_state(model, rng)
         stab = Baumgarte(10.0, 7.0) if k % 2 else None
         dense = model.evaluate(0.3, x, stabilization=stab)
         scale = 1.0 + np.abs(dense.xdot).max()

@@ -24,6 +24,7 @@ from elements import (
     BodyMoment, FixedJoint, Inertia, Mechanism, PointForce, PrismaticJoint, RevoluteJoint,
     RigidBody, SphericalJoint, models,
 )
+from mechanisms import random_unit_state
 
 
 def _every_kind():
@@ -62,12 +63,7 @@ MECHANISMS = {
 
 def _random(model, rng):
     """A random state (unit quaternions, any positions and momenta) and random rates."""
-    x = rng.normal(size=model.n_states)
-    for name in model.state_names:
-        if name.endswith(".q"):
-            s = model.state_slices[name]
-            x[s] /= np.linalg.norm(x[s])
-    return x, rng.normal(size=model.functions.n_kin)
+    return random_unit_state(model, rng), rng.normal(size=model.functions.n_kin)
 
 
 def _one_by_one(model, x, kin_rates):
