@@ -78,11 +78,12 @@ which is numba's own start-up, paid by any first compiled call in a process).
 from __future__ import annotations
 
 import os
+import threading
 from types import ModuleType
 
 import numpy as np
 
-__all__ = ["FixedLU", "Structure", "Factors", "enabled", "warm_up", "have_numba",
+__all__ = ["FixedLU", "LUState", "Structure", "Factors", "enabled", "warm_up", "have_numba",
            "PIVOT_THRESHOLD", "SINGULAR_RATIO", "SETUP_INTERVAL", "RECENT"]
 
 #: threshold partial pivoting's u: a pivot below u times the largest candidate of its
@@ -283,39 +284,71 @@ class Structure:
         return Factors(self, Lx, Vx, d) if ok else None
 
 
+class LUState:
+    """The pivot-order state of one :class:`FixedLU` for one run: which structure is
+    current, the ones before it, and the count that spaces out new set-ups.
+
+    It is what changes from one factorisation to the next, kept apart from the
+    :class:`FixedLU` (shared, read-only once built) so that runs never share it: every
+    simulation starts from a new state, and so gives the same numbers to the last bit
+    whatever else runs beside it (another thread, an earlier run of the same model).
+
+    Attributes
+    ----------
+    structure : Structure or None
+        The current pivot order (None before the first :meth:`FixedLU.adopt`).
+    recent : list of Structure
+        The structures before it, the latest last (at most ``RECENT``).
+    setups : int
+        Structures adopted so far in this state.
+    since_setup : int
+        Factorisations since the last set-up.
+    """
+
+    __slots__ = ("structure", "recent", "setups", "since_setup")
+
+    def __init__(self) -> None:
+        self.structure: Structure | None = None
+        self.recent: list[Structure] = []
+        self.setups = 0
+        self.since_setup = SETUP_INTERVAL
+
+
 class FixedLU:
-    """The compiled LU of one :class:`bondgraph.sparse._Pattern`: its current
-    :class:`Structure`, replaced when its pivots fail.
+    """The compiled LU of one :class:`bondgraph.sparse._Pattern`: the structures of
+    its pivot orders (shared, built once each) and the factorisation on one of them.
 
-    Use :meth:`factor` first; where it gives None, factor with SuperLU and, if SuperLU
-    succeeds, pass its factorisation to :meth:`adopt`, which takes its pivot order
-    (sound at those values) for the following factorisations. There is no structure
-    before the first :meth:`adopt`: a pattern's first factorisation is SuperLU's.
+    Use :meth:`factor` first, with an :class:`LUState` (:meth:`new_state`); where it
+    gives None, factor with SuperLU and, if SuperLU succeeds, pass its factorisation to
+    :meth:`adopt`, which takes its pivot order (sound at those values) for the state's
+    following factorisations. A new state has no structure: its first factorisation is
+    SuperLU's.
 
-    The ``RECENT`` structures before the current one are kept: where the current one's
-    pivots fail, :meth:`factor` tries them (the latest first) before giving up, and the
-    first that passes becomes the current one. A swinging chain's configurations come
-    back near earlier ones, whose pivot orders serve again: over 1 s of chain-100, 28 of
-    the 30 failures were met by one of the six orders before (each try a compiled
-    factorisation, about 0.1 ms there, against about 1.7 ms for SuperLU and a new
-    structure).
+    The ``RECENT`` structures before the current one are kept in the state: where the
+    current one's pivots fail, :meth:`factor` tries them (the latest first) before giving
+    up, and the first that passes becomes the current one. A swinging chain's
+    configurations come back near earlier ones, whose pivot orders serve again: over 1 s
+    of chain-100, 28 of the 30 failures were met by one of the six orders before (each
+    try a compiled factorisation, about 0.1 ms there, against about 1.7 ms for SuperLU
+    and a new structure).
+
+    Thread safety: the FixedLU holds no per-factorisation state. Its cache of structures
+    (by pivot order; a structure is a pure function of the pattern and the order, so
+    the cache changes costs, never values) is guarded by a lock; an :class:`LUState`
+    must not be shared between threads.
 
     Attributes
     ----------
     pattern : bondgraph.sparse._Pattern
-    structure : Structure or None
-    recent : list of Structure
-        The structures before it, the latest last (at most ``RECENT``).
-    setups : int
-        Structures built so far.
     """
+
+    #: structures kept by pivot order (the oldest dropped beyond this)
+    CACHE = 64
 
     def __init__(self, pattern):
         self.pattern = pattern
-        self.structure: Structure | None = None
-        self.recent: list[Structure] = []
-        self.setups = 0
-        self._since_setup = SETUP_INTERVAL        # factorisations since the last set-up
+        self._structures: dict[bytes, Structure] = {}
+        self._lock = threading.Lock()
 
     @classmethod
     def for_pattern(cls, pattern) -> "FixedLU | None":
@@ -329,50 +362,82 @@ class FixedLU:
         warm_up()
         return cls(pattern)
 
+    @staticmethod
+    def new_state() -> LUState:
+        """A state with no structure yet (one per run, or per thread)."""
+        return LUState()
+
+    def __getstate__(self) -> dict:
+        """Pickled without its lock and its cache (built again on use)."""
+        return {"pattern": self.pattern}
+
     def __setstate__(self, state):
         """Unpickled (a model shipped to another process): compile the kernels there,
         or load them, now rather than at the first factorisation."""
-        self.__dict__.update(state)
-        self.__dict__.setdefault("recent", [])      # (pickled before it existed)
+        self.pattern = state["pattern"]
+        self._structures = {}
+        self._lock = threading.Lock()
         warm_up()
 
-    def factor(self, sources: np.ndarray, current_failed: bool = False) -> Factors | None:
-        """:meth:`Structure.factor` with the current structure, else with the recent
-        ones (the first that passes becomes current); None where none passes, without a
-        structure, or in a process without numba (where an unpickled FixedLU must not
-        run the kernels as plain Python). ``current_failed``: the current structure has
-        failed at these values already (the recent ones only; not counted as a
-        factorisation)."""
+    def factor(self, state: LUState, sources: np.ndarray,
+               current_failed: bool = False) -> Factors | None:
+        """:meth:`Structure.factor` with the state's current structure, else with its
+        recent ones (the first that passes becomes current); None where none passes,
+        without a structure, or in a process without numba (where an unpickled FixedLU
+        must not run the kernels as plain Python). ``current_failed``: the current
+        structure has failed at these values already (the recent ones only; not
+        counted as a factorisation)."""
         if not current_failed:
-            self._since_setup += 1
-        if self.structure is None or not have_numba():
+            state.since_setup += 1
+        if state.structure is None or not have_numba():
             return None
         if not current_failed:
-            f = self.structure.factor(sources)
+            f = state.structure.factor(sources)
             if f is not None:
                 return f
-        for i in range(len(self.recent) - 1, -1, -1):
-            f = self.recent[i].factor(sources)
+        recent = state.recent
+        for i in range(len(recent) - 1, -1, -1):
+            f = recent[i].factor(sources)
             if f is not None:        # (the one that failed becomes the latest of recent)
-                self.recent.append(self.structure)
-                self.structure = self.recent.pop(i)
+                recent.append(state.structure)
+                state.structure = recent.pop(i)
                 return f
         return None
 
-    def adopt(self, lu) -> None:
+    def may_adopt(self, state: LUState) -> bool:
+        """Whether :meth:`adopt` would take a new order in this state now."""
+        return state.since_setup >= SETUP_INTERVAL and have_numba()
+
+    def adopt(self, state: LUState, lu) -> None:
         """Take the pivot order of ``lu``, a SuperLU factorisation of the pattern's
-        matrix (its ``perm_r`` and ``perm_c``), for the following factorisations.
+        matrix (its ``perm_r`` and ``perm_c``), for the state's following
+        factorisations.
 
         Call it where :meth:`factor` gave None and SuperLU succeeded. At most one
         set-up per ``SETUP_INTERVAL`` factorisations: where the pivots keep failing,
         the evaluations use SuperLU without paying for a new structure each time. A
         structure with a structurally zero pivot is not taken."""
-        if self._since_setup < SETUP_INTERVAL or not have_numba():
+        if not self.may_adopt(state):
             return
-        self._since_setup = 0
-        self.setups += 1
-        structure = Structure(self.pattern, lu.perm_r, lu.perm_c)
+        state.since_setup = 0
+        state.setups += 1
+        structure = self._structure(lu.perm_r, lu.perm_c)
         if structure.valid:
-            if self.structure is not None:
-                self.recent = (self.recent + [self.structure])[-RECENT:]
-            self.structure = structure
+            if state.structure is not None:
+                state.recent = (state.recent + [state.structure])[-RECENT:]
+            state.structure = structure
+
+    def _structure(self, perm_r, perm_c) -> Structure:
+        """The structure of this pivot order (built once, then from the cache)."""
+        pr = np.ascontiguousarray(perm_r, dtype=np.int64)
+        pc = np.ascontiguousarray(perm_c, dtype=np.int64)
+        key = pr.tobytes() + pc.tobytes()
+        with self._lock:
+            st = self._structures.get(key)
+        if st is None:
+            st = Structure(self.pattern, pr, pc)
+            with self._lock:
+                st = self._structures.setdefault(key, st)
+                while len(self._structures) > self.CACHE:
+                    del self._structures[next(iter(self._structures))]
+        return st

@@ -29,6 +29,7 @@ Eq. (15): J_CL = J_CE = 0:  H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,10 @@ the constraint matrix is taken as rank deficient."""
 
 CHOLESKY_RTOL = 1e-12
 """Smallest Cholesky pivot (relative, scaled H_4) accepted without a rank-revealing check."""
+
+
+_BUILD_LOCK = threading.RLock()
+"""Held while a model's sparse evaluation is built (once per model)."""
 
 
 @dataclass(frozen=True)
@@ -238,7 +243,9 @@ class StateSpaceModel:
         (:class:`~bondgraph.sparse.SparseReduction`), built once and kept."""
         if self._sparse is None:
             from .sparse import SparseReduction
-            self._sparse = paused(SparseReduction)(self)
+            with _BUILD_LOCK:            # (threads asking at once: one builds it)
+                if self._sparse is None:
+                    self._sparse = paused(SparseReduction)(self)
         return self._sparse
 
     def with_parameters(self, **values: float) -> "StateSpaceModel":

@@ -164,10 +164,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     # the initial state: the sparse evaluation where it applies (it is used only with full
     # rank), else the dense one, which also finds redundant constraints and the branch
     fast = None
+    # the run's own workspace: its numbers do not depend on earlier runs or other threads
+    ws = model.sparse().workspace() if not dense_reduction else None
     if not dense_reduction and model.sparse().applicable:
         fast = model.sparse()
         with np.errstate(all="ignore"):
-            ev0 = fast.evaluate(t0, x_init, stabilization)
+            ev0 = fast.evaluate(t0, x_init, stabilization, ws)
         if ev0 is None or not np.all(np.isfinite(ev0.xdot)):
             fast = None
     if fast is None:
@@ -202,7 +204,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         # repeats the evaluation, records why and reports
         if fast is not None and math.isfinite(t):
             try:
-                xdot = fast.derivative(t, x, stabilization)
+                xdot = fast.derivative(t, x, stabilization, ws)
             except SingularConstraintError:
                 xdot = None
             except Exception as exc:  # a user callable (source, modulus, rate) raised
@@ -226,7 +228,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             return np.full(model.n_states, np.nan)
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = fast.evaluate(t, x, stabilization) if fast is not None else None
+                ev = fast.evaluate(t, x, stabilization, ws) if fast is not None else None
                 if ev is None:
                     ev = model.evaluate(t, x, stabilization=stabilization,
                                         redundancy_ok=True, rank_reference=reference())
@@ -450,6 +452,7 @@ def _outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
     at a point where the evaluation fails (the failure state of a failed run)."""
     n = ts.size
     n2 = model.n_u2
+    ws = fast.workspace() if fast is not None else None
     out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
            "phi": np.full((n2, n), np.nan),
            "bond_values": np.full((model.layout.n_var, n), np.nan),
@@ -458,7 +461,8 @@ def _outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
         x = np.array(X[:, i])
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = fast.evaluate(ts[i], x, stabilization) if fast is not None else None
+                ev = fast.evaluate(ts[i], x, stabilization, ws) if fast is not None \
+                    else None
                 if ev is None:
                     ev = model.evaluate(ts[i], x, stabilization=stabilization,
                                         redundancy_ok=True)

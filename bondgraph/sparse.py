@@ -197,10 +197,14 @@ class _Pattern:
         return False
 
     def matrix(self, sources: np.ndarray) -> sp.csc_matrix:
-        """The matrix at these source values (one object, its data refilled)."""
-        self._matrix.data = np.bincount(self.group, weights=self.coef * sources[self.src],
-                                        minlength=self.n).astype(float)
-        return self._matrix
+        """The matrix at these source values: a new matrix object (the pattern's index
+        arrays shared, read-only), so that evaluations in several threads never see each
+        other's values."""
+        data = np.bincount(self.group, weights=self.coef * sources[self.src],
+                           minlength=self.n).astype(float)
+        A = sp.csc_matrix((data, self.indices, self.indptr), shape=self.shape, copy=False)
+        A.has_canonical_format = True
+        return A
 
 
 class _Condensed:
@@ -224,11 +228,11 @@ class _Condensed:
         """The kept system's compiled LU (None: SuperLU)."""
         return self.S.fast
 
-    def factor(self, sources: np.ndarray):
+    def factor(self, sources: np.ndarray, ws: "Workspace"):
         """S's factors at these sources (with the sources, for G and H), or None."""
         c = self.c
         if self.n_K:
-            lu = _factor(self.S, c.extend(sources))
+            lu = _factor(self.S, c.extend(sources), ws)
             if lu is None:
                 return None
         else:
@@ -270,28 +274,53 @@ class _CondensedFactors:
         self.G = self.H = None
 
 
-def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray):
+class Workspace:
+    """What one run's sparse evaluations change from one to the next: the pivot-order
+    state (:class:`bondgraph.fastlu.LUState`) of each compiled LU, made on first use.
+
+    The :class:`SparseReduction` itself is read-only while evaluating, so one model
+    serves any number of threads; each run (:func:`~bondgraph.simulate` makes one per
+    run) or thread (the default of :meth:`SparseReduction.evaluate`) has its own
+    workspace. A run that starts from a new workspace takes the same pivot orders, hence
+    the same numbers to the last bit, whatever ran before or beside it. A workspace must
+    not be shared between threads."""
+
+    __slots__ = ("_lu",)
+
+    def __init__(self) -> None:
+        self._lu: dict = {}
+
+    def lu(self, fast: fastlu.FixedLU) -> fastlu.LUState:
+        """The state of the compiled LU ``fast`` in this workspace."""
+        state = self._lu.get(fast)
+        if state is None:
+            state = self._lu[fast] = fast.new_state()
+        return state
+
+
+def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray, ws: Workspace):
     """LU factors of the pattern's matrix at these source values (None if singular or
     not finite): the compiled LU on the pattern's fixed structure where it is prepared
-    and its pivots pass their checks (:mod:`bondgraph.fastlu`), else splu with the
-    precomputed column order. A condensed system factors its kept system."""
+    and the workspace's pivot order passes its checks (:mod:`bondgraph.fastlu`), else
+    splu with the precomputed column order. A condensed system factors its kept
+    system."""
     if isinstance(pattern, _Condensed):
-        return pattern.factor(sources)
+        return pattern.factor(sources, ws)
     if pattern.structurally_singular:
         return None
     fast = pattern.fast
     if fast is not None:          # (a zero row or column gives it a zero pivot: refused)
-        lu = fast.factor(sources)
+        lu = fast.factor(ws.lu(fast), sources)
         if lu is not None:
             return lu
-    return _superlu_factor(pattern, sources)
+    return _superlu_factor(pattern, sources, ws)
 
 
-def _superlu_factor(pattern: _Pattern, sources: np.ndarray):
+def _superlu_factor(pattern: _Pattern, sources: np.ndarray, ws: Workspace):
     """:func:`_factor`'s SuperLU branch: splu on the precomputed column order (None if
-    singular or not finite); its pivot order goes to the compiled LU
-    (:meth:`bondgraph.fastlu.FixedLU.adopt`, at most once per ``SETUP_INTERVAL``
-    factorisations)."""
+    singular or not finite); its pivot order goes to the workspace's state of the
+    compiled LU (:meth:`bondgraph.fastlu.FixedLU.adopt`, at most once per
+    ``SETUP_INTERVAL`` factorisations)."""
     fast = pattern.fast
     A = pattern.matrix(sources)
     # a row or column of zeros: singular, and SuperLU can crash on it (superlu issue 33);
@@ -313,7 +342,7 @@ def _superlu_factor(pattern: _Pattern, sources: np.ndarray):
     if d.size < n or not np.isfinite(d).all() or d.min(initial=np.inf) <= 1e-14 * d.max():
         return None
     if fast is not None:                # its pivots, sound here, for the next evaluations
-        fast.adopt(lu)
+        fast.adopt(ws.lu(fast), lu)
     return lu
 
 
@@ -555,19 +584,37 @@ class SparseReduction:
         self._no_ints = (np.zeros(0, dtype=np.int64), np.zeros(12, dtype=np.int64))
         self._fused = None                # the one-call stages' plan (see _fused_plan)
         self._no_float = np.zeros(0)
-        self._fused_cache = None
+        self._fused_scal = None           # (a view of the plan: the LU's checks)
         self._src0 = self._no_float       # the one-call path's sources: constant values
         self._src_bufs: dict = {}         # and a buffer per thread (see _evaluate_fused)
+        self._local = threading.local()   # each thread's default workspace
         self._check(np.random.default_rng(rng_seed))
 
     def __getstate__(self) -> dict:
-        """Pickled without the per-thread source buffers and the one-call path's
-        cached arguments (made again on use: a copy's cache would hold a copy of the LU
+        """Pickled without the per-thread source buffers and workspaces and the view of
+        the LU checks (made again on use: a copy's view would be a copy of the LU
         checks' values, not a view that follows fastlu's)."""
         state = self.__dict__.copy()
         state["_src_bufs"] = {}
-        state["_fused_cache"] = None
+        state["_fused_scal"] = None
+        del state["_local"]
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+
+    def workspace(self) -> Workspace:
+        """A new :class:`Workspace` (one per run: :func:`~bondgraph.simulate` makes
+        one, so that a run's numbers do not depend on what ran before or beside it)."""
+        return Workspace()
+
+    def _default_workspace(self) -> Workspace:
+        """This thread's workspace, for evaluations not given one."""
+        ws = getattr(self._local, "ws", None)
+        if ws is None:
+            ws = self._local.ws = Workspace()
+        return ws
 
     def _random_data(self, rng) -> np.ndarray:
         """The junction equations' data with every dynamic modulus random in [-1, 1]
@@ -725,12 +772,14 @@ class SparseReduction:
 
     # ------------------------------------------------------------------------------------
     def evaluate(self, t: float, x: np.ndarray,
-                 stabilization: Baumgarte | None = None) -> StepValues | None:
+                 stabilization: Baumgarte | None = None,
+                 workspace: Workspace | None = None) -> StepValues | None:
         """dX/dt, U_2 and every bond value at time ``t`` (s) and state ``x`` (shape
         ``(n_states,)``, the model's state order), with Baumgarte's terms when
         ``stabilization`` is given. None where the sparse system is singular or not
         finite: the caller then uses :meth:`StateSpaceModel.evaluate`, which explains
-        the failure. Call only when ``applicable``."""
+        the failure. Call only when ``applicable``. ``workspace``: the run's
+        (:meth:`workspace`), default this thread's."""
         m = self.model
         L = m.layout
         fns = m.functions
@@ -740,9 +789,10 @@ class SparseReduction:
                              f"for states {', '.join(m.state_names)}")
         s = StateView(x, m.state_slices)
         X = x[:m.n_energy]
+        ws = workspace if workspace is not None else self._default_workspace()
         shared: dict = {}                 # the modulus contexts' values at x
         if self.n2 and self._compiled:
-            done = self._evaluate_fused(t, x, s, shared, stabilization)
+            done = self._evaluate_fused(t, x, s, shared, stabilization, ws)
             if done is not None:
                 return done
             shared.clear()
@@ -764,7 +814,7 @@ class SparseReduction:
         n2 = self.n2
         if n2 == 0:
             pattern = self._M
-            lu = _factor(pattern, sources) if pattern.shape[0] else ()
+            lu = _factor(pattern, sources, ws) if pattern.shape[0] else ()
             if lu is None:
                 return None
             stage = self._stage(lu, pattern, self._M_known, sources, known, None)
@@ -778,7 +828,7 @@ class SparseReduction:
             # Baumgarte's terms left out) gives every flow the C rows and the kinematic
             # states see, and these do not depend on U_2, D or E (checked in _check), so
             # its U_2 and efforts, whatever they are, leave dc/dt unchanged
-            lu = _factor(self._B, sources)
+            lu = _factor(self._B, sources, ws)
             if lu is None:
                 return None
             stage = self._stage(lu, self._B, self._B_known, sources, known, None,
@@ -818,28 +868,31 @@ class SparseReduction:
                           branch=branch, rank=n2)
 
     def derivative(self, t: float, x: np.ndarray,
-                   stabilization: Baumgarte | None = None) -> np.ndarray | None:
+                   stabilization: Baumgarte | None = None,
+                   workspace: Workspace | None = None) -> np.ndarray | None:
         """dX/dt alone at time ``t`` (s) and state ``x`` (shape ``(n_states,)``, the
         model's state order and units): :meth:`evaluate`'s ``xdot`` (a fresh array, each
         state's unit per second), with Baumgarte's terms when ``stabilization`` is
         given; None where :meth:`evaluate` would give None. Where the one-call path
         applies, its acceleration stage computes only the bond variables dX/dt reads
-        (what a solver needs; the outputs come from :meth:`evaluate`)."""
+        (what a solver needs; the outputs come from :meth:`evaluate`). ``workspace``:
+        the run's (:meth:`workspace`), default this thread's."""
         m = self.model
         x = np.asarray(x, dtype=float)
         if x.shape != (m.n_states,):
             raise ModelError(f"state vector has shape {x.shape}; valid: ({m.n_states},) "
                              f"for states {', '.join(m.state_names)}")
+        ws = workspace if workspace is not None else self._default_workspace()
         if self.n2 and self._compiled:
             xdot = self._evaluate_fused(t, x, StateView(x, m.state_slices), {},
-                                        stabilization, full=False)
+                                        stabilization, ws, full=False)
             if xdot is not None:
                 return xdot
-        ev = self.evaluate(t, x, stabilization)
+        ev = self.evaluate(t, x, stabilization, ws)
         return None if ev is None else ev.xdot
 
-    def _evaluate_fused(self, t, x, s, shared, stabilization, full: bool = True
-                        ) -> StepValues | np.ndarray | None:
+    def _evaluate_fused(self, t, x, s, shared, stabilization, ws: Workspace,
+                        full: bool = True) -> StepValues | np.ndarray | None:
         """:meth:`evaluate` with constraints in two compiled calls
         (:func:`bondgraph._sparse_kernels._first` and ``_second``; the element functions
         between them), where the system is condensed, the kept system's LU compiled and
@@ -847,12 +900,12 @@ class SparseReduction:
         or a step of it fails (the caller then takes the general path, which repeats the
         evaluation and handles the failure). With ``full`` False, dX/dt alone (see
         :meth:`derivative`)."""
-        args = self._fused_args()
+        args = self._fused_args(ws)
         if args is None:
             return None
-        fast = args[0]
-        if fast is not None:
-            fast._since_setup += 1
+        state = args[1]
+        if state is not None:
+            state.since_setup += 1
         m = self.model
         fns = m.functions
         kern = fastlu._sparse_kernels()
@@ -866,7 +919,7 @@ class SparseReduction:
             src = self._src0.copy()
         try:
             got = self._fused_stages(kern, t, x, moduli, phi, U1, dU1, src, args,
-                                     stabilization, full)
+                                     stabilization, full, ws)
         finally:
             bufs[key] = src
         if got is None:
@@ -892,10 +945,10 @@ class SparseReduction:
                           branch="15", rank=n2)
 
     def _fused_stages(self, kern, t, x, moduli, phi, U1, dU1, src, args, stabilization,
-                      full):
+                      full, ws):
         """The two compiled calls of :meth:`_evaluate_fused` with the element functions
         between them: (w, y, the velocity stage's kinematic rates), or None."""
-        fast, st, packed, S, rate_terms = args
+        fast, state, st, packed, S, rate_terms = args
         fns = self.model.functions
         work, w1, status = kern._first(x, moduli, U1, src, *packed, *S)
         if status == 2:
@@ -905,16 +958,16 @@ class SparseReduction:
             if fast is None:
                 return None
             ext = self._B.c.extend(src)
-            if fast.factor(ext, current_failed=True) is None and (
-                    fast._since_setup < fastlu.SETUP_INTERVAL or
-                    _superlu_factor(self._B.S, ext) is None):
+            if fast.factor(state, ext, current_failed=True) is None and (
+                    not fast.may_adopt(state) or
+                    _superlu_factor(self._B.S, ext, ws) is None):
                 return None
-            if fast.structure is st:
+            if state.structure is st:
                 return None
-            args = self._fused_args()
+            args = self._fused_args(ws)
             if args is None:
                 return None
-            fast, st, packed, S, rate_terms = args
+            fast, state, st, packed, S, rate_terms = args
             work, w1, status = kern._first(x, moduli, U1, src, *packed, *S)
         if status:
             return None
@@ -930,45 +983,37 @@ class SparseReduction:
             return None
         return w, y, kin_rates
 
-    def _fused_args(self):
+    def _fused_args(self, ws: Workspace):
         """The arguments of the two compiled calls of :meth:`_evaluate_fused` that do not
-        change from one evaluation to the next: (the kept system's LU or None, its
-        structure, the packed plan (I, F, IO, FO; see :mod:`bondgraph._sparse_kernels`),
-        the structure's (S_ints, S_off, t_coef), whether there are rate terms), or None
-        where the one-call path does not apply. The structure's part is made again when
-        the LU takes a new pivot order."""
-        cached = self._fused_cache
-        if cached is None or (cached[0] is not None and cached[0].structure is not cached[1]):
-            cached = self._make_fused_args()
-            if cached is None:
-                return None
-        scal = self._fused_scal              # (a view of F: the LU's checks, read live)
-        if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
-            scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
-        return cached
-
-    def _make_fused_args(self):
-        """:meth:`_fused_args` made (again: the LU took a new pivot order)."""
+        change from one evaluation to the next of one pivot order: (the kept system's LU
+        and its state in ``ws``, or None twice, the state's structure, the packed plan
+        (I, F, IO, FO; see :mod:`bondgraph._sparse_kernels`), the structure's (S_ints,
+        S_off, t_coef), whether there are rate terms), or None where the one-call path
+        does not apply or the state has no pivot order yet."""
         plan = self._fused_plan()
         if plan is None:
             return None
+        scal = self._fused_scal
+        if scal is None:                     # (a view of F: the LU's checks, read live)
+            F, FO, k = plan[0][1], plan[0][3], fastlu._sparse_kernels().F_SCAL
+            scal = self._fused_scal = F[FO[k]:FO[k + 1]]
+        if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
+            scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
         pattern = self._B
-        fast = pattern.fast
         if pattern.n_K:
-            if fast is None or fast.structure is None:
+            fast = pattern.fast
+            if fast is None:
                 return None
-            st = fast.structure
-        else:
-            fast = st = None
-        if st is not None:
+            state = ws.lu(fast)
+            st = state.structure
+            if st is None:
+                return None
             S = (*st.packed(), st.t_coef)
         else:
+            fast = state = st = None
             S = (*self._no_ints, self._no_float)
         packed, rate_terms = plan
-        F, FO, k = packed[1], packed[3], fastlu._sparse_kernels().F_SCAL
-        self._fused_scal = F[FO[k]:FO[k + 1]]
-        self._fused_cache = (fast, st, packed, S, rate_terms)
-        return self._fused_cache
+        return fast, state, st, packed, S, rate_terms
 
     def _fused_plan(self):
         """The packed arrays of :meth:`_evaluate_fused` (made once), or None where it

@@ -263,9 +263,9 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
     runs, calls = [], {"inside": False, "retries": 0, "general": 0}
     superlu, one_call = S._superlu_factor, S.SparseReduction._evaluate_fused
 
-    def counted(pattern, sources):
+    def counted(pattern, sources, ws):
         calls["retries"] += calls["inside"]
-        return superlu(pattern, sources)
+        return superlu(pattern, sources, ws)
 
     def watched(self, *a, **k):
         calls["inside"] = True
@@ -331,15 +331,19 @@ def test_the_one_call_path_reads_the_lu_checks_live(monkeypatch):
     for _ in range(3):
         ref = sr.derivative(0.1, x, stab)
     view = StateView(x, model.state_slices)
-    assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is not None
+    ws = sr._default_workspace()          # (the one derivative() used: its pivot order)
+    assert sr._evaluate_fused(0.1, x, view, {}, stab, ws, full=False) is not None
     # a copy made after use (cloudpickle ships a model to a study's workers) reads
-    # them live too
+    # them live too (its first factorisation, in a new workspace, is SuperLU's)
     cloudpickle = pytest.importorskip("cloudpickle")
     copied = cloudpickle.loads(cloudpickle.dumps(sr))
-    assert copied._evaluate_fused(0.1, x, view, {}, stab, full=False) is not None
+    for _ in range(2):
+        copied.derivative(0.1, x, stab)
+    ws_copy = copied._default_workspace()
+    assert copied._evaluate_fused(0.1, x, view, {}, stab, ws_copy, full=False) is not None
     monkeypatch.setattr(fastlu, "SINGULAR_RATIO", 0.999999)
-    assert sr._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
-    assert copied._evaluate_fused(0.1, x, view, {}, stab, full=False) is None
+    assert sr._evaluate_fused(0.1, x, view, {}, stab, ws, full=False) is None
+    assert copied._evaluate_fused(0.1, x, view, {}, stab, ws_copy, full=False) is None
     d = sr.derivative(0.1, x, stab)
     assert np.abs(d - ref).max() <= 1e-11 * (1.0 + np.abs(ref).max())
 

@@ -59,10 +59,11 @@ def _systems(model, states, monkeypatch):
     seen = []
     factor = S._factor
 
-    def spy(pattern, sources):       # the LU's systems (a condensed system's kept one)
+    def spy(pattern, sources, ws):   # the LU's systems (a condensed system's kept one)
+        lu = factor(pattern, sources, ws)
         if isinstance(pattern, S._Pattern):
-            seen.append((pattern, sources.copy()))
-        return factor(pattern, sources)
+            seen.append((pattern, sources.copy(), ws))
+        return lu
 
     with monkeypatch.context() as mp:
         mp.setattr(S, "_factor", spy)
@@ -83,7 +84,7 @@ def _check_systems(seen, rng):
     the pattern's current (static) structure where its pivots pass, against SuperLU and,
     for small systems, numpy; and _factor + _back against SuperLU's path."""
     used_static = 0
-    for pattern, sources in seen:
+    for pattern, sources, ws in seen:
         assert pattern.fast is not None
         A = pattern.matrix(sources).copy()
         ref_lu, _ = S._splu(A)
@@ -94,11 +95,11 @@ def _check_systems(seen, rng):
         assert _rel(here.solve(b), ref) <= TOL
         if A.shape[0] <= 400:
             assert _rel(here.solve(b), np.linalg.solve(A.toarray(), b)) <= TOL
-        static = pattern.fast.structure.factor(sources)
+        static = ws.lu(pattern.fast).structure.factor(sources)
         if static is not None:
             used_static += 1
             assert _rel(static.solve(b), ref) <= TOL
-        lu = S._factor(pattern, sources)
+        lu = S._factor(pattern, sources, ws)
         y = S.SparseReduction._back(lu, pattern, b)
         assert _rel(y, ref[pattern.position]) <= TOL
     return used_static
@@ -142,20 +143,22 @@ def test_evaluation_uses_the_compiled_lu(monkeypatch):
     x = mm.initial_state(q0, {"J2": 1.0})
     sr = mm.model.sparse()
     stab = Baumgarte(10.0, 10.0)
-    first = sr.evaluate(0.1, x, stab)
-    assert sr._B.fast.structure is not None and sr._B.fast.setups == 1
+    ws = sr.workspace()
+    first = sr.evaluate(0.1, x, stab, ws)
+    state = ws.lu(sr._B.fast)
+    assert state.structure is not None and state.setups == 1
     kinds = []
     factor = S._factor
 
-    def spy(pattern, sources):
-        lu = factor(pattern, sources)
+    def spy(pattern, sources, ws):
+        lu = factor(pattern, sources, ws)
         if isinstance(pattern, S._Pattern):
             kinds.append(type(lu))
         return lu
 
     monkeypatch.setattr(S, "_factor", spy)
     monkeypatch.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
-    second = sr.evaluate(0.1, x, stab)
+    second = sr.evaluate(0.1, x, stab, ws)
     assert kinds == [F.Factors]
     assert _rel(second.xdot, first.xdot) <= TOL and _rel(second.U2, first.U2) <= TOL
 
@@ -168,16 +171,21 @@ def _run(model, x0):
 def test_simulation_with_and_without_numba(monkeypatch):
     """BONDGRAPH_NO_NUMBA=1 when the model's sparse path is built: SuperLU throughout;
     the two runs see the same derivatives to rounding and end in the same state."""
-    runs, fast = [], []
+    runs, fast, adopted = [], [], []
     for off in (False, True):
         if off:
             monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
         mech, q0 = chain(4)
         mm = mech.assemble()
-        runs.append(_run(mm.model, mm.initial_state(q0, {"J1": 1.0})))
+        with monkeypatch.context() as mp:     # (the pivot orders the run takes)
+            adopt = F.FixedLU.adopt
+            mp.setattr(F.FixedLU, "adopt",
+                       lambda self, state, lu: (adopt(self, state, lu),
+                                                adopted.append(state.structure)))
+            runs.append(_run(mm.model, mm.initial_state(q0, {"J1": 1.0})))
         fast.append(mm.model.sparse()._B.fast)
     assert all(r.success for r in runs)
-    assert fast[0] is not None and fast[0].structure is not None and fast[1] is None
+    assert fast[0] is not None and adopted and adopted[0] is not None and fast[1] is None
     assert np.max(np.abs(runs[0].x[:, -1] - runs[1].x[:, -1])) <= 1e-10   # final state
     assert np.max(np.abs(runs[0].x - runs[1].x)) <= 1e-10                 # every output
 
@@ -217,32 +225,34 @@ def test_tiny_static_pivot_falls_back_to_superlu():
     answers with SuperLU (right answer), and the pattern takes SuperLU's pivots for the
     next evaluations once SETUP_INTERVAL factorisations have passed."""
     p = _hand_pattern()
+    ws = S.Workspace()
+    state = ws.lu(p.fast)
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    lu = S._factor(p, first)                       # SuperLU; its pivots adopted
+    lu = S._factor(p, first, ws)                   # SuperLU; its pivots adopted
     assert not isinstance(lu, F.Factors)
-    assert p.fast.setups == 1
-    st = p.fast.structure
+    assert state.setups == 1
+    st = state.structure
     assert st.prow[0] == 0 and st.pcol[0] == 0    # the first pivot: entry (0, 0)
-    assert isinstance(S._factor(p, first), F.Factors)
+    assert isinstance(S._factor(p, first, ws), F.Factors)
     b = np.array([1.0, -2.0, 0.5])
     for a00 in (0.0, 1e-5):
         values = first.copy()
         values[0] = a00                            # the static pivot (row 0, column 0)
         A = values.reshape(3, 3)
         assert abs(np.linalg.det(A)) > 1.0         # regular
-        assert p.fast.structure.factor(values) is None
-        lu = S._factor(p, values)
+        assert state.structure.factor(values) is None
+        lu = S._factor(p, values, ws)
         assert lu is not None and not isinstance(lu, F.Factors)
         y = S.SparseReduction._back(lu, p, b)
         assert _rel(y, np.linalg.solve(A, b)) <= TOL
     # fewer than SETUP_INTERVAL factorisations since the set-up: the order is kept ...
-    assert p.fast.setups == 1
+    assert state.setups == 1
     for _ in range(F.SETUP_INTERVAL):
-        S._factor(p, first)
+        S._factor(p, first, ws)
     # ... then the next failure brings SuperLU's order at the new values
-    lu = S._factor(p, values)
-    assert not isinstance(lu, F.Factors) and p.fast.setups == 2
-    lu = S._factor(p, values)
+    lu = S._factor(p, values, ws)
+    assert not isinstance(lu, F.Factors) and state.setups == 2
+    lu = S._factor(p, values, ws)
     assert isinstance(lu, F.Factors)
     y = S.SparseReduction._back(lu, p, b)
     assert _rel(y, np.linalg.solve(values.reshape(3, 3), b)) <= TOL
@@ -255,26 +265,28 @@ def test_a_recent_pivot_order_serves_before_superlu():
     another row; values where order 2's pivot vanishes are factored with order 1
     again, rightly, and no new structure is built."""
     p = _hand_pattern()
+    ws = S.Workspace()
+    state = ws.lu(p.fast)
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    S._factor(p, first)                            # SuperLU; order 1 adopted
-    order1 = p.fast.structure
+    S._factor(p, first, ws)                        # SuperLU; order 1 adopted
+    order1 = state.structure
     for _ in range(F.SETUP_INTERVAL):
-        assert isinstance(S._factor(p, first), F.Factors)
+        assert isinstance(S._factor(p, first, ws), F.Factors)
     second = first.copy()
     second[0] = 0.0                                # order 1's first pivot vanishes
-    S._factor(p, second)                           # SuperLU; order 2 adopted
-    order2 = p.fast.structure
-    assert p.fast.setups == 2 and order2 is not order1 and p.fast.recent == [order1]
+    S._factor(p, second, ws)                       # SuperLU; order 2 adopted
+    order2 = state.structure
+    assert state.setups == 2 and order2 is not order1 and state.recent == [order1]
     assert order2.prow[0] != 0                     # (order 2 pivots column 0 elsewhere)
     # the row order 2 pivots column 0 on (B's row 0): its entry in column 0 zeroed
     third = first.copy()
     row = int(np.flatnonzero(order2.prow == 0)[0])
     third[3 * row] = 0.0
     assert order2.factor(third) is None and order1.factor(third) is not None
-    lu = S._factor(p, third)
+    lu = S._factor(p, third, ws)
     assert isinstance(lu, F.Factors) and lu.structure is order1
-    assert p.fast.structure is order1 and p.fast.recent == [order2]   # (latest last)
-    assert p.fast.setups == 2                      # no new structure, no SuperLU
+    assert state.structure is order1 and state.recent == [order2]   # (latest last)
+    assert state.setups == 2                       # no new structure, no SuperLU
     b = np.array([1.0, -2.0, 0.5])
     y = S.SparseReduction._back(lu, p, b)
     assert _rel(y, np.linalg.solve(third.reshape(3, 3), b)) <= TOL
@@ -282,9 +294,10 @@ def test_a_recent_pivot_order_serves_before_superlu():
 
 def test_guards_refuse_non_finite_and_singular_values():
     p = _hand_pattern()
+    ws = S.Workspace()
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    S._factor(p, first)
-    st = p.fast.structure
+    S._factor(p, first, ws)
+    st = ws.lu(p.fast).structure
     assert st.factor(first) is not None
     for bad in (np.nan, np.inf):
         values = first.copy()
@@ -292,18 +305,18 @@ def test_guards_refuse_non_finite_and_singular_values():
         assert st.factor(values) is None
     singular = np.array([1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0])   # row 1 = 2 row 0
     assert st.factor(singular) is None
-    assert S._factor(p, singular) is None
+    assert S._factor(p, singular, ws) is None
     for line in (np.s_[3:6], np.s_[1::3]):           # a zero row, a zero column
         values = first.copy()
         values[line] = 0.0
         assert st.factor(values) is None
-        assert S._factor(p, values) is None
+        assert S._factor(p, values, ws) is None
     # pivots 1, 1e-15, 1: each the largest of its column, but their ratio is below
     # SINGULAR_RATIO: refused here, and SuperLU's (the same) pivots say singular too
     tiny = np.array([1.0, 0.0, 0.0, 0.0, 1e-15, 0.0, 0.0, 0.0, 1.0])
     assert st.factor(tiny) is None
     assert st.factor(tiny * [1, 1, 1, 1, 1e13, 1, 1, 1, 1]) is not None
-    assert S._factor(p, tiny) is None
+    assert S._factor(p, tiny, ws) is None
 
 
 def test_environment_variable_turns_it_off(monkeypatch):
