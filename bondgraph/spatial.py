@@ -6,6 +6,9 @@
 - :func:`quat_rate`: dq/dt = 1/2 q (x) (0, omega^b) (omega^b in body coordinates).
 - :func:`body_rate_from_quat_rate`: omega^b from q and dq/dt.
 - :func:`quat_multiply`, :func:`axis_angle_matrix`, :func:`frame_from_axis`.
+- :func:`as_rotation`: a rotation matrix from a matrix, a unit quaternion or a rotation
+  vector, checked (a reflection, a scaled matrix or a non-unit quaternion is refused).
+- :func:`rotation_vector`: the rotation vector (axis times angle) of a rotation matrix.
 
 Quaternions are scalar first and rotate body coordinates into global ones. Functions
 normalise their quaternion argument, so a quaternion state that drifts off unit length
@@ -20,7 +23,7 @@ from .primitives import skew
 
 __all__ = ["skew", "vee", "cross3", "quat_to_matrix", "matrix_to_quat", "quat_rate",
            "body_rate_from_quat_rate", "quat_multiply", "axis_angle_matrix",
-           "frame_from_axis", "unit"]
+           "frame_from_axis", "unit", "as_rotation", "rotation_vector", "ROTATION_TOL"]
 
 
 def cross3(a, b) -> np.ndarray:
@@ -160,3 +163,66 @@ def frame_from_axis(axis: np.ndarray) -> np.ndarray:
     d1 = unit(helper - np.dot(helper, a) * a)
     d2 = np.cross(a, d1)
     return np.column_stack([d1, d2, a])
+
+
+ROTATION_TOL = 1e-3
+"""How far a given rotation may be from an exact one (max |R R^T - E| of a matrix, |1 -
+|q|| of a quaternion): values typed with four or more significant digits pass and are
+made exact (the nearest rotation); a scaled matrix, a reflection or a quaternion of
+another length does not."""
+
+
+def as_rotation(value) -> np.ndarray:
+    """The rotation matrix (3, 3) that ``value`` gives: a rotation matrix (3, 3), a unit
+    quaternion (w, x, y, z) (4,) or a rotation vector (3,) (axis times angle, rad).
+
+    A matrix or quaternion within :data:`ROTATION_TOL` of a rotation is made exact (the
+    nearest rotation matrix, the quaternion normalised).
+
+    Raises
+    ------
+    ValueError
+        Saying what is wrong (not finite, a reflection with det -1, not orthonormal, not
+        unit length, a wrong shape) and what would be valid.
+    """
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not numeric; valid: a 3x3 rotation matrix, a "
+                         f"unit quaternion (w, x, y, z) or a rotation vector (rad)") from None
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{v.tolist()} is not finite")
+    if v.shape == (3, 3):
+        err = float(np.abs(v @ v.T - np.eye(3)).max())
+        det = float(np.linalg.det(v))
+        if det < 0 and err <= ROTATION_TOL:
+            raise ValueError(f"{v.tolist()} is a reflection (determinant {det:.3g}), not a "
+                             f"rotation; valid: an orthonormal matrix with determinant +1")
+        if err > ROTATION_TOL or det <= 0:
+            raise ValueError(f"{v.tolist()} is not a rotation matrix (max |R R^T - E| = "
+                             f"{err:.3g}, determinant {det:.3g}); valid: an orthonormal "
+                             f"matrix with determinant +1")
+        u, _, vt = np.linalg.svd(v)
+        return u @ vt
+    if v.shape == (4,):
+        n = float(np.linalg.norm(v))
+        if abs(n - 1.0) > ROTATION_TOL:
+            raise ValueError(f"quaternion {v.tolist()} has length {n:.6g}, not unit "
+                             f"length; valid: a unit quaternion (w, x, y, z), scalar first")
+        return quat_to_matrix(v / n)
+    if v.shape == (3,):
+        angle = float(np.linalg.norm(v))
+        return np.eye(3) if angle == 0.0 else axis_angle_matrix(v, angle)
+    raise ValueError(f"an array of shape {v.shape} is not a rotation; valid: a 3x3 "
+                     f"rotation matrix, a unit quaternion (w, x, y, z) or a rotation "
+                     f"vector (3 numbers, rad)")
+
+
+def rotation_vector(m: np.ndarray) -> np.ndarray:
+    """The rotation vector (axis times angle, rad; angle in [0, pi]) of rotation matrix
+    ``m`` (3, 3)."""
+    q = matrix_to_quat(m)                       # w >= 0: angle in [0, pi]
+    s = float(np.linalg.norm(q[1:]))
+    if s < 1e-300:
+        return np.zeros(3)
+    return q[1:] / s * (2.0 * np.arctan2(s, q[0]))

@@ -165,6 +165,12 @@ class Kernel:
         """Its time derivative (``geo`` with rates)."""
         return self.stack([self], geo.index)(geo, True)[0]
 
+    def closure(self, geo: Geometry) -> np.ndarray:
+        """For a Phi kernel: a residual that is zero exactly where the constraint holds
+        (what closing a loop solves for; Phi itself may vanish elsewhere too, as an
+        orientation's vee does at a half turn). Default: the value."""
+        return self.value(geo)
+
     __call__ = value
 
 
@@ -304,6 +310,12 @@ class OrientationGap(Kernel):
     def compute(geo, ia, ib, C, *, rate):
         return vee(geo.A[ia] @ C @ _T(geo.A[ib]))
 
+    def closure(self, geo: Geometry) -> np.ndarray:
+        """A_a C A_b^T - E, raveled (9,): zero only where the orientations agree (the
+        vee is also zero where they differ by a half turn, and flat at a quarter)."""
+        ia, ib = _rows([self], geo.index)
+        return (geo.A[ia[0]] @ self.params[0] @ geo.A[ib[0]].T - np.eye(3)).ravel()
+
 
 class RevoluteGap(Kernel):
     """Phi = [-a_a . d2_b, a_a . d1_b] (rad, small): the parent's axis ``ax`` (parent
@@ -319,6 +331,13 @@ class RevoluteGap(Kernel):
     def compute(geo, ia, ib, ax, D, *, rate):
         s = np.einsum("ni,nij->nj", _mv(geo.A[ia], ax), geo.A[ib] @ D)   # (a . d1, a . d2)
         return np.stack([-s[:, 1], s[:, 0]], axis=-1)
+
+    def closure(self, geo: Geometry) -> np.ndarray:
+        """a_a - a_b (3,), global, a_b = d1 x d2 the child's axis: zero only where the
+        axes agree (Phi is also zero where they are opposite)."""
+        ia, ib = _rows([self], geo.index)
+        ax, D = self.params
+        return geo.A[ia[0]] @ ax - geo.A[ib[0]] @ np.cross(D[:, 0], D[:, 1])
 
 
 # -- terms and blocks ---------------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
-from bondgraph.spatial import axis_angle_matrix, cross3, frame_from_axis, skew
+from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from_axis, skew
 
 from ._blocks import (
     Block, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap, Term,
@@ -113,11 +113,10 @@ class Joint:
         if rest_rotation is None:
             R0 = np.eye(3)
         else:
-            R0 = np.asarray(rest_rotation, dtype=float)
-            if R0.shape != (3, 3) or not np.allclose(R0 @ R0.T, np.eye(3), atol=1e-9) or \
-                    np.linalg.det(R0) < 0:
-                raise ModelError(f"joint '{name}': rest_rotation must be a proper rotation "
-                                 f"matrix, got {rest_rotation!r}")
+            try:
+                R0 = as_rotation(rest_rotation)
+            except ValueError as exc:
+                raise ModelError(f"joint '{name}': rest_rotation {exc}") from None
         self.R0 = R0
         if self.n_free or axis is not None:
             if axis is None:
@@ -251,6 +250,33 @@ class Joint:
     def n_constraints(self) -> int:
         return sum(b.dim for b in self.constraint_blocks())
 
+    def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
+        """The joint's initial coordinate and rate checked and in the form
+        :meth:`child_pose` and :meth:`child_twist` take (None: not given, the default).
+
+        One free coordinate: a finite number each (rad or m, rad/s or m/s). Raises a
+        ModelError naming the joint otherwise."""
+        if not self.n_free:
+            if q is not None or qd is not None:
+                raise ModelError(f"{self.type_name} joint '{self.name}' has no coordinate: "
+                                 f"give no initial coordinate or rate for it")
+            return None, None
+        unit = "m" if self.type_name == "prismatic" else "rad"
+        out = []
+        for what, v, u in (("coordinate", q, unit), ("rate", qd, f"{unit}/s")):
+            if v is None:
+                out.append(None)
+                continue
+            try:
+                f = float(np.asarray(v, dtype=float).item()) if np.size(v) == 1 else None
+            except (TypeError, ValueError):
+                f = None
+            if f is None or not np.isfinite(f):
+                raise ModelError(f"{self.type_name} joint '{self.name}': initial {what} must "
+                                 f"be one finite number ({u}), got {v!r}")
+            out.append(f)
+        return out[0], out[1]
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.name!r}, parent={self.parent.name!r}, "
                 f"child={self.child.name!r})")
@@ -372,11 +398,36 @@ class PrismaticJoint(Joint):
 class SphericalJoint(Joint):
     """Spherical joint: the joint points coincide (3 constraints); rotation is free.
 
-    It has no axis port; its coordinate is the child's rotation relative to the parent
-    (reported as a rotation matrix by the results)."""
+    It has no axis port. Its coordinate is the child's rotation relative to the parent
+    (beyond ``rest_rotation``), given to :meth:`MechanismModel.initial_state` as a
+    rotation matrix, a unit quaternion (w, x, y, z) or a rotation vector (rad), in
+    parent coordinates; its rate is the child's angular velocity relative to the parent
+    (rad/s, parent coordinates)."""
 
     type_name = "spherical"
     n_free = 0
+
+    def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
+        """(rotation matrix or None, angular velocity (3,) or None), checked; raises a
+        ModelError naming the joint for anything else."""
+        R = None
+        if q is not None:
+            try:
+                R = as_rotation(q)
+            except ValueError as exc:
+                raise ModelError(f"spherical joint '{self.name}': initial orientation "
+                                 f"{exc}") from None
+        w = None
+        if qd is not None:
+            try:
+                w = np.array(qd, dtype=float)
+            except (TypeError, ValueError):
+                w = np.zeros(0)
+            if w.shape != (3,) or not np.all(np.isfinite(w)):
+                raise ModelError(f"spherical joint '{self.name}': initial rate must be the "
+                                 f"angular velocity, 3 finite numbers (rad/s, parent "
+                                 f"coordinates), got {qd!r}")
+        return R, w
 
     def constraint_blocks(self) -> list[Block]:
         return [self._spherical_block()]

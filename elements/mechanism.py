@@ -11,6 +11,7 @@ graph, with consistent initial states and simulation.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,7 @@ from bondgraph import (
     assemble, assign_causality, simulate,
 )
 from bondgraph._gc import paused
-from bondgraph.spatial import matrix_to_quat, quat_to_matrix
+from bondgraph.spatial import as_rotation, matrix_to_quat, quat_to_matrix
 
 from ._blocks import Block, Geometry, _geometry, build_block, frames_context
 from .forces import Load
@@ -31,6 +32,11 @@ from .joints import Joint
 from .rigid_body import Ground, RigidBody
 
 __all__ = ["Mechanism", "MechanismModel", "AssemblyError"]
+
+
+CLOSED_TOL = 1e-8
+"""Largest closure residual (m, or an entry of a rotation matrix) an initial state may
+leave at a joint."""
 
 
 class AssemblyError(ModelError):
@@ -188,6 +194,9 @@ class Mechanism:
         ``<joint>.drive``) that replaces the joint's actuators on its axis (springs and
         dampers stay): an Se for direct dynamics, an Sf for prescribed motion.
         """
+        if not self.bodies:
+            raise ModelError(f"mechanism '{self.name}' has no bodies: nothing to simulate; "
+                             f"add one with add_body(RigidBody(...))")
         drives = dict(drives or {})
         for jn in drives:
             j = self.joint(jn)
@@ -248,7 +257,17 @@ class Mechanism:
 
     def assemble(self, *, strict: bool = False,
                  drives: Mapping[str, Any] | None = None) -> "MechanismModel":
-        """Build the graph, assign causality and assemble: a :class:`MechanismModel`."""
+        """Build the graph, assign causality and assemble: a :class:`MechanismModel`.
+
+        The model keeps its own copy of the mechanism as it is now: bodies, joints,
+        loads or attachments added or changed later do not reach it (assemble again to
+        include them).
+
+        Raises
+        ------
+        ModelError
+            For a mechanism without bodies (nothing would move), or what the build,
+            causality assignment or assembly find wrong, naming the element."""
         return MechanismModel(self, strict=strict, drives=drives)
 
     def __repr__(self) -> str:
@@ -271,7 +290,10 @@ class MechanismModel:
 
     def __init__(self, mechanism: Mechanism, *, strict: bool = False,
                  drives: Mapping[str, Any] | None = None):
-        self.mechanism = mechanism
+        # its own copy: later edits of the mechanism (a body added, a spring attached)
+        # must not reach a model built without them (user functions are shared, not
+        # copied: deepcopy keeps functions as they are)
+        self.mechanism = mechanism = copy.deepcopy(mechanism)
         self.strict = strict
         self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
@@ -373,6 +395,11 @@ class MechanismModel:
                 if name not in self.mechanism.joints:
                     raise ModelError(f"initial {what} given for unknown joint '{name}'; "
                                      f"joints: {', '.join(self.mechanism.joints)}")
+        for name in set(q) | set(qd):        # checked, in the form the joint takes
+            qv, qdv = self.mechanism.joints[name].initial_values(q.get(name), qd.get(name))
+            for d, v in ((q, qv), (qd, qdv)):
+                if v is not None:
+                    d[name] = v
         unknown = [n for n in (free or {}) if n not in self.mechanism.free_bodies()]
         if unknown:
             raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
@@ -384,6 +411,7 @@ class MechanismModel:
             q = self._close_loops(q, solve_for, tol, max_iterations, dict(guess or {}))
             qd = self._close_rates(q, qd, [j for j in solve_for if j not in qd])
         pose, twist = self._forward(q, qd, self._free)
+        self._check_closed(pose)
         coords = {}
         for j in self.mechanism.joints.values():
             if j.n_free:
@@ -396,12 +424,27 @@ class MechanismModel:
         return self.state_from_poses(pose, twist, coords, states)
 
     def _loop_residual(self, q):
+        """The loop joints' closure residuals (zero exactly where each joint holds; see
+        :meth:`elements._blocks.Kernel.closure`) at tree coordinates ``q``."""
         pose, _ = self._forward(q, {}, getattr(self, "_free", None))
-        out = []
-        for j in self.loop_joints:
-            for blk in self.blocks[j.name]:
-                out.append(blk.phi(Geometry.of_poses(pose, blk.bodies)))
-        return np.concatenate(out)
+        return self._closure(pose, self.loop_joints)
+
+    def _closure(self, pose, joints) -> np.ndarray:
+        out = [blk.phi.closure(Geometry.of_poses(pose, blk.bodies))
+               for j in joints for blk in self.blocks[j.name] if blk.phi is not None]
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def _check_closed(self, pose) -> None:
+        """Raise an AssemblyError naming the joint where a pose does not satisfy a
+        joint's constraints (to 1e-8: metres, or the entries of a rotation)."""
+        for j in self.mechanism.joints.values():
+            res = self._closure(pose, [j])
+            if res.size and not np.abs(res).max() <= CLOSED_TOL:
+                raise AssemblyError(
+                    f"mechanism '{self.mechanism.name}': the initial configuration does not "
+                    f"satisfy joint '{j.name}' ({j.type_name}): residual "
+                    f"{np.abs(res).max():.3g} > {CLOSED_TOL:g}. Check the geometry, the "
+                    f"coordinates given, or give a guess nearer the intended assembly")
 
     def _close_loops(self, q, free, tol, max_iterations, guess):
         q = dict(q)
@@ -414,31 +457,45 @@ class MechanismModel:
                                                             "the loop and none is left free"))
             return q
         z = np.array([q[n] for n in free], dtype=float)
+
+        def residual(zz):
+            return self._loop_residual(dict(q, **dict(zip(free, zz))))
+
+        # Gauss-Newton on the closure residual (zero only where every loop joint holds),
+        # each step cut back until it lowers |residual|
+        res = residual(z)
+        why = f"Newton's method did not converge in {max_iterations} iterations"
         for _ in range(max_iterations):
-            qq = dict(q, **dict(zip(free, z)))
-            res = self._loop_residual(qq)
             if np.abs(res).max() < tol:
-                return qq
+                return dict(q, **dict(zip(free, z)))
             h = 1e-7
             Jm = np.empty((res.size, z.size))
             for k in range(z.size):
                 zp, zm = z.copy(), z.copy()
                 zp[k] += h
                 zm[k] -= h
-                Jm[:, k] = (self._loop_residual(dict(q, **dict(zip(free, zp))))
-                            - self._loop_residual(dict(q, **dict(zip(free, zm))))) / (2 * h)
+                Jm[:, k] = (residual(zp) - residual(zm)) / (2 * h)
             step = np.linalg.lstsq(Jm, -res, rcond=None)[0]
-            z = z + step
-        res = self._loop_residual(dict(q, **dict(zip(free, z))))
+            n0 = float(np.linalg.norm(res))
+            for lam in 0.5 ** np.arange(20):
+                z_new = z + lam * step
+                r_new = residual(z_new)
+                if np.linalg.norm(r_new) < n0:
+                    break
+            else:
+                why = ("Newton's method stalled (no step lowers the residual: the loop "
+                       "does not close near this guess)")
+                break
+            z, res = z_new, r_new
         if np.abs(res).max() < max(tol, 1e-10):
             return dict(q, **dict(zip(free, z)))
-        raise AssemblyError(self._loop_message(res, f"Newton's method on Phi = 0 did not "
-                                                    f"converge in {max_iterations} iterations"))
+        raise AssemblyError(self._loop_message(res, why))
 
     def _loop_message(self, res, why):
         return (f"mechanism '{self.mechanism.name}': {why}; loop joints "
-                f"{', '.join(j.name for j in self.loop_joints)}, max |Phi| = "
-                f"{np.abs(res).max():.3g}. Check the geometry or give other coordinates")
+                f"{', '.join(j.name for j in self.loop_joints)}, max |residual| = "
+                f"{np.abs(res).max():.3g}. Check the geometry or give other coordinates "
+                f"or a guess (initial_state's guess=...) nearer the intended assembly")
 
     def _close_rates(self, q, qd, free):
         qd = dict(qd)
@@ -615,14 +672,19 @@ def _free_state(name, spec):
     if bad:
         raise ModelError(f"free body '{name}': unknown key(s) {', '.join(sorted(bad))}; valid: "
                          f"{', '.join(sorted(allowed))}")
-    A = np.asarray(spec.get("rotation", np.eye(3)), dtype=float)
-    if A.shape != (3, 3) or not np.allclose(A @ A.T, np.eye(3), atol=1e-9):
-        raise ModelError(f"free body '{name}': rotation must be a 3x3 rotation matrix")
+    try:
+        A = as_rotation(spec.get("rotation", np.eye(3)))
+    except ValueError as exc:
+        raise ModelError(f"free body '{name}': rotation {exc}") from None
     vecs = []
     for key in ("position", "angular_velocity", "velocity"):
-        v = np.asarray(spec.get(key, np.zeros(3)), dtype=float)
+        try:
+            v = np.array(spec.get(key, np.zeros(3)), dtype=float)
+        except (TypeError, ValueError):
+            v = np.zeros(0)
         if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers")
+            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers, got "
+                             f"{spec.get(key)!r}")
         vecs.append(v)
     return A, vecs[0], vecs[1], vecs[2]
 

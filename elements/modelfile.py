@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError, TimeFunction
-from bondgraph.spatial import axis_angle_matrix, quat_to_matrix
+from bondgraph.spatial import as_rotation
 
 from .forces import BodyMoment, PointForce
 from .joints import (
@@ -526,15 +526,10 @@ def _initial_value(c: _Ctx, mech: Mechanism, key: str, jn: str, v: Any) -> Any:
         c.fail("initial", full, f"a spherical joint's orientation is a rotation vector "
                                 f"[rx, ry, rz] (axis times angle, rad, parent coordinates) or "
                                 f"a unit quaternion [w, x, y, z], got {v!r}")
-    vec = c.vector(v, "initial", full, len(v))
-    if vec.size == 3:
-        angle = float(np.linalg.norm(vec))
-        return np.eye(3) if angle == 0.0 else axis_angle_matrix(vec / angle, angle)
-    norm = float(np.linalg.norm(vec))
-    if abs(norm - 1.0) > 1e-3:
-        c.fail("initial", full, f"a quaternion [w, x, y, z] must have unit length, got "
-                                f"{v!r} (length {norm:.6g})")
-    return quat_to_matrix(vec / norm)
+    try:
+        return as_rotation(c.vector(v, "initial", full, len(v)))
+    except ValueError as exc:
+        c.fail("initial", full, f"spherical joint '{jn}': {exc}")
 
 
 def _attach(c, where, key, fn):

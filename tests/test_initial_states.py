@@ -1,0 +1,178 @@
+"""Initial states that used to be silently wrong (issue 23, items 2 to 5): a spherical
+joint's orientation, loops closed on a joint flipped by a half turn, a free body's
+reflection, a mechanism without bodies, and a body added after assembly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bondgraph import ModelError
+from bondgraph.spatial import as_rotation, axis_angle_matrix, matrix_to_quat, rotation_vector
+from elements import (
+    Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody, SphericalJoint,
+)
+from elements.joints import FixedJoint
+from elements.mechanism import AssemblyError
+
+
+def _ball_pendulum():
+    mech = Mechanism("ball", gravity=(0.0, 0.0, -9.81))
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.solid_cube(1.0, 0.1)))
+    mech.add_joint(SphericalJoint("S", mech.ground, b, child_point=(0.0, 0.0, 0.2)))
+    return mech.assemble()
+
+
+class TestSphericalOrientation:
+    R = axis_angle_matrix(np.array([0.3, -0.5, 0.8]), 0.9)
+
+    @pytest.mark.parametrize("bad, why", [
+        (2.0 * np.eye(3), "not a rotation matrix"),
+        (-np.eye(3), "reflection"),
+        (np.diag([1.0, 1.0, -1.0]), "reflection"),
+        ([1.0, 1.0, 0.0, 0.0], "length 1.41421, not unit"),
+        ([1.0, 2.0], "shape"),
+        ([np.nan, 0.0, 0.0], "not finite"),
+        ("up", "not numeric"),
+    ])
+    def test_a_bad_orientation_is_refused_naming_the_joint(self, bad, why):
+        mm = _ball_pendulum()
+        with pytest.raises(ModelError, match=f"spherical joint 'S'.*{why}"):
+            mm.initial_state({"S": bad})
+
+    def test_matrix_quaternion_and_rotation_vector_give_the_same_state(self):
+        mm = _ball_pendulum()
+        w = np.array([0.2, -1.0, 0.5])
+        ref = mm.initial_state({"S": self.R}, {"S": w})
+        for form in (matrix_to_quat(self.R), rotation_vector(self.R),
+                     -matrix_to_quat(self.R)):          # (q and -q: the same rotation)
+            x = mm.initial_state({"S": form}, {"S": w})
+            assert np.abs(x - ref).max() <= 1e-14
+        A, r = mm.poses(ref)["b"]
+        assert np.abs(A - self.R).max() <= 1e-14       # the child turned by R
+        assert np.abs(r - (-self.R @ [0.0, 0.0, 0.2])).max() <= 1e-14
+
+    def test_its_rate_must_be_an_angular_velocity(self):
+        mm = _ball_pendulum()
+        with pytest.raises(ModelError, match="spherical joint 'S': initial rate.*3 finite"):
+            mm.initial_state({"S": self.R}, {"S": 1.0})
+
+    def test_a_run_from_a_checked_orientation_keeps_its_constraint(self):
+        mm = _ball_pendulum()
+        res = mm.simulate((0.0, 0.5), {"S": rotation_vector(self.R)})
+        assert res.raw.success and res.raw.max_abs_phi < 1e-8
+
+
+def test_a_joint_without_coordinates_refuses_one():
+    mech = Mechanism("m", gravity=(0.0, 0.0, 0.0))
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.solid_cube(1.0, 0.1)))
+    mech.add_joint(FixedJoint("F", mech.ground, b))
+    mm = mech.assemble()
+    with pytest.raises(ModelError, match="fixed joint 'F' has no coordinate"):
+        mm.initial_state({"F": 0.3})
+
+
+@pytest.mark.parametrize("bad", [0.3 * np.ones(2), "x", np.inf])
+def test_a_bad_joint_coordinate_is_named(bad):
+    mm = _slider_crank(["J1", "J2", "J3", "J4"]).assemble()
+    with pytest.raises(ModelError, match="revolute joint 'J1': initial coordinate"):
+        mm.initial_state({"J1": bad})
+
+
+def test_a_free_body_refuses_a_reflection():
+    mech = Mechanism("f", gravity=(0.0, 0.0, 0.0))
+    mech.add_body(RigidBody("fb", 1.0, Inertia.solid_cube(1.0, 0.1)))
+    mm = mech.assemble()
+    with pytest.raises(ModelError, match="free body 'fb': rotation.*reflection"):
+        mm.initial_state(free={"fb": {"rotation": -np.eye(3)}})
+    x = mm.initial_state(free={"fb": {"rotation": [0.0, 0.0, np.pi / 2]}})   # (a vector)
+    assert np.abs(mm.poses(x)["fb"][0] - as_rotation([0.0, 0.0, np.pi / 2])).max() < 1e-15
+
+
+# -- closing loops -------------------------------------------------------------------------
+R_, L_ = 0.1, 0.3
+
+
+def _slider_crank(order):
+    """Crank J1 (ground), link J2, slider J3 on the link and J4 prismatic on the ground;
+    the joint added last closes the loop."""
+    mech = Mechanism("slider_crank", gravity=(0.0, 0.0, 0.0))
+
+    def rod(name, length):
+        return mech.add_body(RigidBody(name, 0.3, Inertia.rod(0.3, length, axis=0, thin=1e-5)))
+
+    crank, link = rod("crank", R_), rod("link", L_)
+    slider = mech.add_body(RigidBody("slider", 0.5, Inertia.solid_cube(0.5, 0.05)))
+    z = (0, 0, 1)
+    make = {
+        "J1": lambda: RevoluteJoint("J1", mech.ground, crank, child_point=(-R_ / 2, 0, 0),
+                                    axis=z),
+        "J2": lambda: RevoluteJoint("J2", crank, link, parent_point=(R_ / 2, 0, 0),
+                                    child_point=(-L_ / 2, 0, 0), axis=z),
+        "J3": lambda: RevoluteJoint("J3", link, slider, parent_point=(L_ / 2, 0, 0), axis=z),
+        "J4": lambda: PrismaticJoint("J4", mech.ground, slider, axis=(1, 0, 0)),
+    }
+    for k in order:
+        mech.add_joint(make[k]())
+    return mech
+
+
+@pytest.mark.parametrize("guess", [{"J3": np.pi, "J2": -0.5}, {"J3": 2.5, "J2": -0.5}])
+def test_a_loop_never_closes_on_a_joint_flipped_by_a_half_turn(guess):
+    """The prismatic joint J4 closes the loop. Its orientation Phi (a vee) vanishes at a
+    half turn too: from these guesses the old Newton solve "closed" with the slider
+    upside down (A = diag(-1, -1, 1)). The closure residual vanishes only where the
+    orientations agree."""
+    mm = _slider_crank(["J1", "J2", "J3", "J4"]).assemble()
+    assert [j.name for j in mm.loop_joints] == ["J4"]
+    x = mm.initial_state({"J1": 1.0}, guess=guess)
+    A, r = mm.poses(x)["slider"]
+    assert np.abs(A - np.eye(3)).max() < 1e-10
+    assert abs(r[1]) < 1e-10 and abs(r[2]) < 1e-10
+    # the crank pin and the slider pin coincide (|x_slider - pin| = L)
+    pin = R_ * np.array([np.cos(1.0), np.sin(1.0), 0.0])
+    assert abs(np.linalg.norm(r - pin) - L_) < 1e-10
+
+
+def test_the_default_guess_closes_a_slider_crank_at_a_quarter_turn():
+    """From the default guess 0 (the slider turned a quarter turn relative to the link
+    at J1 = pi/2) the old residual's slope was zero and Newton failed."""
+    mm = _slider_crank(["J1", "J2", "J3", "J4"]).assemble()
+    x = mm.initial_state({"J1": np.pi / 2})
+    A, r = mm.poses(x)["slider"]
+    assert np.abs(A - np.eye(3)).max() < 1e-10
+    assert abs(r[0] - np.sqrt(L_ ** 2 - R_ ** 2)) < 1e-10
+
+
+def test_a_loop_that_cannot_close_from_the_guess_says_so():
+    mm = _slider_crank(["J1", "J2", "J4", "J3"]).assemble()
+    with pytest.raises(AssemblyError, match="loop joints J3.*guess"):
+        mm.initial_state({"J1": np.pi / 2})
+
+
+# -- the mechanism and its model -----------------------------------------------------------
+
+def test_a_mechanism_without_bodies_is_refused():
+    with pytest.raises(ModelError, match="mechanism 'empty' has no bodies"):
+        Mechanism("empty").assemble()
+
+
+def test_a_body_added_after_assembly_does_not_reach_the_model():
+    def pendulum():
+        mech = Mechanism("m", gravity=(0.0, 0.0, -9.81))
+        b = mech.add_body(RigidBody("b", 1.0, Inertia.solid_cube(1.0, 0.1)))
+        mech.add_joint(RevoluteJoint("J", mech.ground, b, child_point=(0, 0, 0.2),
+                                     axis=(1, 0, 0)))
+        return mech, b
+
+    mech, b = pendulum()
+    mm = mech.assemble()
+    c = mech.add_body(RigidBody("c", 1.0, Inertia.solid_cube(1.0, 0.1)))
+    mech.add_joint(RevoluteJoint("J2", b, c, child_point=(0, 0, 0.2), axis=(1, 0, 0)))
+    mech.joint("J").add_spring(3.0)
+    ref = pendulum()[0].assemble().simulate((0.0, 0.5), {"J": 0.3})
+    res = mm.simulate((0.0, 0.5), {"J": 0.3})
+    assert res.raw.success
+    assert np.array_equal(res.raw.x, ref.raw.x)
+    # and assembling again includes them
+    assert {"b", "c"} <= set(mech.assemble().mechanism.bodies)
