@@ -1,7 +1,8 @@
-"""``python -m bondgraph``: the command line (see :mod:`bondgraph.cli`)."""
+"""``python -m bondgraph``: the command line of the application layer
+(:mod:`bondgraph_cli`; an entry point, never imported by the package itself)."""
 
 import sys
 
-from .cli import main
+from bondgraph_cli import main
 
 sys.exit(main())

@@ -42,7 +42,30 @@ __all__ = [
     "StateFunction",
     "StateView",
     "resolve_parameter",
+    "check_name",
 ]
+
+
+def check_name(name: object, what: str, forbidden: str = "") -> str:
+    """``name`` if it is a usable name for ``what`` (an element, a body, a joint...): a
+    non-empty string without control characters (a newline or an escape would break the
+    files and reports that carry it), nor any character of ``forbidden``, nor blanks at
+    either end; any other Unicode is fine.
+
+    Raises
+    ------
+    ModelError
+        Saying which rule the name breaks.
+    """
+    rules = "a non-empty string of printable characters" + \
+        (f" without {' or '.join(repr(c) for c in forbidden)}" if forbidden else "")
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"{what} name must be {rules}, got {name!r}")
+    bad = [c for c in name if not c.isprintable() or c in forbidden]
+    if bad or name != name.strip():
+        why = (f"it holds {bad[0]!r}" if bad else "it has blanks at an end")
+        raise ModelError(f"{what} name {name!r} is not valid ({why}); valid: {rules}")
+    return name
 
 
 class Category(Enum):
@@ -103,9 +126,7 @@ class Element(ABC):
     category: ClassVar[Category]
 
     def __init__(self, name: str):
-        if not isinstance(name, str) or not name:
-            raise ModelError(f"element name must be a non-empty string, got {name!r}")
-        self.name = name
+        self.name = check_name(name, "element")
 
     # -- structure -----------------------------------------------------------------
     def ports(self) -> tuple[PortSpec, ...]:

@@ -14,6 +14,7 @@ bare numpy or networkx error.
 - :class:`SingularConstraintError`: the constraint matrix (H4 or T_LE) loses rank.
 - :class:`IntegrationError`: the solver failed (raised only on request).
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
+- :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "SingularConstraintError",
     "IntegrationError",
     "IntegrationWarning",
+    "caused_by_interrupt",
 ]
 
 
@@ -100,3 +102,21 @@ class IntegrationError(BondGraphError):
 
 class IntegrationWarning(UserWarning):
     """Emitted when the solver fails: the partial result up to the failure is returned."""
+
+
+def caused_by_interrupt(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a KeyboardInterrupt or was raised because of one.
+
+    An interrupt (Ctrl-C, SIGINT) that arrives while compiled code runs Python code
+    inside its call (numba's dispatcher, a user function called back) can surface as
+    another exception chained to the KeyboardInterrupt, e.g. ``SystemError: ... returned
+    a result with an exception set``. Code that turns exceptions into results (a failed
+    run, a study's error row, NaN outputs) asks this first and re-raises the interrupt
+    instead: an interrupt must stop the work, never become a result."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False

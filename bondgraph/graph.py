@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from .bonds import Bond
-from .element import Element, element_type
+from .element import Element, check_name, element_type
 from .errors import NameNotFoundError, ModelError, PortError
 from .primitives import KinematicState, WorkState
 
@@ -81,7 +81,7 @@ class BondGraph:
     """
 
     def __init__(self, name: str = "model"):
-        self.name = name
+        self.name = check_name(name, "bond graph")
         self._g = nx.MultiDiGraph(name=name)
         self._kinematic: dict[str, KinematicState] = {}
         self._work: dict[str, WorkState] = {}
@@ -228,7 +228,7 @@ class BondGraph:
         """
         t = self._resolve(tail)
         h = self._resolve(head)
-        bname = name if name is not None else self._next_bond_name()
+        bname = check_name(name, "bond") if name is not None else self._next_bond_name()
         if bname in self._bonds:
             raise PortError(f"graph '{self.name}': duplicate bond name '{bname}'")
         et, eh = self.element(t), self.element(h)

@@ -24,6 +24,7 @@ from scipy.optimize import brentq
 
 from .errors import (
     IntegrationError,
+    caused_by_interrupt,
     IntegrationWarning,
     ModelError,
     SingularConstraintError,
@@ -208,6 +209,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             except SingularConstraintError:
                 xdot = None
             except Exception as exc:  # a user callable (source, modulus, rate) raised
+                if caused_by_interrupt(exc):
+                    raise KeyboardInterrupt from exc
                 if not np.isfinite(x).all():
                     return full(t, x)  # (at a non-finite state: that is the news)
                 raise _UserError(f"{type(exc).__name__}: {exc}") from exc
@@ -238,6 +241,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                 return np.full(model.n_states, np.nan)
             raise
         except Exception as exc:  # a user callable (source, modulus, rate) raised
+            if caused_by_interrupt(exc):
+                raise KeyboardInterrupt from exc
             raise _UserError(f"{type(exc).__name__}: {exc}") from exc
         if not np.isfinite(ev.U1).all():
             bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
@@ -413,7 +418,9 @@ def _singularity(model, t, x, stabilization) -> str:
     try:
         with np.errstate(all="ignore"):
             ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True)
-    except Exception:
+    except Exception as exc:
+        if caused_by_interrupt(exc):
+            raise KeyboardInterrupt from exc
         return ""
     H = ev.H4 if ev.H4 is not None else None
     if H is None or not np.all(np.isfinite(H)):
@@ -466,7 +473,9 @@ def _outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
                 if ev is None:
                     ev = model.evaluate(ts[i], x, stabilization=stabilization,
                                         redundancy_ok=True)
-        except Exception:  # the failure point itself: NaN there
+        except Exception as exc:  # the failure point itself: NaN there
+            if caused_by_interrupt(exc):
+                raise KeyboardInterrupt from exc
             continue
         out["U2"][:, i] = ev.U2
         out["c"][:, i] = ev.constraint_flow

@@ -84,18 +84,21 @@ def _split(obj: BondGraph | CausalGraph) -> tuple[BondGraph, CausalGraph | None]
 
 
 def _escape(text: str) -> str:
-    """Text inserted into a DOT label as is (backslashes are not escapes)."""
-    return text.replace("\\", "\\\\")
+    """Text inserted into a DOT label as is (backslashes are not escapes, and a text
+    that looks like ``<...>`` is not read as an HTML label)."""
+    import graphviz
+    return graphviz.nohtml(text.replace("\\", "\\\\"))
 
 
 def _node_ids(bg: BondGraph) -> dict[str, str]:
     """Graphviz node ids: the element names, unless a name contains ``:`` (which DOT
-    reads as a port separator) or a backslash; those get a unique ``_el<i>`` id."""
+    reads as a port separator), a backslash or starts with ``<`` (an HTML string to
+    DOT); those get a unique ``_el<i>`` id."""
     names = list(bg.elements)
     taken = set(names)
     ids: dict[str, str] = {}
     for i, name in enumerate(names):
-        if ":" in name or "\\" in name:
+        if ":" in name or "\\" in name or name.startswith("<"):
             nid = f"_el{i}"
             while nid in taken:
                 nid = "_" + nid
@@ -208,7 +211,7 @@ def to_graphviz(obj: BondGraph | CausalGraph) -> graphviz.Digraph:
         n = len(causal.constraint_sources)
         title = f"{bg.name} (causal; {n} Se* inserted)" if n else f"{bg.name} (causal)"
 
-    g = graphviz.Digraph(name=bg.name)
+    g = graphviz.Digraph(name=graphviz.nohtml(bg.name))
     g.attr("graph", rankdir="LR", label=_escape(title), labelloc="t", fontname=_FONT,
            forcelabels="true", nodesep="0.35", ranksep="0.6")
     g.attr("node", fontname=_FONT, fontsize="12")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
+from bondgraph.element import check_name
 from bondgraph.spatial import skew
 
 from ._blocks import Block, Sandwich, Term
@@ -42,8 +43,7 @@ class Load:
 
     def __init__(self, name: str, body: RigidBody, value: Any,
                  frame: Literal["global", "body"]):
-        if not isinstance(name, str) or not name or "." in name:
-            raise ModelError(f"load name must be a non-empty string without '.', got {name!r}")
+        check_name(name, "load", ".")
         if not isinstance(body, RigidBody) or body.is_ground:
             raise ModelError(f"load '{name}': body must be a moving RigidBody, got {body!r}")
         if frame not in ("global", "body"):

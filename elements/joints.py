@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
+from bondgraph.element import check_name
 from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from_axis, skew
 
 from ._blocks import (
@@ -95,8 +96,7 @@ class Joint:
                  parent_point: Any = (0.0, 0.0, 0.0), child_point: Any = (0.0, 0.0, 0.0),
                  axis: Any = None, rest_rotation: Any = None, spring: Any = None,
                  damper: Any = None, actuator: Any = None):
-        if not isinstance(name, str) or not name or "." in name:
-            raise ModelError(f"joint name must be a non-empty string without '.', got {name!r}")
+        check_name(name, "joint", ".")
         self.name = name
         for role, b in (("parent", parent), ("child", child)):
             if not isinstance(b, RigidBody):

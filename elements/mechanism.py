@@ -24,6 +24,7 @@ from bondgraph import (
     assemble, assign_causality, simulate,
 )
 from bondgraph._gc import paused
+from bondgraph.element import check_name
 from bondgraph.spatial import as_rotation, matrix_to_quat, quat_to_matrix
 
 from ._blocks import Block, Geometry, _geometry, build_block, frames_context
@@ -66,8 +67,11 @@ class Mechanism:
     """
 
     def __init__(self, name: str = "mechanism", gravity: Any = (0.0, 0.0, 0.0)):
-        self.name = name
-        g = np.asarray(gravity, dtype=float)
+        self.name = check_name(name, "mechanism")
+        try:
+            g = np.array(gravity, dtype=float)
+        except (TypeError, ValueError):
+            g = np.zeros(0)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ModelError(f"mechanism '{name}': gravity must be 3 finite numbers (m/s^2), "
                              f"got {gravity!r}")

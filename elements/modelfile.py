@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError, TimeFunction
+from bondgraph._files import output_name
 from bondgraph.spatial import as_rotation
 
 from .forces import BodyMoment, PointForce
@@ -574,11 +575,72 @@ def _solver(c: _Ctx, s: dict) -> SolverSettings:
     return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
 
 
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+"""What a plot file may be (matplotlib chooses the format by it)."""
+DIAGRAM_SUFFIXES = (".svg", ".png", ".pdf")
+"""What the bond graph diagram may be (Graphviz's formats; its DOT text goes beside)."""
+
+
+def check_output(output: "OutputSettings", animation: str | None = None) -> None:
+    """Check the file names of ``output`` (and the animation page's): plain names that
+    stay inside the run's directory, of the right kind, distinct, and not one of the
+    run's own files (:data:`elements.results.RUN_FILES`).
+
+    Raises
+    ------
+    ModelError
+        Naming the setting (``output.mat``, ``output.diagram``, ``output.plot N file``)
+        and what is valid.
+    """
+    for key, name, suffixes in _output_names(output, animation):
+        try:
+            output_name(name, suffixes, _reserved(key))
+        except ValueError as exc:
+            raise ModelError(f"{key}: {exc}") from None
+    clash = _clash(_output_names(output, animation))
+    if clash:
+        raise ModelError(f"{clash[0]}: {clash[1]}")
+
+
+def _reserved(key: str) -> tuple[str, ...]:
+    from .results import RUN_FILES
+    return tuple(f for f in RUN_FILES if not (key == "animation" and f == "animation.html"))
+
+
+def _output_names(output, animation=None):
+    yield "output.mat", output.mat, (".mat",)
+    yield "output.diagram", output.diagram, DIAGRAM_SUFFIXES
+    for k, p in enumerate(output.plots):
+        yield f"output.plot {k + 1} file", p.file, PLOT_SUFFIXES
+    if animation:
+        yield "animation", animation, (".html",)
+
+
+def _clash(named) -> tuple[str, str] | None:
+    """(key, message) of the first output whose file another one takes too, or None."""
+    seen: dict[str, str] = {}
+    for key, name, _ in named:
+        # (the diagram's DOT text takes its stem's .dot too)
+        for n in (name.lower(),) + ((os.path.splitext(name)[0].lower() + ".dot",)
+                                   if key == "output.diagram" else ()):
+            if n in seen:
+                return key, (f"{name!r} is also the file of {seen[n]}; give each output "
+                             f"its own name")
+            seen[n] = key
+    return None
+
+
 def _output(c: _Ctx, o: dict) -> OutputSettings:
     w = "output"
     c.only(o, w, {"mat", "diagram", "plot"})
     mat = c.string(o, w, "mat", required=False, default="result.mat")
     diagram = c.string(o, w, "diagram", required=False, default="bond_graph.svg")
+    for key, name, suffixes in (("mat", mat, (".mat",)), ("diagram", diagram,
+                                                           DIAGRAM_SUFFIXES)):
+        try:
+            output_name(name, suffixes, _reserved(key))
+        except ValueError as exc:
+            c.fail(w, key, str(exc))
     plots = []
     for k, p in enumerate(c.tables(o, "plot", "output.plot", "plot")):
         pw = f"output.plot {k + 1}"
@@ -589,10 +651,19 @@ def _output(c: _Ctx, o: dict) -> OutputSettings:
         norm = p.get("norm", False)
         if not isinstance(norm, bool):
             c.fail(pw, "norm", "must be true or false")
-        plots.append(PlotSpec(c.string(p, pw, "file"), tuple(ys),
+        file = c.string(p, pw, "file")
+        try:
+            output_name(file, PLOT_SUFFIXES, _reserved("plot"))
+        except ValueError as exc:
+            c.fail(pw, "file", str(exc))
+        plots.append(PlotSpec(file, tuple(ys),
                               c.string(p, pw, "title", required=False, default=""),
                               c.string(p, pw, "ylabel", required=False, default=""), norm))
-    return OutputSettings(mat, diagram, tuple(plots))
+    out = OutputSettings(mat, diagram, tuple(plots))
+    clash = _clash(_output_names(out))
+    if clash:
+        c.fail(w, clash[0].removeprefix("output."), clash[1])
+    return out
 
 
 def load_model(path: str) -> ModelSpec:

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph.errors import NameNotFoundError
+from bondgraph._files import atomic_path, output_name, write_text
+from bondgraph.errors import ModelError, NameNotFoundError
 
 from bondgraph import SimulationResult
 from bondgraph.spatial import quat_to_matrix
@@ -415,10 +416,29 @@ class MechanismResult:
               ) -> dict[str, str]:
         """Write bodies.csv, joints.csv, energy.csv (+ units.json), mechanism.json (masses,
         inertias, gravity, springs: what an offline energy check needs), summary.json and a
-        MAT file into ``out_dir``; each file is written to a temporary name, then renamed.
+        MAT file into ``out_dir``; each file is written to a temporary name, then renamed
+        (an interrupted write leaves no temporary file).
+
+        MAT variable names are the CSV column names made valid for MATLAB (see
+        :func:`mat_names`); the variable ``column_names`` (a cell array, n x 2) maps each
+        variable to its column.
 
         Returns the paths by kind.
+
+        Raises
+        ------
+        ModelError
+            When ``out_dir`` is an existing file, or ``mat_name`` or ``stem`` is not a
+            plain ``.mat`` file name inside it.
         """
+        out_dir = os.fspath(out_dir)
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            raise ModelError(f"write: out_dir {out_dir!r} is an existing file; give a "
+                             f"directory (it is created when missing)")
+        try:
+            mat_file = output_name(mat_name or f"{stem}.mat", (".mat",), RUN_FILES)
+        except ValueError as exc:
+            raise ModelError(f"write: mat_name {exc}") from None
         os.makedirs(out_dir, exist_ok=True)
         bodies, joints, energy = self.columns()
         paths = {}
@@ -428,7 +448,7 @@ class MechanismResult:
             paths[kind] = path
         units = self.units()
         paths["units"] = os.path.join(out_dir, "units.json")
-        _atomic_text(paths["units"], json.dumps(units, indent=2))
+        write_text(paths["units"], json.dumps(units, indent=2, ensure_ascii=False))
         mech = self.model.mechanism
         meta = {"name": mech.name, "gravity": mech.gravity.tolist(),
                 "grounded": any(j.parent.is_ground for j in mech.joints.values()),
@@ -439,40 +459,67 @@ class MechanismResult:
         from .animation import geometry_table   # joints and points, for `bondgraph animate`
         meta.update(geometry_table(mech))
         paths["mechanism"] = os.path.join(out_dir, "mechanism.json")
-        _atomic_text(paths["mechanism"], json.dumps(meta, indent=2))
+        write_text(paths["mechanism"], json.dumps(meta, indent=2, ensure_ascii=False))
         paths["summary"] = os.path.join(out_dir, "summary.json")
-        _atomic_text(paths["summary"], json.dumps(self.summary(), indent=2))
-        try:
-            import scipy.io
-            mat = {}
-            for cols in (bodies, joints, energy):
-                for k, v in cols.items():
-                    mat[k.replace(".", "_").replace("*", "star")] = np.asarray(v)
-            mpath = os.path.join(out_dir, mat_name or f"{stem}.mat")
-            tmp = mpath + ".tmp"
-            scipy.io.savemat(tmp, mat, do_compression=True)
-            os.replace(tmp, mpath)
-            paths["mat"] = mpath
-        except ImportError:  # pragma: no cover - scipy is a dependency
-            pass
+        write_text(paths["summary"], json.dumps(self.summary(), indent=2, ensure_ascii=False))
+        import scipy.io
+        columns = [k for cols in (bodies, joints, energy) for k in cols]
+        names = mat_names(columns)
+        mat = {n: np.asarray(v) for cols in (bodies, joints, energy)
+               for n, v in zip((names[k] for k in cols), cols.values())}
+        mat["column_names"] = np.array([[names[k], k] for k in columns], dtype=object)
+        mpath = os.path.join(out_dir, mat_file)
+        with atomic_path(mpath) as tmp:
+            scipy.io.savemat(tmp, mat, do_compression=True, appendmat=False)
+        paths["mat"] = mpath
         return paths
 
 
-def _atomic_text(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+RUN_FILES = ("bodies.csv", "joints.csv", "energy.csv", "units.json", "mechanism.json",
+             "summary.json", "manifest.json", "animation.html")
+"""The files a run writes under fixed names (no output a user names may take one)."""
+
+
+def mat_names(columns) -> dict[str, str]:
+    """MATLAB variable names for CSV column names: ``.`` becomes ``_``, ``*`` ``star``,
+    any other character that is not an ASCII letter, digit or ``_`` becomes ``u`` and
+    its code point in hex (``質`` -> ``u8cea``); a name that does not start with a letter
+    gets ``v_`` before it; names are cut to MATLAB's 63 characters and made unique with
+    a numbered suffix. The map is written into the MAT file as ``column_names``."""
+    out: dict[str, str] = {}
+    taken: set[str] = {"column_names"}
+    for col in columns:
+        parts = []
+        for ch in col:
+            if ch == ".":
+                parts.append("_")
+            elif ch == "*":
+                parts.append("star")
+            elif ch.isascii() and (ch.isalnum() or ch == "_"):
+                parts.append(ch)
+            else:
+                parts.append(f"u{ord(ch):04x}")
+        name = "".join(parts)
+        if not name or not name[0].isalpha():
+            name = "v_" + name
+        name = base = name[:63]
+        k = 2
+        while name in taken:
+            tail = f"_{k}"
+            name = base[:63 - len(tail)] + tail
+            k += 1
+        taken.add(name)
+        out[col] = name
+    return out
 
 
 def _atomic_csv(path: str, cols: dict[str, np.ndarray]) -> None:
-    tmp = path + ".tmp"
     names = list(cols)
     data = np.column_stack([np.asarray(cols[n], dtype=float) for n in names]) if names else \
         np.zeros((0, 0))
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(names)
-        for row in data:
-            w.writerow([repr(float(v)) for v in row])
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(names)
+            for row in data:
+                w.writerow([repr(float(v)) for v in row])

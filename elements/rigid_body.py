@@ -30,6 +30,7 @@ import numpy as np
 from bondgraph import (
     EJS, I, MTF, BondGraph, KinematicState, ModelError, OneJunction, Se, register_element,
 )
+from bondgraph.element import check_name
 from bondgraph.spatial import body_rate_from_quat_rate, quat_rate, quat_to_matrix, skew
 
 from ._blocks import _compiled
@@ -135,8 +136,7 @@ class RigidBody:
 
     def __init__(self, name: str, mass: float, inertia: Inertia,
                  points: Mapping[str, Any] | None = None):
-        if not isinstance(name, str) or not name or "." in name:
-            raise ModelError(f"body name must be a non-empty string without '.', got {name!r}")
+        check_name(name, "body", ".")
         self.name = name
         try:
             mass = float(mass)

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph.errors import NameNotFoundError
+from bondgraph._files import atomic_path, write_text
+from bondgraph.errors import ModelError, NameNotFoundError
 
 from bondgraph import BondGraphError, render
 
-from .modelfile import ModelSpec, PlotSpec
+from .modelfile import ModelSpec, PlotSpec, check_output
 from .results import MechanismResult
 
 __all__ = ["run", "plot_columns", "ProgressBar"]
@@ -87,8 +88,12 @@ def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: st
         ax.grid(True, alpha=0.3)
         fig.tight_layout()
         path = os.path.join(out_dir, spec.file)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        ext = os.path.splitext(spec.file)[1]
+        try:
+            with atomic_path(path, ext) as tmp:
+                fig.savefig(tmp, dpi=120, format=ext[1:].lower())
+        finally:
+            plt.close(fig)
         files.append(path)
     return files
 
@@ -100,9 +105,35 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
     bodies.csv, joints.csv, energy.csv, units.json, mechanism.json, summary.json, the MAT
     file, the diagram (DOT always; SVG when graphviz's dot is installed) and the plots;
     with ``animation`` (a file name), also the 3D animation page
-    (:func:`elements.animation.animate`, with traces of the bodies that move)."""
+    (:func:`elements.animation.animate`, with traces of the bodies that move).
+
+    Every file goes inside ``out_dir`` (the output names are checked: see
+    :func:`elements.modelfile.check_output`); files written are listed in its
+    ``manifest.json`` even when the run is interrupted.
+
+    Raises
+    ------
+    ModelError
+        An output name that would leave ``out_dir`` or clash with the run's own files,
+        or an ``out_dir`` that is an existing file."""
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ModelError(f"output directory {out_dir!r} is an existing file; give a "
+                         f"directory (it is created when missing)")
+    check_output(spec.output, animation)
     os.makedirs(out_dir, exist_ok=True)
     _remove_previous_run(out_dir)
+    paths: dict[str, Any] = {}
+    try:
+        return _run(spec, out_dir, paths, progress, quiet, animation)
+    finally:
+        written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
+                          and os.path.exists(p)})
+        if written:
+            _write_manifest(out_dir, written)
+
+
+def _run(spec, out_dir, paths, progress, quiet, animation):
     t0 = time.perf_counter()
     mm = spec.mechanism.assemble()
     s = spec.solver
@@ -111,7 +142,7 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
                          stabilization=s.stabilization, projection=s.projection,
                          progress=progress)
     elapsed = time.perf_counter() - t0
-    paths: dict[str, Any] = result.write(out_dir, mat_name=spec.output.mat)
+    paths.update(result.write(out_dir, mat_name=spec.output.mat))
     diagram = os.path.join(out_dir, spec.output.diagram)
     paths["dot"] = os.path.splitext(diagram)[0] + ".dot"
     try:
@@ -129,9 +160,6 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
             if not quiet:
                 print(f"animation: {exc}", file=sys.stderr)
     paths["elapsed"] = elapsed
-    written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
-                      and os.path.exists(p)})
-    _write_manifest(out_dir, written)
     return result, paths
 
 
@@ -150,10 +178,8 @@ def _flatten(paths):
 
 def _write_manifest(out_dir: str, files: list[str]) -> None:
     import json
-    tmp = os.path.join(out_dir, MANIFEST + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump({"files": files}, f, indent=1)
-    os.replace(tmp, os.path.join(out_dir, MANIFEST))
+    write_text(os.path.join(out_dir, MANIFEST),
+               json.dumps({"files": files}, indent=1, ensure_ascii=False))
 
 
 def _remove_previous_run(out_dir: str) -> None:
@@ -162,8 +188,11 @@ def _remove_previous_run(out_dir: str) -> None:
     if not os.path.exists(path):
         return
     try:
-        files = json.load(open(path)).get("files", [])
-    except (OSError, ValueError):
+        with open(path, encoding="utf-8") as f:
+            files = json.load(f).get("files", [])
+        if not isinstance(files, list):
+            files = []
+    except (OSError, ValueError, AttributeError):
         files = []
     for name in files + [MANIFEST]:
         target = os.path.join(out_dir, os.path.basename(name))

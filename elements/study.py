@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction, assemble
-from bondgraph.errors import BondGraphError, IntegrationWarning
+from bondgraph.errors import BondGraphError, IntegrationWarning, caused_by_interrupt
 
 from .joints import AxisActuator, AxisDamper, AxisSpring
 from .mechanism import Mechanism, MechanismModel
@@ -927,11 +927,15 @@ def execute_run(pm: ParametricModel, run: Run, outputs: Sequence[Output]) -> dic
                 (f" at t = {ft:.6g} s" if ft is not None else "") + \
                 f": {' '.join(str(result.message).split())}"
     except (BondGraphError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+        if caused_by_interrupt(exc):
+            raise KeyboardInterrupt from exc
         for o in outputs:
             row[o.name] = math.nan
         row["status"] = "error"
         row["message"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     except Exception as exc:  # noqa: BLE001 - a run's bug is its row, not the study's end
+        if caused_by_interrupt(exc):     # (a Ctrl-C inside compiled code): not a row
+            raise KeyboardInterrupt from exc
         for o in outputs:
             row[o.name] = math.nan
         row["status"] = "error"
@@ -1053,6 +1057,8 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
             try:
                 row = fut.result()
             except Exception as exc:  # noqa: BLE001 - a lost worker: the run's row
+                if caused_by_interrupt(exc):
+                    raise KeyboardInterrupt from exc
                 row = {"run_id": run.run_id, "index": run.index, **run.values,
                        **{o.name: math.nan for o in outputs}, "status": "error",
                        "message": f"{type(exc).__name__} on the cluster: "

@@ -240,7 +240,7 @@ def test_page_data_are_the_results(run_dir):
 def test_command_line_rebuilds_the_same_page_from_the_files(run_dir, tmp_path):
     out, result, paths = run_dir
     os.remove(paths["animation"])
-    p = subprocess.run([sys.executable, "-m", "bondgraph", "animate", str(out), "--plot",
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "animate", str(out), "--plot",
                         "m2.x,m2.y,m2.z", "--trace", "m2", "--shape", "m2=sphere:0.03"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -284,7 +284,7 @@ def test_command_line_bad_input_exits_2_naming_the_file(run_dir, tmp_path, case)
             named = "bodies.csv"
         else:
             args, named = ["--shape", "m2=blob:1"], "'m2'"
-    p = subprocess.run([sys.executable, "-m", "bondgraph", "animate", str(target), *args],
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "animate", str(target), *args],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2, p.stderr

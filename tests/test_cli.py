@@ -19,7 +19,7 @@ TOML = os.path.join(ROOT, "examples", "three_body_prismatic.toml")
 
 
 def cli(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "bondgraph", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bondgraph_cli", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT)
 
 

@@ -56,7 +56,7 @@ y = ["hinge.q"]
 
 
 def cli(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "bondgraph", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bondgraph_cli", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT)
 
 

@@ -120,7 +120,7 @@ def test_cli_failed_run_writes_partial_results_and_the_cause(tmp_path):
     model = tmp_path / "blowup.toml"
     model.write_text(FAILING)
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, "-m", "bondgraph", "run", str(model), "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "run", str(model), "--out", str(out)],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "simulation failed" in p.stderr and "Traceback" not in p.stderr

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bondgraph import ModelError
-from bondgraph.cli import main
+from bondgraph_cli import main
 from elements import PointForce, models
 from elements.study import (
     Choice, Grid, LogNormal, MonteCarlo, Normal, Output, ParametricModel, Study,
@@ -252,7 +252,7 @@ type = "inprocess"
     out = tmp_path / "k"
     results = out / "results.csv"
     env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "bondgraph", "sweep",
+    proc = subprocess.Popen([sys.executable, "-m", "bondgraph_cli", "sweep",
                              str(tmp_path / "kill.toml"), "--out", str(out), "--quiet"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60

@@ -1,4 +1,4 @@
-"""The ``bondgraph`` command line (also ``python -m bondgraph``).
+"""The commands of the ``bondgraph`` command line (also ``python -m bondgraph``).
 
 Commands::
 
@@ -15,7 +15,8 @@ Commands::
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
 written, the cause is in summary.json); 2 bad input (a one-line message names the file,
-table and key); 3 an internal error (run with --debug for the traceback).
+table and key); 3 an internal error (run with --debug for the traceback); 130
+interrupted (Ctrl-C: one line; files being written are removed, finished ones kept).
 
 Model files are the multibody library's (:mod:`elements.modelfile`); the command line
 sits above both packages and imports ``elements`` only when a command runs.
@@ -32,9 +33,11 @@ import warnings
 
 import numpy as np
 
-from .errors import BondGraphError
+from bondgraph.errors import BondGraphError, caused_by_interrupt
 
-__all__ = ["main"]
+from . import EXIT_BAD_INPUT, EXIT_INTERNAL, interrupted
+
+__all__ = ["run", "build_parser"]
 
 
 def _load(path):
@@ -77,8 +80,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_render(args) -> int:
-    from .causality import assign_causality
-    from .viz import render
+    from bondgraph import assign_causality, render
     spec = _load(args.model)
     graph = spec.mechanism.build()
     obj = graph if args.acausal else assign_causality(graph)
@@ -318,8 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code."""
+def run(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` and run the command; returns the exit code (see
+    :func:`bondgraph_cli.main`, which also turns an interrupt into one line)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -327,15 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     except (BondGraphError, _UserError, FileNotFoundError, KeyError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
         print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except Exception as exc:  # an internal error: one line unless --debug
+        if caused_by_interrupt(exc):     # (Ctrl-C inside compiled code)
+            return interrupted()
         if args.debug:
             traceback.print_exc()
         else:
             print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
                   f"traceback)", file=sys.stderr)
-        return 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return EXIT_INTERNAL

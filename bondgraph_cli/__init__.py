@@ -1,0 +1,70 @@
+"""The application layer: the ``bondgraph`` command line, above both packages.
+
+``bondgraph`` (the core) and ``elements`` (the multibody library) never import this
+package; it imports both. Importing it costs nothing (the standard library only): the
+commands and the packages they need are imported when :func:`main` runs, so that an
+interrupt at any moment, even while numpy loads, ends the program the same way (one
+line, exit 130).
+
+- :func:`main`: run the command line with ``argv`` (default ``sys.argv[1:]``); returns
+  the exit code (0 success; 1 a failed simulation or check; 2 bad input; 3 an internal
+  error; 130 interrupted).
+
+Commands: :mod:`bondgraph_cli.commands`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
+           "EXIT_INTERRUPTED"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    _safe_streams()
+    try:
+        from .commands import run
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = interrupted()
+    _ignore_interrupts()          # the work is done: finish exiting with this code
+    return code
+
+
+def interrupted() -> int:
+    """Report an interrupt in one line and give its exit code (files being written
+    were removed by the writers themselves; what was complete is kept)."""
+    _ignore_interrupts()
+    try:
+        sys.stderr.write("interrupted (Ctrl-C): files being written were removed; "
+                         "finished ones are kept\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_INTERRUPTED
+
+
+def _ignore_interrupts() -> None:
+    """A second Ctrl-C must not turn a clean ending into a traceback."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _safe_streams() -> None:
+    """Names that the terminal's encoding cannot show print as escapes instead of failing
+    (a body called '質量' under LANG=C)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
