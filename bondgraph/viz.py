@@ -33,6 +33,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._files import atomic_path, write_text
 from .bonds import Bond, Causality
 from .element import Category, Element
 from .errors import BondGraphError, ModelError
@@ -297,7 +298,7 @@ def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = 
     fmt, out, dot_path = _output_paths(path, format)
     source = to_dot(obj)
     out.parent.mkdir(parents=True, exist_ok=True)
-    dot_path.write_text(source, encoding="utf-8")
+    write_text(dot_path, source)
     missing = (f"the Graphviz 'dot' program was not found, so '{out}' was not rendered; the "
                f"DOT text was written to '{dot_path}'. To render it, {_INSTALL_HINT}, then "
                f"run: dot -T{fmt} '{dot_path}' -o '{out}'")
@@ -314,7 +315,8 @@ def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = 
             err = err.decode("utf-8", "replace")
         raise BondGraphError(f"the Graphviz 'dot' program failed to render '{out}' (the DOT "
                              f"text is in '{dot_path}'): {err.strip() or exc}") from exc
-    out.write_bytes(data)
+    with atomic_path(out) as tmp:
+        Path(tmp).write_bytes(data)
     return str(out)
 
 

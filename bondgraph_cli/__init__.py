@@ -39,13 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def interrupted() -> int:
-    """Report an interrupt in one line and give its exit code (files being written
-    were removed by the writers themselves; what was complete is kept)."""
+def interrupted(what: str = "files being written were removed; finished ones are "
+                             "kept") -> int:
+    """Report an interrupt in one line (``what`` says what was kept) and give its exit
+    code (files being written were removed by the writers themselves)."""
     _ignore_interrupts()
     try:
-        sys.stderr.write("interrupted (Ctrl-C): files being written were removed; "
-                         "finished ones are kept\n")
+        sys.stderr.write(f"interrupted (Ctrl-C): {what}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

@@ -33,9 +33,10 @@ import warnings
 
 import numpy as np
 
+from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, caused_by_interrupt
 
-from . import EXIT_BAD_INPUT, EXIT_INTERNAL, interrupted
+from . import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, interrupted
 
 __all__ = ["run", "build_parser"]
 
@@ -147,10 +148,9 @@ def cmd_sweep(args) -> int:
         res = study.run(args.out, executor=executor, workers=workers,
                         resume=args.resume, overwrite=args.overwrite, progress=bool(show))
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the runs that finished are in "
-              f"{os.path.join(args.out, RESULTS)}; rerun with --resume to do the rest",
-              file=sys.stderr)
-        return 130
+        interrupted(f"the runs that finished are in {os.path.join(args.out, RESULTS)}; "
+                    f"rerun with --resume to do the rest")
+        return EXIT_INTERRUPTED
     counts = res.status_counts
     if not args.quiet:
         new = (f"{res.new_runs} new in {res.elapsed:.1f} s, "
@@ -216,15 +216,12 @@ def _add_to_manifest(directory, paths) -> None:
     if not mine or not os.path.isfile(manifest):
         return
     try:
-        with open(manifest) as f:
+        with open(manifest, encoding="utf-8") as f:
             data = json.load(f)
         files = sorted(set(data.get("files", [])) | set(mine))
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError):
         return
-    tmp = manifest + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump({**data, "files": files}, f, indent=1)
-    os.replace(tmp, manifest)
+    write_text(manifest, json.dumps({**data, "files": files}, indent=1, ensure_ascii=False))
 
 
 class _UserError(Exception):

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, ModelError, NameNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -922,8 +923,5 @@ def animate(source: Source, path: str | os.PathLike[str], *,
     path = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_text(path, text)
     return path

@@ -52,11 +52,14 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction, assemble
+from bondgraph._files import atomic_path, output_name, write_text
 from bondgraph.errors import BondGraphError, IntegrationWarning, caused_by_interrupt
 
 from .joints import AxisActuator, AxisDamper, AxisSpring
 from .mechanism import Mechanism, MechanismModel
-from .modelfile import ModelFileError, ModelSpec, SolverSettings, _Ctx, _solver, loads_model
+from .modelfile import (
+    PLOT_SUFFIXES, ModelFileError, ModelSpec, SolverSettings, _Ctx, _solver, loads_model,
+)
 from .rigid_body import Inertia
 
 __all__ = [
@@ -69,6 +72,8 @@ __all__ = [
 RESULTS = "results.csv"
 STUDY_JSON = "study.json"
 HISTORIES = "histories"
+STUDY_FILES = (RESULTS, STUDY_JSON, "results.parquet")
+"""The files a study writes under fixed names (no plot may take one)."""
 
 
 class StudyFileError(ModelFileError):
@@ -1026,7 +1031,7 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
         import logging
         n = workers or os.cpu_count() or 1
         own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
         client = own_client = Client(own_cluster)
     else:
         try:
@@ -1315,10 +1320,8 @@ class Study:
                 "executor": executor if isinstance(executor, str) else repr(executor),
                 "workers": workers, "columns": self.columns,
                 "runs": [[r.run_id, r.values] for r in runs]}
-        tmp = os.path.join(out, STUDY_JSON + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-        os.replace(tmp, os.path.join(out, STUDY_JSON))
+        write_text(os.path.join(out, STUDY_JSON), json.dumps(meta, indent=1,
+                                                             ensure_ascii=False))
 
 
 _FIXED_COLUMNS = ("run_id", "index", "status", "runtime_s", "message", "worker")
@@ -1342,9 +1345,8 @@ def _write_history(out: str, run_id: str, hist: Mapping[str, Mapping[str, np.nda
     for oname, cols in hist.items():
         for c, arr in cols.items():
             arrays[c if c == "t" else f"{oname}/{c}"] = arr
-    tmp = os.path.join(d, f"{run_id}.tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, os.path.join(d, f"{run_id}.npz"))
+    with atomic_path(os.path.join(d, f"{run_id}.npz"), ".npz") as tmp:
+        np.savez(tmp, **arrays)
 
 
 def _drop_partial_line(path: str) -> None:
@@ -1562,8 +1564,12 @@ def plot_study(result: StudyResult, output: str, x: str, y: str | None = None,
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        ext = os.path.splitext(os.fspath(path))[1]
+        try:
+            with atomic_path(path, ext) as tmp:
+                fig.savefig(tmp, dpi=120, format=ext[1:].lower() or "png")
+        finally:
+            plt.close(fig)
     return fig
 
 
@@ -1779,6 +1785,10 @@ def loads_study(text: str, path: str = "<string>") -> Study:
         for k in ("file", "output", "x"):
             if not isinstance(p.get(k), str):
                 _fail(path, where, k, "missing or not a string")
+        try:
+            output_name(p["file"], PLOT_SUFFIXES, STUDY_FILES)
+        except ValueError as exc:
+            _fail(path, where, "file", str(exc))
         if "y" in p and not isinstance(p["y"], str):
             _fail(path, where, "y", "must be a parameter name")
         plots.append(PlotRequest(p["file"], p["output"], p["x"], p.get("y")))

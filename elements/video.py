@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from bondgraph._files import atomic_path
 from bondgraph.errors import BondGraphError, ModelError
 
 from .animation import Scene, Shape, Source, TraceSpec, build_scene, load_motion, rotations
@@ -179,33 +180,35 @@ def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 
                 even=(suffix == ".mp4"))
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    tmp = path + ".tmp" + suffix
     try:
-        if suffix == ".gif":
-            frames = []
-            for k in range(times.size):
-                frames.append(W.frame(k))
-                if progress:
-                    _progress(k, times.size)
-            from PIL import Image
-            ims = [Image.fromarray(f) for f in frames]
-            ims[0].save(tmp, format="GIF", save_all=True, append_images=ims[1:],
-                        duration=max(int(round(1000.0 / fps)), 10), loop=0)
-        else:
-            from matplotlib import animation
-            writer = animation.FFMpegWriter(fps=fps)
-            with writer.saving(W.fig, tmp, dpi):
-                for k in range(times.size):
-                    W.update(k)
-                    writer.grab_frame()
-                    if progress:
-                        _progress(k, times.size)
-        os.replace(tmp, path)
+        with atomic_path(path, suffix) as tmp:
+            _write_frames(W, tmp, suffix, times, fps, dpi, progress)
     finally:
         plt.close(W.fig)
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path
+
+
+def _write_frames(W, tmp, suffix, times, fps, dpi, progress) -> None:
+    """Draw every frame into ``tmp``: a GIF (Pillow) or an MP4 (ffmpeg)."""
+    if suffix == ".gif":
+        frames = []
+        for k in range(times.size):
+            frames.append(W.frame(k))
+            if progress:
+                _progress(k, times.size)
+        from PIL import Image
+        ims = [Image.fromarray(f) for f in frames]
+        ims[0].save(tmp, format="GIF", save_all=True, append_images=ims[1:],
+                    duration=max(int(round(1000.0 / fps)), 10), loop=0)
+    else:
+        from matplotlib import animation
+        writer = animation.FFMpegWriter(fps=fps)
+        with writer.saving(W.fig, tmp, dpi):
+            for k in range(times.size):
+                W.update(k)
+                writer.grab_frame()
+                if progress:
+                    _progress(k, times.size)
 
 
 def _progress(k: int, n: int) -> None:
