@@ -40,6 +40,7 @@ import json
 import math
 import os
 import shutil
+from contextlib import contextmanager
 import sys
 import threading
 import time
@@ -1017,6 +1018,76 @@ def _run_inprocess(pm, runs, outputs) -> Iterator[dict[str, Any]]:
         yield execute_run(pm, run, outputs)
 
 
+def _local_cluster(LocalCluster, n: int):
+    """A Dask LocalCluster of ``n`` single-threaded worker processes that ignore SIGINT.
+
+    A Ctrl-C in a terminal goes to every process of the foreground group: the workers
+    printed a traceback each before this process closed the cluster. Here they are
+    forked by multiprocessing's fork server (Dask's 'forkserver' method), started with
+    SIGINT ignored, which its children keep (it restores its own start-up handlers in
+    them); this process handles the interrupt and closes the cluster. Where the fork
+    server is already running (started by other code), or off the main thread, the
+    workers are as Dask makes them."""
+    import logging
+
+    import dask
+    method = "spawn"
+    if _forkserver_ignoring_sigint():
+        method = "forkserver"
+    with dask.config.set({"distributed.worker.multiprocessing-method": method}), \
+            _interrupts_deferred():
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                            dashboard_address=None, silence_logs=logging.CRITICAL)
+
+
+@contextmanager
+def _interrupts_deferred():
+    """A SIGINT that comes inside is raised (KeyboardInterrupt) when the block ends, not
+    in the middle of it (starting or closing a cluster half-way leaves its processes and
+    threads in states that print tracebacks). Only in the main thread."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda sig, frame: caught.append(sig))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _forkserver_ignoring_sigint() -> bool:
+    """Start multiprocessing's fork server with SIGINT ignored (for the few
+    milliseconds it takes to start it, this process ignores SIGINT too), preloading
+    what the workers import; whether the fork server is ours (so its children ignore
+    SIGINT)."""
+    import multiprocessing.forkserver as fs
+    import signal
+    import threading
+    if _FORKSERVER[0]:
+        return True
+    server = fs._forkserver
+    if getattr(server, "_forkserver_pid", None) is not None or \
+            threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "SIGINT") or sys.platform == "win32":
+        return False
+    fs.set_forkserver_preload(["distributed", "elements"])
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        fs.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    _FORKSERVER[0] = True
+    return True
+
+
+_FORKSERVER = [False]
+
+
 def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -1030,8 +1101,7 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
     elif executor == "local":
         import logging
         n = workers or os.cpu_count() or 1
-        own_cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+        own_cluster = _local_cluster(LocalCluster, n)
         client = own_client = Client(own_cluster)
     else:
         try:
@@ -1074,13 +1144,14 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
                 submit(pending.pop())
             yield row
     finally:
-        for f in futures:
-            if not f.done():
-                f.cancel()
-        if own_client is not None:
-            own_client.close()
-        if own_cluster is not None:
-            own_cluster.close()
+        with _interrupts_deferred():
+            for f in futures:
+                if not f.done():
+                    f.cancel()
+            if own_client is not None:
+                own_client.close()
+            if own_cluster is not None:
+                own_cluster.close()
 
 
 # =======================================================================================
