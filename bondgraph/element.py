@@ -43,6 +43,7 @@ __all__ = [
     "StateView",
     "resolve_parameter",
     "check_name",
+    "MAX_MAGNITUDE",
 ]
 
 
@@ -264,7 +265,18 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
     if not np.all(np.isfinite(out)):
         raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is not "
                          f"finite")
+    if out.size and np.abs(out).max() > MAX_MAGNITUDE:
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is beyond "
+                         f"{MAX_MAGNITUDE:.0e} in magnitude: products of such values "
+                         f"overflow double precision; valid: |value| <= {MAX_MAGNITUDE:.0e} "
+                         f"(choose other units if the physics needs more)")
     return out
+
+
+MAX_MAGNITUDE = 1e100
+"""The largest magnitude a numeric parameter may have: the equations multiply a few
+parameters and states together (m g, m v^2, an inverse inertia), which would overflow
+double precision (1.8e308) beyond it."""
 
 
 # ---------------------------------------------------------------------------------------

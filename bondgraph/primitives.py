@@ -112,7 +112,8 @@ def _spd_problems(name: str, parameter: str, value: Any, dim: int) -> list[str]:
         return [str(exc)]
     if not np.allclose(mat, mat.T, rtol=1e-12, atol=1e-14 * max(1.0, np.abs(mat).max())):
         return [f"element '{name}': parameter '{parameter}' is not symmetric: {mat.tolist()}"]
-    eig = np.linalg.eigvalsh(0.5 * (mat + mat.T))
+    scale = float(np.abs(mat).max()) or 1.0       # (scaled: no overflow inside eigvalsh)
+    eig = np.linalg.eigvalsh(0.5 * (mat + mat.T) / scale) * scale
     if eig.min() <= 0.0:
         return [f"element '{name}': parameter '{parameter}' must be positive definite; its "
                 f"smallest eigenvalue is {eig.min():.6g}"]

@@ -126,41 +126,9 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     >>> round(float(r.state("q_k")[-1]), 6)   # 0.1 cos(2 t)
     -0.041615
     """
-    if isinstance(method, str):
-        if method not in METHODS:
-            raise ModelError(f"unknown method {method!r}; valid: {', '.join(METHODS)} or a "
-                             f"scipy OdeSolver subclass")
-        solver_cls = METHODS[method]
-    elif isinstance(method, type) and issubclass(method, OdeSolver):
-        solver_cls = method
-    else:
-        raise ModelError(f"method must be a name ({', '.join(METHODS)}) or an OdeSolver "
-                         f"subclass, got {method!r}")
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError):
-        raise ModelError(f"t_span must be two numbers (start, end), got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1)) or t1 <= t0:
-        raise ModelError(f"t_span must be finite with end > start, got {t_span!r}")
-    for name, val in (("rtol", rtol), ("atol", atol)):
-        if not np.all(np.isfinite(val)) or np.any(np.asarray(val) <= 0):
-            raise ModelError(f"{name} must be positive and finite, got {val!r}")
-    if isinstance(x0, Mapping):
-        x_init = model.initial_state(x0)
-    else:
-        x_init = np.asarray(x0, dtype=float)
-        if x_init.shape != (model.n_states,):
-            raise ModelError(f"x0 has shape {x_init.shape}; valid: ({model.n_states},) for "
-                             f"states {', '.join(model.state_names)}")
-        if not np.all(np.isfinite(x_init)):
-            raise ModelError("x0 must be finite")
-    if t_eval is None:
-        grid = np.linspace(t0, t1, 101)
-    else:
-        grid = np.asarray(t_eval, dtype=float).ravel()
-        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - 1e-12 or \
-                grid[-1] > t1 + 1e-12 or not np.all(np.isfinite(grid)):
-            raise ModelError(f"t_eval must be sorted, finite and within t_span {t_span}")
+    solver_cls, t0, t1, x_init, grid = _check_arguments(
+        model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
+        events, progress, max_events, max_steps)
 
     # the initial state: the sparse evaluation where it applies (it is used only with full
     # rank), else the dense one, which also finds redundant constraints and the branch
@@ -393,6 +361,97 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                       OdeSolution(ts_dense, interpolants) if dense_output and interpolants
                       else None, t_events, fast)
     return _fail(result, raise_on_failure) if not status.success else result
+
+
+def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step,
+                     stabilization, events, progress, max_events, max_steps):
+    """:func:`simulate`'s arguments checked: (solver class, t0, t1, initial state, output
+    grid), or a ModelError naming the argument and what is valid."""
+    if not isinstance(model, StateSpaceModel):
+        hint = {"BondGraph": "simulate(assemble(assign_causality(graph)), ...)",
+                "CausalGraph": "simulate(assemble(causal_graph), ...)",
+                "Mechanism": "mechanism.assemble().simulate(...)",
+                "MechanismModel": "mechanism_model.simulate(...)"}.get(
+                    type(model).__name__, "assemble a model first")
+        raise ModelError(f"simulate takes a StateSpaceModel (from assemble), got "
+                         f"{type(model).__name__}; {hint}")
+    if isinstance(method, str):
+        if method not in METHODS:
+            raise ModelError(f"unknown method {method!r}; valid: {', '.join(METHODS)} or a "
+                             f"scipy OdeSolver subclass")
+        solver_cls = METHODS[method]
+    elif isinstance(method, type) and issubclass(method, OdeSolver):
+        solver_cls = method
+    else:
+        raise ModelError(f"method must be a name ({', '.join(METHODS)}) or an OdeSolver "
+                         f"subclass, got {method!r}")
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError):
+        raise ModelError(f"t_span must be two numbers (start, end) in s, got "
+                         f"{t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1)) or t1 <= t0:
+        raise ModelError(f"t_span must be finite with end > start, got {t_span!r}")
+    for name, val in (("rtol", rtol), ("atol", atol)):
+        try:
+            arr = np.asarray(val, dtype=float)
+        except (TypeError, ValueError):
+            arr = np.array(np.nan)
+        if arr.ndim > 1 or (arr.ndim == 1 and arr.size not in (1, model.n_states)) or \
+                not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ModelError(f"{name} must be positive and finite (a number, or one per "
+                             f"state), got {val!r}")
+    for name, val, none_ok in (("max_step", max_step, False),
+                               ("first_step", first_step, True)):
+        if val is None and none_ok:
+            continue
+        try:
+            ok = float(val) > 0 and not np.isnan(float(val))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ModelError(f"{name} must be a positive number of seconds, got {val!r}")
+    if stabilization is not None and not isinstance(stabilization, Baumgarte):
+        raise ModelError(f"stabilization must be None or Baumgarte(alpha, beta), got "
+                         f"{stabilization!r}")
+    try:
+        events = list(events)
+    except TypeError:
+        events = [events]
+    for e in events:
+        if not callable(e):
+            raise ModelError(f"events must be callables g(t, x) -> float, got {e!r}")
+    if progress is not None and not callable(progress):
+        raise ModelError(f"progress must be a callable taking the time, got {progress!r}")
+    for name, val in (("max_events", max_events), ("max_steps", max_steps)):
+        if val is None and name == "max_steps":
+            continue
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
+            raise ModelError(f"{name} must be a positive integer, got {val!r}")
+    if isinstance(x0, Mapping):
+        x_init = model.initial_state(x0)
+    else:
+        try:
+            x_init = np.asarray(x0, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"x0 must be numbers, or a mapping of state names to values; "
+                             f"got {x0!r}") from None
+        if x_init.shape != (model.n_states,):
+            raise ModelError(f"x0 has shape {x_init.shape}; valid: ({model.n_states},) for "
+                             f"states {', '.join(model.state_names)}")
+        if not np.all(np.isfinite(x_init)):
+            raise ModelError("x0 must be finite")
+    if t_eval is None:
+        grid = np.linspace(t0, t1, 101)
+    else:
+        try:
+            grid = np.asarray(t_eval, dtype=float).ravel()
+        except (TypeError, ValueError):
+            grid = np.array([np.nan])
+        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - 1e-12 or \
+                grid[-1] > t1 + 1e-12 or not np.all(np.isfinite(grid)):
+            raise ModelError(f"t_eval must be sorted, finite and within t_span {t_span}")
+    return solver_cls, t0, t1, x_init, grid
 
 
 class _Stats:

@@ -41,6 +41,11 @@ def validate(bg: BondGraph) -> None:
     ModelError
         One error whose message lists every problem, each naming its element or bond.
     """
+    if not isinstance(bg, BondGraph):
+        hint = ("a mechanism assembles itself: mechanism.assemble()"
+                if hasattr(bg, "joints") and hasattr(bg, "bodies") else
+                "build one with BondGraph() and add/connect")
+        raise ModelError(f"expected a BondGraph, got {type(bg).__name__}; {hint}")
     problems: list[str] = []
     elements = bg.elements
     all_names = state_names(bg)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
 
     from .causality import CausalGraph
 
-__all__ = ["FORMATS", "to_graphviz", "to_dot", "render", "svg_or_none"]
+__all__ = ["FORMATS", "to_graphviz", "to_dot", "render", "svg_or_none", "GraphvizNotFound"]
 
 FORMATS: tuple[str, ...] = ("svg", "png", "pdf")
 """Output formats accepted by :func:`render`."""
@@ -268,6 +268,11 @@ def _output_paths(path: str | Path, format: str | None) -> tuple[str, Path, Path
     return fmt, out, out.with_suffix(".dot")
 
 
+class GraphvizNotFound(BondGraphError):
+    """Fires when the Graphviz ``dot`` program is not installed: the DOT text was
+    written, the picture was not."""
+
+
 def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = None) -> str:
     """Write the diagram of ``obj`` to ``path`` (and its DOT text next to it).
 
@@ -290,10 +295,12 @@ def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = 
     ModelError
         On an unsupported format (naming it and the valid ones), a path whose suffix
         contradicts ``format``, or a path without suffix and no ``format``.
+    GraphvizNotFound
+        If the Graphviz ``dot`` program is missing (a BondGraphError). The DOT text is
+        always written first (to the output path with suffix ``.dot``), and the message
+        names that file and how to install Graphviz.
     BondGraphError
-        If the Graphviz ``dot`` program is missing or fails. The DOT text is always
-        written first (to the output path with suffix ``.dot``), and the message names
-        that file and how to install Graphviz.
+        If ``dot`` fails, with its message.
     """
     fmt, out, dot_path = _output_paths(path, format)
     source = to_dot(obj)
@@ -303,12 +310,12 @@ def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = 
                f"DOT text was written to '{dot_path}'. To render it, {_INSTALL_HINT}, then "
                f"run: dot -T{fmt} '{dot_path}' -o '{out}'")
     if shutil.which("dot") is None:
-        raise BondGraphError(missing)
+        raise GraphvizNotFound(missing)
     graphviz = _import_graphviz()
     try:
         data = graphviz.Source(source).pipe(format=fmt, engine="dot", quiet=True)
     except graphviz.ExecutableNotFound as exc:
-        raise BondGraphError(missing) from exc
+        raise GraphvizNotFound(missing) from exc
     except (graphviz.CalledProcessError, subprocess.CalledProcessError) as exc:
         err = getattr(exc, "stderr", b"") or b""
         if isinstance(err, bytes):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
+__all__ = ["main", "console", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
            "EXIT_INTERRUPTED"]
 
 EXIT_OK = 0
@@ -28,22 +28,28 @@ EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit code (see the module docstring)."""
+    """Run the command line; returns the exit code (see the module docstring). Signal
+    handling is left as it is (the process may be a host that calls it, a test)."""
     _safe_streams()
     try:
         from .commands import run
-        code = run(argv)
+        return run(argv)
     except KeyboardInterrupt:
-        code = interrupted()
-    _ignore_interrupts()          # the work is done: finish exiting with this code
-    return code
+        return interrupted()
+
+
+def console() -> None:
+    """The ``bondgraph`` program: :func:`main`, then exit with its code (a second
+    Ctrl-C while exiting is ignored: the work is done)."""
+    code = main()
+    _ignore_interrupts()
+    sys.exit(code)
 
 
 def interrupted(what: str = "files being written were removed; finished ones are "
                              "kept") -> int:
     """Report an interrupt in one line (``what`` says what was kept) and give its exit
     code (files being written were removed by the writers themselves)."""
-    _ignore_interrupts()
     try:
         sys.stderr.write(f"interrupted (Ctrl-C): {what}\n")
         sys.stderr.flush()

@@ -1,7 +1,5 @@
 """``python -m bondgraph_cli``: the command line (see :mod:`bondgraph_cli`)."""
 
-import sys
+from . import console
 
-from . import main
-
-sys.exit(main())
+console()

@@ -49,6 +49,7 @@ def _load(path):
 def cmd_run(args) -> int:
     from elements.runner import ProgressBar, run
     spec = _load(args.model)
+    _output_directory(args.out)
     if args.out and os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
         stale = [f for f in os.listdir(args.out)]
         raise _UserError(f"{args.out} is not empty ({len(stale)} files); pass --overwrite to "
@@ -80,19 +81,25 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _output_directory(out: str) -> None:
+    """An --out that names an existing file (or lies under one) is refused."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise _UserError(f"--out {out}: an existing file, not a directory; give a "
+                         f"directory (it is created when missing)")
+
+
 def cmd_render(args) -> int:
     from bondgraph import assign_causality, render
+    from bondgraph.viz import GraphvizNotFound
     spec = _load(args.model)
     graph = spec.mechanism.build()
     obj = graph if args.acausal else assign_causality(graph)
     out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".svg"
     try:
         path = render(obj, out, args.format)
-    except BondGraphError as exc:
-        if "dot" in str(exc) and os.path.exists(os.path.splitext(out)[0] + ".dot"):
-            print(f"warning: {exc}", file=sys.stderr)
-            return 0
-        raise
+    except GraphvizNotFound as exc:        # (the DOT text is written)
+        print(f"warning: {exc}", file=sys.stderr)
+        return 0
     print(f"wrote {path} (and {os.path.splitext(path)[0]}.dot)")
     return 0
 
@@ -128,11 +135,13 @@ def cmd_equations(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from elements.study import RESULTS, load_study
+    from elements.study import RESULTS, check_executor, load_study
     study = load_study(args.study)
     executor = args.executor or study.executor
-    workers = args.workers or study.workers
+    workers = study.workers if args.workers is None else args.workers
+    check_executor(executor, workers)
     runs = study.runs()
+    _output_directory(args.out)
     if os.path.exists(os.path.join(args.out, RESULTS)) and not (args.resume or args.overwrite):
         raise _UserError(f"{args.out} already holds a study's results ({RESULTS}); pass "
                          f"--resume to continue it or --overwrite to start anew")
@@ -324,9 +333,13 @@ def run(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (BondGraphError, _UserError, FileNotFoundError, KeyError) as exc:
+    except (BondGraphError, _UserError, KeyError) as exc:
         msg = exc.args[0] if exc.args else str(exc)
         print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:        # a file or directory named on the command line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # an internal error: one line unless --debug
         if caused_by_interrupt(exc):     # (Ctrl-C inside compiled code)

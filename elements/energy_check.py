@@ -309,9 +309,8 @@ class EnergyReport:
 
     def plot(self, path: str) -> str:
         """A figure of KE, PE, their sum (and the work balance) and the momenta."""
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from ._plot import pyplot
+        plt = pyplot("the energy report's figure")
         fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
         ax = axes[0]
         ax.plot(self.t, self.ke, label="KE (Eq. 1)")

@@ -123,7 +123,14 @@ class Joint:
                 raise ModelError(f"{self.type_name} joint '{name}' needs an axis (parent "
                                  f"coordinates)")
             try:
-                self.Fa = frame_from_axis(axis)
+                ax = np.array(axis, dtype=float)
+                if ax.shape != (3,):
+                    raise TypeError
+            except (TypeError, ValueError):
+                raise ModelError(f"joint '{name}': axis must be 3 numbers (parent "
+                                 f"coordinates), got {axis!r}") from None
+            try:
+                self.Fa = frame_from_axis(ax)
             except ValueError as exc:
                 raise ModelError(f"joint '{name}': {exc}; give a non-zero axis") from None
         else:
@@ -148,7 +155,12 @@ class Joint:
     def add_spring(self, spring: AxisSpring | float, rest: float = 0.0) -> AxisSpring:
         """Attach a linear spring (stiffness > 0) on the free direction."""
         self._need_axis("spring")
-        s = spring if isinstance(spring, AxisSpring) else AxisSpring(float(spring), rest)
+        s = spring if isinstance(spring, AxisSpring) else AxisSpring(spring, rest)
+        try:
+            s = AxisSpring(float(s.stiffness), float(s.rest))
+        except (TypeError, ValueError):
+            raise ModelError(f"joint '{self.name}': spring stiffness and rest must be "
+                             f"numbers, got {spring!r}") from None
         if not np.isfinite(s.stiffness) or s.stiffness <= 0 or not np.isfinite(s.rest):
             raise ModelError(f"joint '{self.name}': spring stiffness must be positive and "
                              f"finite and its rest position finite, got {s}")
@@ -158,7 +170,12 @@ class Joint:
     def add_damper(self, damper: AxisDamper | float) -> AxisDamper:
         """Attach a linear damper (coefficient >= 0) on the free direction."""
         self._need_axis("damper")
-        d = damper if isinstance(damper, AxisDamper) else AxisDamper(float(damper))
+        d = damper if isinstance(damper, AxisDamper) else AxisDamper(damper)
+        try:
+            d = AxisDamper(float(d.coefficient))
+        except (TypeError, ValueError):
+            raise ModelError(f"joint '{self.name}': damper coefficient must be a number, "
+                             f"got {damper!r}") from None
         if not np.isfinite(d.coefficient) or d.coefficient < 0:
             raise ModelError(f"joint '{self.name}': damper coefficient must be >= 0 and "
                              f"finite, got {d.coefficient}")

@@ -392,6 +392,10 @@ class MechanismModel:
             When Newton's method does not converge (the loop cannot close), naming the
             loop joints and the residual.
         """
+        for d, what in ((q, "coordinates"), (qd, "rates")):
+            if d is not None and not isinstance(d, Mapping):
+                raise ModelError(f"initial joint {what} must be a mapping of joint names to "
+                                 f"values, e.g. {{'J1': 0.3}}; got {d!r}")
         q = dict(q or {})
         qd = dict(qd or {})
         for d, what in ((q, "coordinate"), (qd, "rate")):
@@ -638,6 +642,13 @@ class MechanismModel:
         MechanismResult
         """
         from .results import MechanismResult
+        try:
+            t_span = (float(t_span[0]), float(t_span[1]))
+            if len(t_span) != 2:
+                raise ValueError
+        except (TypeError, ValueError, IndexError):
+            raise ModelError(f"t_span must be two numbers (start, end) in s, got "
+                             f"{t_span!r}") from None
         if x0 is None:
             x0 = self.initial_state(q, qd, free=free, guess=guess, states=states)
         elif q or qd or free or guess or states:

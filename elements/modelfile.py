@@ -357,13 +357,58 @@ def _point(c: _Ctx, value: Any, where: str, key: str, body: RigidBody):
     return c.vector(value, where, key)
 
 
-def loads_model(text: str, path: str = "<string>") -> ModelSpec:
-    """Parse model-file text (see the module docstring)."""
-    c = _Ctx(path)
+MAX_POINTS = 10_000_000
+"""The most output points a model file may ask for (every state at every point is kept
+in memory: 80 MB per state)."""
+
+
+def read_text(path: str, what: str, error: type[ModelError]) -> str:
+    """The UTF-8 text of the file ``path``; ``error`` names it when it is missing, a
+    directory, unreadable or not UTF-8."""
     try:
-        doc = tomllib.loads(text)
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory; give the {what} itself") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def read_toml(text: str, path: str, error: type[ModelError]) -> dict:
+    """Parse TOML text (a UTF-8 byte-order mark at the start is allowed); ``error``
+    names ``path`` for text that is not TOML or that nests too deeply to read."""
+    try:
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
-        raise ModelFileError(f"{path}: not valid TOML: {exc}") from None
+        raise error(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: arrays or tables nested too deeply to read") from None
+
+
+def loads_model(text: str, path: str = "<string>") -> ModelSpec:
+    """Parse model-file text (see the module docstring).
+
+    Raises
+    ------
+    ModelFileError
+        Naming ``path``, the table and the key (for a problem the library finds in what
+        the file describes, ``path`` and the library's message, which names the
+        element)."""
+    try:
+        return _loads_model(text, path)
+    except ModelFileError:
+        raise
+    except ModelError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+
+
+def _loads_model(text: str, path: str) -> ModelSpec:
+    c = _Ctx(path)
+    doc = read_toml(text, path, ModelFileError)
     if "study" in doc and "model" not in doc:
         c.fail("top level", "study", "this is a study file: run it with `bondgraph sweep "
                "FILE --out DIR` (a model file has [model], [[body]], [[joint]], ...)")
@@ -551,8 +596,9 @@ def _solver(c: _Ctx, s: dict) -> SolverSettings:
     if t1 <= t0:
         c.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
     pts = s.get("points", 101)
-    if isinstance(pts, bool) or not isinstance(pts, int) or pts < 2:
-        c.fail(w, "points", f"must be an integer >= 2, got {pts!r}")
+    if isinstance(pts, bool) or not isinstance(pts, int) or not 2 <= pts <= MAX_POINTS:
+        c.fail(w, "points", f"must be an integer from 2 to {MAX_POINTS} (the output grid is "
+                            f"kept in memory), got {pts!r}")
     method = c.string(s, w, "method", required=False, default="DOP853",
                       choices=("RK45", "DOP853"))
     rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
@@ -674,11 +720,5 @@ def load_model(path: str) -> ModelSpec:
     ModelFileError
         Naming the file, the table and the key, and saying what is valid.
     """
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
-    except FileNotFoundError:
-        raise ModelFileError(f"{path}: no such model file") from None
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, "model file", ModelFileError)
     return loads_model(text, path)

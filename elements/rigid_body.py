@@ -30,7 +30,7 @@ import numpy as np
 from bondgraph import (
     EJS, I, MTF, BondGraph, KinematicState, ModelError, OneJunction, Se, register_element,
 )
-from bondgraph.element import check_name
+from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import body_rate_from_quat_rate, quat_rate, quat_to_matrix, skew
 
 from ._blocks import _compiled
@@ -63,9 +63,16 @@ class Inertia:
     matrix: np.ndarray
 
     def __post_init__(self):
-        m = np.asarray(self.matrix, dtype=float)
+        try:
+            m = np.array(self.matrix, dtype=float)
+        except (TypeError, ValueError):
+            m = np.zeros(0)
         if m.shape != (3, 3) or not np.all(np.isfinite(m)):
-            raise ModelError(f"inertia must be a finite 3x3 matrix, got {self.matrix!r}")
+            raise ModelError(f"inertia must be a finite 3x3 matrix (kg m^2), got "
+                             f"{self.matrix!r}")
+        if np.abs(m).max() > MAX_MAGNITUDE:
+            raise ModelError(f"inertia {m.tolist()} has entries beyond {MAX_MAGNITUDE:.0e} "
+                             f"kg m^2 (products of such values overflow)")
         if not np.allclose(m, m.T, atol=1e-12 * max(1.0, np.abs(m).max())):
             raise ModelError(f"inertia must be symmetric, got {m.tolist()}")
         eig = np.linalg.eigvalsh(m)
@@ -81,37 +88,55 @@ class Inertia:
     @classmethod
     def about_center(cls, matrix) -> "Inertia":
         """From the 3x3 tensor about the centre of mass, body coordinates (kg m^2)."""
-        return cls(np.asarray(matrix, dtype=float))
+        return cls(_numbers("Inertia.about_center", "matrix", matrix, (3, 3)))
 
     @classmethod
     def principal(cls, ixx: float, iyy: float, izz: float) -> "Inertia":
         """From principal moments about the centre of mass along the body axes (kg m^2)."""
-        return cls(np.diag([ixx, iyy, izz]).astype(float))
+        return cls(np.diag(_numbers("Inertia.principal", "moments", [ixx, iyy, izz], (3,))))
 
     @classmethod
     def about_point(cls, matrix, point, mass: float) -> "Inertia":
         """From the tensor about ``point`` (body coordinates of that point relative to the
         centre of mass, m) of a body of ``mass`` (kg): J_c = J_P - m (|r|^2 E - r r^T)."""
-        r = np.asarray(point, dtype=float)
-        jp = np.asarray(matrix, dtype=float)
-        return cls(jp - mass * (np.dot(r, r) * np.eye(3) - np.outer(r, r)))
+        r = _numbers("Inertia.about_point", "point", point, (3,))
+        jp = _numbers("Inertia.about_point", "matrix", matrix, (3, 3))
+        m = float(_numbers("Inertia.about_point", "mass", mass, ()))
+        return cls(jp - m * (np.dot(r, r) * np.eye(3) - np.outer(r, r)))
 
     @classmethod
     def solid_cube(cls, mass: float, side: float) -> "Inertia":
         """A uniform cube: m s^2 / 6 about each axis."""
-        v = mass * side ** 2 / 6.0
-        return cls(np.eye(3) * v)
+        m, s = _numbers("Inertia.solid_cube", "mass and side", [mass, side], (2,))
+        return cls(np.eye(3) * (m * s ** 2 / 6.0))
 
     @classmethod
     def rod(cls, mass: float, length: float, axis: int = 0, *, thin: float) -> "Inertia":
         """A uniform slender rod along body axis ``axis`` (0, 1, 2): m l^2 / 12 about the
         two transverse axes and ``thin`` (> 0, kg m^2) about its own axis."""
+        m, length, thin = _numbers("Inertia.rod", "mass, length and thin",
+                                   [mass, length, thin], (3,))
         if not thin > 0:
             raise ModelError(f"Inertia.rod: thin (the inertia about the rod's own axis) must "
                              f"be positive, got {thin}")
-        d = np.full(3, mass * length ** 2 / 12.0)
+        if axis not in (0, 1, 2):
+            raise ModelError(f"Inertia.rod: axis must be 0, 1 or 2 (body x, y, z), got "
+                             f"{axis!r}")
+        d = np.full(3, m * length ** 2 / 12.0)
         d[axis] = thin
         return cls(np.diag(d))
+
+
+def _numbers(where: str, what: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as a finite float array of ``shape``, or a ModelError naming ``where``."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != shape or not np.all(np.isfinite(arr)):
+        raise ModelError(f"{where}: {what} must be finite numbers of shape {shape}, got "
+                         f"{value!r}")
+    return arr
 
 
 class RigidBody:
@@ -142,8 +167,9 @@ class RigidBody:
             mass = float(mass)
         except (TypeError, ValueError):
             raise ModelError(f"body '{name}': mass must be a number (kg), got {mass!r}") from None
-        if not np.isfinite(mass) or mass <= 0:
-            raise ModelError(f"body '{name}': mass must be positive and finite (kg), got {mass}")
+        if not np.isfinite(mass) or mass <= 0 or mass > MAX_MAGNITUDE:
+            raise ModelError(f"body '{name}': mass must be positive and finite, at most "
+                             f"{MAX_MAGNITUDE:.0e} (kg), got {mass}")
         if not isinstance(inertia, Inertia):
             raise ModelError(f"body '{name}': inertia must be an Inertia (e.g. "
                              f"Inertia.about_center(J) or Inertia.principal(Ixx, Iyy, Izz)), "

@@ -23,6 +23,7 @@ from bondgraph.errors import ModelError, NameNotFoundError
 
 from bondgraph import BondGraphError, render
 
+from ._plot import have_matplotlib, pyplot
 from .modelfile import ModelSpec, PlotSpec, check_output
 from .results import MechanismResult
 
@@ -59,13 +60,10 @@ def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: st
     """One PNG per spec: the named columns (as in the CSV files) against time."""
     if not specs:
         return []
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if not have_matplotlib():
         print("matplotlib is not installed: no plots (pip install matplotlib)", file=sys.stderr)
         return []
+    plt = pyplot("plots")
     bodies, joints, energy = result.columns()
     cols = {**bodies, **joints, **energy}
     files = []

@@ -44,7 +44,6 @@ from contextlib import contextmanager
 import sys
 import threading
 import time
-import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,8 +57,10 @@ from bondgraph.errors import BondGraphError, IntegrationWarning, caused_by_inter
 
 from .joints import AxisActuator, AxisDamper, AxisSpring
 from .mechanism import Mechanism, MechanismModel
+from ._plot import have_matplotlib, pyplot
 from .modelfile import (
     PLOT_SUFFIXES, ModelFileError, ModelSpec, SolverSettings, _Ctx, _solver, loads_model,
+    read_text, read_toml,
 )
 from .rigid_body import Inertia
 
@@ -1018,6 +1019,22 @@ def _run_inprocess(pm, runs, outputs) -> Iterator[dict[str, Any]]:
         yield execute_run(pm, run, outputs)
 
 
+def check_executor(executor: Any, workers: Any) -> None:
+    """A ModelError unless ``executor`` is "inprocess", "local", a scheduler address
+    ("tcp://HOST:PORT" or another Dask protocol) or a ``distributed.Client``, and
+    ``workers`` None or a positive integer."""
+    ok = executor in ("inprocess", "local") or \
+        (isinstance(executor, str) and "://" in executor) or \
+        type(executor).__name__ == "Client"
+    if not ok:
+        raise ModelError(f"unknown executor {executor!r}; valid: 'inprocess', 'local' (a "
+                         f"Dask cluster on this machine), a scheduler address such as "
+                         f"'tcp://127.0.0.1:8786', or a distributed.Client")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ModelError(f"workers must be a positive integer, got {workers!r}")
+
+
 def _local_cluster(LocalCluster, n: int):
     """A Dask LocalCluster of ``n`` single-threaded worker processes that ignore SIGINT.
 
@@ -1099,7 +1116,6 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
     if isinstance(executor, Client):
         client = executor
     elif executor == "local":
-        import logging
         n = workers or os.cpu_count() or 1
         own_cluster = _local_cluster(LocalCluster, n)
         client = own_client = Client(own_cluster)
@@ -1289,6 +1305,10 @@ class Study:
         out = os.fspath(out)
         executor = self.executor if executor is None else executor
         workers = self.workers if workers is None else workers
+        check_executor(executor, workers)
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise ModelError(f"study output {out!r} is an existing file; give a directory "
+                             f"(it is created when missing)")
         runs = self.runs()
         os.makedirs(out, exist_ok=True)
         results = os.path.join(out, RESULTS)
@@ -1348,9 +1368,7 @@ class Study:
         if _has_pyarrow():
             res.write_parquet(os.path.join(out, "results.parquet"))
         if self.plots:
-            try:
-                import matplotlib  # noqa: F401
-            except ImportError:
+            if not have_matplotlib():
                 print("matplotlib is not installed: no plots (pip install matplotlib)",
                       file=sys.stderr)
             else:
@@ -1583,10 +1601,7 @@ def plot_study(result: StudyResult, output: str, x: str, y: str | None = None,
     other parameters, up to 8, else points), or against ``x`` and ``y``: a heat map with
     contour lines when the runs form a grid, else points coloured by the output. Failed
     runs are gaps. Writes ``path`` (PNG, ...) when given; returns the figure."""
-    import matplotlib
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("plot_study", to_file=path is not None)
     for name in (output, x) + ((y,) if y else ()):
         if not result.rows or name not in result.rows[0]:
             raise ModelError(f"plot: the table has no column {name!r}")
@@ -1657,14 +1672,7 @@ def load_study(path: str | os.PathLike) -> Study:
         Naming the file, the table and the key, and saying what is valid.
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
-    except FileNotFoundError:
-        raise StudyFileError(f"{path}: no such study file") from None
-    except UnicodeDecodeError:
-        raise StudyFileError(f"{path}: not UTF-8 text") from None
-    return loads_study(text, path)
+    return loads_study(read_text(path, "study file", StudyFileError), path)
 
 
 def _fail(path: str, where: str, key: str, what: str):
@@ -1752,10 +1760,7 @@ def _parameter(path: str, name: str, spec: Any):
 def loads_study(text: str, path: str = "<string>") -> Study:
     """Parse study-file text (see :func:`load_study`); the model file's path is relative
     to ``path``'s directory."""
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise StudyFileError(f"{path}: not valid TOML: {exc}") from None
+    doc = read_toml(text, path, StudyFileError)
     _only(path, "top level", doc, {"study", "solver", "parameters", "output", "executor",
                                    "plot"})
     st = doc.get("study")

@@ -23,6 +23,7 @@ import numpy as np
 from bondgraph._files import atomic_path
 from bondgraph.errors import BondGraphError, ModelError
 
+from ._plot import pyplot
 from .animation import Scene, Shape, Source, TraceSpec, build_scene, load_motion, rotations
 
 __all__ = ["animate_video", "frame_times", "ffmpeg_available"]
@@ -158,14 +159,8 @@ def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 
     for name, v in (("fps", fps), ("speed", speed), ("dpi", dpi)):
         if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
             raise ModelError(f"animate_video: {name} must be a positive number, got {v!r}")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
-    except ImportError:
-        raise BondGraphError("animate_video needs matplotlib: pip install matplotlib (or "
-                             "the 'plot' extra)") from None
+    plt = pyplot("animate_video")
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     motion = load_motion(source)
     scene = build_scene(motion, shapes=shapes, traces=traces, reactions=reactions,

@@ -222,7 +222,7 @@ parent = "ground"
 child = "rod"
 child_point = [0.0, 0.2, 0.0]
 axis = [0.0, 0.0, 1.0]
-actuator = 1e300
+actuator = { type = "ramp", slope = 1e305, start = 0.5 }
 [solver]
 t_end = 1.0
 points = 5
