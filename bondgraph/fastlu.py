@@ -84,6 +84,7 @@ from types import ModuleType
 import numpy as np
 
 __all__ = ["FixedLU", "LUState", "Structure", "Factors", "enabled", "warm_up", "have_numba",
+           "warn_if_slow",
            "PIVOT_THRESHOLD", "SINGULAR_RATIO", "SETUP_INTERVAL", "RECENT"]
 
 #: threshold partial pivoting's u: a pivot below u times the largest candidate of its
@@ -127,6 +128,24 @@ def enabled() -> bool:
     """Whether the compiled LU may be used: numba importable and the environment
     variable ``BONDGRAPH_NO_NUMBA`` unset, empty or ``"0"``."""
     return os.environ.get("BONDGRAPH_NO_NUMBA", "") in ("", "0") and have_numba()
+
+
+_WARNED = [False]
+
+
+def warn_if_slow() -> None:
+    """Once per process, where numba does not import (and the environment variable did
+    not ask for its absence): a warning that evaluations take the slow path and how to
+    get the fast one."""
+    if _WARNED[0] or have_numba() or os.environ.get("BONDGRAPH_NO_NUMBA", "") not in ("", "0"):
+        return
+    _WARNED[0] = True
+    import warnings
+    warnings.warn("numba is not importable here, so models are evaluated with numpy and "
+                  "SuperLU (the same numbers, 10 to 15 times slower); install it with "
+                  "'pip install numba' for the compiled path (set BONDGRAPH_NO_NUMBA=1 to "
+                  "choose the slow path without this warning)", RuntimeWarning,
+                  stacklevel=3)
 
 
 # ---------------------------------------------------------------------------------------

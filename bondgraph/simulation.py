@@ -22,6 +22,7 @@ from scipy.integrate import DOP853, RK45, OdeSolver
 from scipy.integrate._ivp.common import OdeSolution
 from scipy.optimize import brentq
 
+from ._blas import one_blas_thread
 from .errors import (
     IntegrationError,
     caused_by_interrupt,
@@ -129,6 +130,17 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     solver_cls, t0, t1, x_init, grid = _check_arguments(
         model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
         events, progress, max_events, max_steps)
+    with one_blas_thread():
+        return _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step,
+                          first_step, stabilization, tuple(events), dense_output, strict,
+                          raise_on_failure, progress, max_events, max_steps,
+                          dense_reduction)
+
+
+def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
+               stabilization, events, dense_output, strict, raise_on_failure, progress,
+               max_events, max_steps, dense_reduction) -> SimulationResult:
+    """:func:`simulate` once its arguments are checked."""
 
     # the initial state: the sparse evaluation where it applies (it is used only with full
     # rank), else the dense one, which also finds redundant constraints and the branch

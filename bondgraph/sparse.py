@@ -589,6 +589,8 @@ class SparseReduction:
         self._src_bufs: dict = {}         # and a buffer per thread (see _evaluate_fused)
         self._local = threading.local()   # each thread's default workspace
         self._check(np.random.default_rng(rng_seed))
+        if self.applicable:
+            fastlu.warn_if_slow()
 
     def __getstate__(self) -> dict:
         """Pickled without the per-thread source buffers and workspaces and the view of

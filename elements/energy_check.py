@@ -89,7 +89,14 @@ def procedure3(m, I1, omega1, r_hat1, r_hat_dot1, R, R_dot, C1, g, **extra):
     """Procedure 3, body-1 coordinates: I1 (.., N, 3, 3), omega1, r_hat1, r_hat_dot1
     (n_t, N, 3) in body 1's coordinates; R, R_dot (n_t, 3) inertial; C1 (n_t, 3, 3) body-1
     to inertial. I_i = C1 I_i^1 C1^T, w_i = C1 w_i^1, r_i = C1 r_hat_i^1 + R,
-    rdot_i = C1 r_hat_dot_i^1 + R_dot. Wheel momenta need no transformation."""
+    rdot_i = C1 r_hat_dot_i^1 + R_dot.
+
+    ``r_hat_dot1`` must be the inertial time derivative of r_i - R expressed in body 1's
+    coordinates, C1^T d/dt (C1 r_hat_i^1), which is d/dt r_hat_i^1 + omega1 x r_hat_i^1:
+    the componentwise derivative of r_hat1 alone leaves the rotation of body 1 out (a
+    wrong kinetic energy, not an error). Wheel momenta (``h_wheel`` in ``extra``) are
+    passed on unchanged, so give them in inertial coordinates: the angular momentum
+    adds them to the bodies' (the kinetic energy needs only their magnitude)."""
     C1 = np.asarray(C1, dtype=float)
     I1 = np.asarray(I1, dtype=float)
     if I1.ndim == 3:
@@ -202,13 +209,19 @@ def _read_csv(path):
 
 def motion_from_directory(path: str) -> MotionData:
     """Procedure 1's arrays from files: ``bodies.csv`` (columns ``t``, ``<body>.x/y/z``,
-    ``<body>.vx/vy/vz``, ``<body>.wx/wy/wz``, global), ``mechanism.json`` (``gravity``,
-    ``bodies: {name: {mass, inertia (3x3 body frame)}}``, ``springs: [{joint, stiffness,
-    rest}]``), and, when present, ``bodies.csv`` quaternions ``<body>.qw/qx/qy/qz`` (to
-    turn body-frame inertias into inertial ones), ``joints.csv`` (``<joint>.q``) and
+    ``<body>.vx/vy/vz``, ``<body>.wx/wy/wz``, global, and the quaternions
+    ``<body>.qw/qx/qy/qz`` that turn body-frame inertias into inertial ones: required for
+    every body whose inertia is not the same about every axis), ``mechanism.json``
+    (``gravity``, ``bodies: {name: {mass, inertia (3x3 body frame)}}``, ``springs:
+    [{joint, stiffness, rest}]``), and, when present, ``joints.csv`` (``<joint>.q``) and
     ``energy.csv`` (``kinetic``, ``gravity``, ``springs`` and ``work.*``, ``dissipated.*``
     columns: the simulator's own figures). Another simulator's output written in this form
     is checked the same way.
+
+    Raises
+    ------
+    FileNotFoundError, NameNotFoundError
+        Naming the missing file or column.
     """
     from bondgraph.spatial import quat_to_matrix
     bpath = os.path.join(path, "bodies.csv")
@@ -218,7 +231,8 @@ def motion_from_directory(path: str) -> MotionData:
             raise FileNotFoundError(f"energy check: {p} is missing (expected the files "
                                     f"MechanismResult.write produces)")
     cols = _read_csv(bpath)
-    meta = json.load(open(mpath))
+    with open(mpath, encoding="utf-8") as f:
+        meta = json.load(f)
     names = tuple(meta["bodies"])
     t = cols["t"]
     m = np.array([meta["bodies"][n]["mass"] for n in names], dtype=float)
@@ -235,6 +249,10 @@ def motion_from_directory(path: str) -> MotionData:
     I = np.empty((t.size, len(names), 3, 3))
     for k, n in enumerate(names):
         Ib = np.asarray(meta["bodies"][n]["inertia"], dtype=float)
+        if np.allclose(Ib, Ib[0, 0] * np.eye(3), rtol=0.0, atol=1e-15 * abs(Ib[0, 0])) \
+                and f"{n}.qw" not in cols:
+            I[:, k] = Ib                 # (the same about every axis: no rotation needed)
+            continue
         q = vec(n, ("qw", "qx", "qy", "qz"))
         for i in range(t.size):
             A = quat_to_matrix(q[i])
@@ -278,6 +296,14 @@ class CheckLine:
     tolerance: float
     passed: bool | None
     note: str = ""
+
+    def __post_init__(self):
+        # plain Python types whatever the caller computed them with (numpy's bool_ and
+        # float64 are not bool and float: `is True` and JSON would trip on them)
+        self.value = float(self.value)
+        self.tolerance = float(self.tolerance)
+        if self.passed is not None:
+            self.passed = bool(self.passed)
 
 
 @dataclass
