@@ -638,14 +638,14 @@ def check_output(output: "OutputSettings", animation: str | None = None) -> None
         Naming the setting (``output.mat``, ``output.diagram``, ``output.plot N file``)
         and what is valid.
     """
-    for key, name, suffixes in _output_names(output, animation):
+    for where, key, name, suffixes in _output_names(output, animation):
         try:
             output_name(name, suffixes, _reserved(key))
         except ValueError as exc:
-            raise ModelError(f"{key}: {exc}") from None
+            raise ModelError(f"{where}.{key}: {exc}") from None
     clash = _clash(_output_names(output, animation))
     if clash:
-        raise ModelError(f"{clash[0]}: {clash[1]}")
+        raise ModelError(f"{clash[0]}.{clash[1]}: {clash[2]}")
 
 
 def _reserved(key: str) -> tuple[str, ...]:
@@ -654,25 +654,27 @@ def _reserved(key: str) -> tuple[str, ...]:
 
 
 def _output_names(output, animation=None):
-    yield "output.mat", output.mat, (".mat",)
-    yield "output.diagram", output.diagram, DIAGRAM_SUFFIXES
+    """(table, key, file name, valid suffixes) of every output file."""
+    yield "output", "mat", output.mat, (".mat",)
+    yield "output", "diagram", output.diagram, DIAGRAM_SUFFIXES
     for k, p in enumerate(output.plots):
-        yield f"output.plot {k + 1} file", p.file, PLOT_SUFFIXES
+        yield f"output.plot {k + 1}", "file", p.file, PLOT_SUFFIXES
     if animation:
-        yield "animation", animation, (".html",)
+        yield "run", "animation", animation, (".html",)
 
 
-def _clash(named) -> tuple[str, str] | None:
-    """(key, message) of the first output whose file another one takes too, or None."""
+def _clash(named) -> tuple[str, str, str] | None:
+    """(table, key, message) of the first output whose file another one takes too, or
+    None."""
     seen: dict[str, str] = {}
-    for key, name, _ in named:
+    for where, key, name, _ in named:
         # (the diagram's DOT text takes its stem's .dot too)
         for n in (name.lower(),) + ((os.path.splitext(name)[0].lower() + ".dot",)
-                                   if key == "output.diagram" else ()):
+                                   if key == "diagram" else ()):
             if n in seen:
-                return key, (f"{name!r} is also the file of {seen[n]}; give each output "
-                             f"its own name")
-            seen[n] = key
+                return where, key, (f"{name!r} is also the file of {seen[n]}; give each "
+                                    f"output its own name")
+            seen[n] = f"[{where}] '{key}'"
     return None
 
 
@@ -708,7 +710,7 @@ def _output(c: _Ctx, o: dict) -> OutputSettings:
     out = OutputSettings(mat, diagram, tuple(plots))
     clash = _clash(_output_names(out))
     if clash:
-        c.fail(w, clash[0].removeprefix("output."), clash[1])
+        c.fail(*clash)
     return out
 
 

@@ -51,6 +51,11 @@ def _quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
 _COMPILED: list = [None]      # elements._compiled, once a body was built with it
 
 
+SINGULAR_INERTIA = 1e-12
+"""A central inertia whose smallest principal moment is at most this times its largest is
+singular to double precision (its inverse, which the equations use, is meaningless)."""
+
+
 @dataclass(frozen=True)
 class Inertia:
     """A body's inertia tensor about its centre of mass, in body coordinates (kg m^2).
@@ -76,9 +81,10 @@ class Inertia:
         if not np.allclose(m, m.T, atol=1e-12 * max(1.0, np.abs(m).max())):
             raise ModelError(f"inertia must be symmetric, got {m.tolist()}")
         eig = np.linalg.eigvalsh(m)
-        if eig.min() <= 0:
-            raise ModelError(f"inertia must be positive definite; its principal moments are "
-                             f"{eig.tolist()}")
+        if eig.min() <= SINGULAR_INERTIA * eig.max():
+            raise ModelError(f"inertia must be positive definite (its smallest principal "
+                             f"moment above {SINGULAR_INERTIA:g} times its largest); its "
+                             f"principal moments are {eig.tolist()}")
         tol = 1e-9 * eig.max()
         if eig[0] + eig[1] < eig[2] - tol:
             raise ModelError(f"inertia {m.tolist()} violates the triangle inequality of "
