@@ -61,10 +61,11 @@ def _delays(seed, n, lo, hi):
 
 
 def test_run_interrupted_at_random_moments(tmp_path):
-    hit = 0
+    hit, seen = 0, []
     for k, delay in enumerate(_delays(1, 4, 0.2, 3.0)):
         out = str(tmp_path / f"run{k}")
         code, err = _interrupt(["run", MODEL, "--out", out, "--quiet"], delay)
+        seen.append((round(delay, 2), code, err))
         hit += _check_interrupted(code, err, f"run after {delay:.2f} s")
         assert not _no_temporary_files(out)
         if os.path.exists(os.path.join(out, "manifest.json")):     # lists what is there
@@ -72,7 +73,7 @@ def test_run_interrupted_at_random_moments(tmp_path):
             with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
                 listed = json.load(f)["files"]
             assert all(os.path.exists(os.path.join(out, n)) for n in listed)
-    assert hit >= 1
+    assert hit >= 1, seen
 
 
 def _rows(out):
@@ -85,12 +86,13 @@ def _rows(out):
 
 @pytest.mark.parametrize("executor, n, hi", [("inprocess", 3, 3.0), ("local", 2, 3.5)])
 def test_sweep_interrupted_then_resumed(tmp_path, executor, n, hi):
-    hit = 0
+    hit, seen = 0, []
     for k, delay in enumerate(_delays(2, n, 0.5, hi)):
         out = str(tmp_path / f"{executor}{k}")
         args = ["sweep", STUDY, "--out", out, "--quiet", "--executor", executor,
                 "--workers", "2"]
         code, err = _interrupt(args, delay)
+        seen.append((round(delay, 2), code, err))
         hit += _check_interrupted(code, err, f"sweep ({executor}) after {delay:.2f} s")
         assert not _no_temporary_files(out)
         rows = _rows(out)
@@ -103,4 +105,4 @@ def test_sweep_interrupted_then_resumed(tmp_path, executor, n, hi):
         assert len(rows) == 64 and len({r["run_id"] for r in rows}) == 64
         assert all(r["status"] == "ok" for r in rows)
         shutil.rmtree(out)
-    assert hit >= 1
+    assert hit >= 1, seen
