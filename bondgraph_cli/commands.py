@@ -30,6 +30,7 @@ import os
 import sys
 import traceback
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -44,6 +45,19 @@ __all__ = ["run", "build_parser"]
 def _load(path):
     from elements.modelfile import load_model
     return load_model(path)
+
+
+@contextmanager
+def _about(path: str):
+    """Errors of the package inside say which file they are about (the model or study
+    file the command was given), if they do not already."""
+    try:
+        yield
+    except BondGraphError as exc:
+        msg = str(exc.args[0]) if exc.args else str(exc)
+        if msg.startswith(str(path)):
+            raise
+        raise _UserError(f"{path}: {msg}") from exc
 
 
 def cmd_run(args) -> int:
@@ -62,8 +76,10 @@ def cmd_run(args) -> int:
         warnings.simplefilter("always")
         bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
         try:
-            result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
-                                animation=None if args.no_animation else "animation.html")
+            with _about(args.model):
+                result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
+                                    animation=None if args.no_animation else
+                                    "animation.html")
         finally:
             if bar is not None:
                 bar.close()
@@ -92,8 +108,9 @@ def cmd_render(args) -> int:
     from bondgraph import assign_causality, render
     from bondgraph.viz import GraphvizNotFound
     spec = _load(args.model)
-    graph = spec.mechanism.build()
-    obj = graph if args.acausal else assign_causality(graph)
+    with _about(args.model):
+        graph = spec.mechanism.build()
+        obj = graph if args.acausal else assign_causality(graph)
     out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".svg"
     try:
         path = render(obj, out, args.format)
@@ -106,10 +123,11 @@ def cmd_render(args) -> int:
 
 def cmd_equations(args) -> int:
     spec = _load(args.model)
-    mm = spec.mechanism.assemble()
-    m = mm.model
-    x0 = mm.initial_state(spec.q0, spec.qd0)
-    ev = m.evaluate(spec.solver.t_start, x0)
+    with _about(args.model):
+        mm = spec.mechanism.assemble()
+        m = mm.model
+        x0 = mm.initial_state(spec.q0, spec.qd0)
+        ev = m.evaluate(spec.solver.t_start, x0)
     names = m.state_names
     lines = [f"model {spec.mechanism.name}: {m.n_states} states, {m.n_u1} known source "
              f"components (U_1), {m.n_u2} constraint components (U_2) in "

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
-from bondgraph.element import check_name
+from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from_axis, skew
 
 from ._blocks import (
@@ -288,9 +288,10 @@ class Joint:
                 f = float(np.asarray(v, dtype=float).item()) if np.size(v) == 1 else None
             except (TypeError, ValueError):
                 f = None
-            if f is None or not np.isfinite(f):
+            if f is None or not np.isfinite(f) or abs(f) > MAX_MAGNITUDE:
                 raise ModelError(f"{self.type_name} joint '{self.name}': initial {what} must "
-                                 f"be one finite number ({u}), got {v!r}")
+                                 f"be one finite number ({u}, at most {MAX_MAGNITUDE:.0e} in "
+                                 f"magnitude), got {v!r}")
             out.append(f)
         return out[0], out[1]
 
@@ -440,7 +441,8 @@ class SphericalJoint(Joint):
                 w = np.array(qd, dtype=float)
             except (TypeError, ValueError):
                 w = np.zeros(0)
-            if w.shape != (3,) or not np.all(np.isfinite(w)):
+            if w.shape != (3,) or not np.all(np.isfinite(w)) or \
+                    np.abs(w).max() > MAX_MAGNITUDE:
                 raise ModelError(f"spherical joint '{self.name}': initial rate must be the "
                                  f"angular velocity, 3 finite numbers (rad/s, parent "
                                  f"coordinates), got {qd!r}")

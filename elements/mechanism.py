@@ -24,7 +24,7 @@ from bondgraph import (
     assemble, assign_causality, simulate,
 )
 from bondgraph._gc import paused
-from bondgraph.element import check_name
+from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import as_rotation, matrix_to_quat, quat_to_matrix
 
 from ._blocks import Block, Geometry, _geometry, build_block, frames_context
@@ -413,12 +413,12 @@ class MechanismModel:
             raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
                              f"free bodies; free bodies: "
                              f"{', '.join(self.mechanism.free_bodies()) or 'none'}")
-        self._free = dict(free or {})
+        free = dict(free or {})
         if self.loop_joints:
             solve_for = [j.name for j in self.tree if j.n_free and j.name not in q]
-            q = self._close_loops(q, solve_for, tol, max_iterations, dict(guess or {}))
-            qd = self._close_rates(q, qd, [j for j in solve_for if j not in qd])
-        pose, twist = self._forward(q, qd, self._free)
+            q = self._close_loops(q, solve_for, tol, max_iterations, dict(guess or {}), free)
+            qd = self._close_rates(q, qd, [j for j in solve_for if j not in qd], free)
+        pose, twist = self._forward(q, qd, free)
         self._check_closed(pose)
         coords = {}
         for j in self.mechanism.joints.values():
@@ -431,10 +431,11 @@ class MechanismModel:
                     coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
         return self.state_from_poses(pose, twist, coords, states)
 
-    def _loop_residual(self, q):
+    def _loop_residual(self, q, free):
         """The loop joints' closure residuals (zero exactly where each joint holds; see
-        :meth:`elements._blocks.Kernel.closure`) at tree coordinates ``q``."""
-        pose, _ = self._forward(q, {}, getattr(self, "_free", None))
+        :meth:`elements._blocks.Kernel.closure`) at tree coordinates ``q`` (and free
+        bodies' states ``free``)."""
+        pose, _ = self._forward(q, {}, free)
         return self._closure(pose, self.loop_joints)
 
     def _closure(self, pose, joints) -> np.ndarray:
@@ -454,20 +455,22 @@ class MechanismModel:
                     f"{np.abs(res).max():.3g} > {CLOSED_TOL:g}. Check the geometry, the "
                     f"coordinates given, or give a guess nearer the intended assembly")
 
-    def _close_loops(self, q, free, tol, max_iterations, guess):
+    def _close_loops(self, q, solve, tol, max_iterations, guess, free):
+        """Tree coordinates ``q`` with the joints ``solve`` solved so that the loop
+        joints close (free bodies at ``free``)."""
         q = dict(q)
-        for n in free:
+        for n in solve:
             q.setdefault(n, float(guess.get(n, 0.0)))
-        if not free:
-            res = self._loop_residual(q)
+        if not solve:
+            res = self._loop_residual(q, free)
             if np.abs(res).max() > 1e-9:
                 raise AssemblyError(self._loop_message(res, "the coordinates given do not close "
                                                             "the loop and none is left free"))
             return q
-        z = np.array([q[n] for n in free], dtype=float)
+        z = np.array([q[n] for n in solve], dtype=float)
 
         def residual(zz):
-            return self._loop_residual(dict(q, **dict(zip(free, zz))))
+            return self._loop_residual(dict(q, **dict(zip(solve, zz))), free)
 
         # Gauss-Newton on the closure residual (zero only where every loop joint holds),
         # each step cut back until it lowers |residual|
@@ -475,7 +478,7 @@ class MechanismModel:
         why = f"Newton's method did not converge in {max_iterations} iterations"
         for _ in range(max_iterations):
             if np.abs(res).max() < tol:
-                return dict(q, **dict(zip(free, z)))
+                return dict(q, **dict(zip(solve, z)))
             h = 1e-7
             Jm = np.empty((res.size, z.size))
             for k in range(z.size):
@@ -496,7 +499,7 @@ class MechanismModel:
                 break
             z, res = z_new, r_new
         if np.abs(res).max() < max(tol, 1e-10):
-            return dict(q, **dict(zip(free, z)))
+            return dict(q, **dict(zip(solve, z)))
         raise AssemblyError(self._loop_message(res, why))
 
     def _loop_message(self, res, why):
@@ -505,16 +508,16 @@ class MechanismModel:
                 f"{np.abs(res).max():.3g}. Check the geometry or give other coordinates "
                 f"or a guess (initial_state's guess=...) nearer the intended assembly")
 
-    def _close_rates(self, q, qd, free):
+    def _close_rates(self, q, qd, solve, free):
+        """Rates ``qd`` with those of the joints ``solve`` solved from c = 0."""
         qd = dict(qd)
-        for n in free:
+        for n in solve:
             qd.setdefault(n, 0.0)
-        if not free:
+        if not solve:
             return qd
 
         def c_of(z):
-            pose, twist = self._forward(q, dict(qd, **dict(zip(free, z))),
-                                        getattr(self, "_free", None))
+            pose, twist = self._forward(q, dict(qd, **dict(zip(solve, z))), free)
             coords = {j.name: 0.0 for j in self.mechanism.joints.values() if j.n_free}
             coords.update({k: float(v) for k, v in q.items() if np.ndim(v) == 0})
             x = self.state_from_poses(pose, twist, coords, self._extra_zero())
@@ -522,11 +525,11 @@ class MechanismModel:
             rows = [ev.constraint_flow[self.model.u2_slices[s]] for s in self._loop_sources()]
             return np.concatenate(rows)
 
-        z0 = np.zeros(len(free))
+        z0 = np.zeros(len(solve))
         c0 = c_of(z0)
-        Jm = np.column_stack([c_of(np.eye(len(free))[k]) - c0 for k in range(len(free))])
+        Jm = np.column_stack([c_of(np.eye(len(solve))[k]) - c0 for k in range(len(solve))])
         z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
-        return dict(qd, **dict(zip(free, z)))
+        return dict(qd, **dict(zip(solve, z)))
 
     def _extra_zero(self):
         owned = set()
@@ -697,9 +700,9 @@ def _free_state(name, spec):
             v = np.array(spec.get(key, np.zeros(3)), dtype=float)
         except (TypeError, ValueError):
             v = np.zeros(0)
-        if v.shape != (3,) or not np.all(np.isfinite(v)):
-            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers, got "
-                             f"{spec.get(key)!r}")
+        if v.shape != (3,) or not np.all(np.isfinite(v)) or np.abs(v).max() > MAX_MAGNITUDE:
+            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers (at most "
+                             f"{MAX_MAGNITUDE:.0e} in magnitude), got {spec.get(key)!r}")
         vecs.append(v)
     return A, vecs[0], vecs[1], vecs[2]
 

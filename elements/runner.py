@@ -131,6 +131,22 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
             _write_manifest(out_dir, written)
 
 
+def _check_plot_columns(spec: ModelSpec, result: MechanismResult) -> None:
+    """Every column a plot asks for exists (before anything is written): else a
+    NameNotFoundError naming the model file, the plot and the columns it could mean."""
+    import difflib
+    bodies, joints, energy = result.columns()
+    cols = [*bodies, *joints, *energy]
+    for k, p in enumerate(spec.output.plots):
+        missing = [y for y in p.y if y not in cols]
+        if missing:
+            close = difflib.get_close_matches(missing[0], cols, n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else \
+                "; columns are named as in the CSV files, e.g. 'rod.x', 'J1.q'"
+            raise NameNotFoundError(f"{spec.source}: [output.plot {k + 1}] 'y': no column(s) "
+                                    f"{', '.join(map(repr, missing))}{hint}")
+
+
 def _run(spec, out_dir, paths, progress, quiet, animation):
     t0 = time.perf_counter()
     mm = spec.mechanism.assemble()
@@ -140,6 +156,7 @@ def _run(spec, out_dir, paths, progress, quiet, animation):
                          stabilization=s.stabilization, projection=s.projection,
                          progress=progress)
     elapsed = time.perf_counter() - t0
+    _check_plot_columns(spec, result)
     paths.update(result.write(out_dir, mat_name=spec.output.mat))
     diagram = os.path.join(out_dir, spec.output.diagram)
     paths["dot"] = os.path.splitext(diagram)[0] + ".dot"

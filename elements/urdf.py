@@ -75,7 +75,22 @@ def _origin(el, where: str) -> tuple[np.ndarray, np.ndarray]:
 def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, source: str = "<string>"
                ) -> Mechanism:
-    """A mechanism from URDF text (see the module docstring for the mapping)."""
+    """A mechanism from URDF text (see the module docstring for the mapping).
+
+    Raises
+    ------
+    URDFError
+        Naming ``source``, the element and the attribute at fault (for a problem the
+        library finds in what the file describes: ``source`` and its message)."""
+    try:
+        return _loads_urdf(text, gravity, efforts, source)
+    except URDFError:
+        raise
+    except ModelError as exc:
+        raise URDFError(f"{source}: {exc}") from None
+
+
+def _loads_urdf(text, gravity, efforts, source) -> Mechanism:
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -93,8 +108,14 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         links[name] = ln
     joints = root.findall("joint")
     children = {}
+    names: set[str] = set()
     for j in joints:
-        jn = j.get("name") or "?"
+        jn = j.get("name")
+        if not jn:
+            raise URDFError(f"{source}: a <joint> has no name")
+        if jn in names:
+            raise URDFError(f"{source}: duplicate joint name '{jn}'")
+        names.add(jn)
         for tag in ("parent", "child"):
             e = j.find(tag)
             if e is None or e.get("link") not in links:
@@ -169,8 +190,9 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
             if d > 0:
                 joint.add_damper(AxisDamper(d))
         lim = j.find("limit")
-        joint.effort_limit = (float(lim.get("effort")) if lim is not None and
-                              lim.get("effort") is not None else None)
+        joint.effort_limit = (
+            float(_floats(f"{where} <limit>", "effort", lim.get("effort"), 1)[0])
+            if lim is not None and lim.get("effort") is not None else None)
         joint.add_actuator(AxisActuator(efforts.pop(jn, 0.0)))
         mech.add_joint(joint)
     if efforts:
@@ -181,9 +203,5 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
 
 def load_urdf(path: str, **kwargs: Any) -> Mechanism:
     """A mechanism from a URDF file (see :func:`loads_urdf`)."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise URDFError(f"{path}: no such URDF file") from None
-    return loads_urdf(text, source=path, **kwargs)
+    from .modelfile import read_text
+    return loads_urdf(read_text(path, "URDF file", URDFError), source=path, **kwargs)

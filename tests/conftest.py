@@ -36,11 +36,9 @@ def normalized_error(actual, expected, rtol, atol):
 
 def pytest_terminal_summary(terminalreporter):
     """Print the property suites' case counts by outcome."""
-    mod = next((m for name, m in sys.modules.items() if name.endswith("test_fuzz")
-                and hasattr(m, "COUNTS")), None)
-    if mod is None:
-        return
-    for suite, counts in mod.COUNTS.items():
+    mods = [m for name, m in list(sys.modules.items())
+            if name.endswith(("test_fuzz", "test_file_fuzz")) and hasattr(m, "COUNTS")]
+    for suite, counts in [kv for m in mods for kv in m.COUNTS.items()]:
         total = sum(counts.values())
         parts = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
         terminalreporter.write_line(f"hypothesis {suite}: {total} cases ({parts})")
