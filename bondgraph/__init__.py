@@ -69,12 +69,12 @@ from .primitives import (
     Sf,
     UnknownEffort,
     ZeroJunction,
-    skew,
 )
 from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status
 from .simulation import simulate
+from .spatial import skew
 from .sparse import SparseReduction, StepValues
 from .symbolic import SymbolicEquations, symbolic_equations
 from .validation import validate

@@ -23,14 +23,11 @@ against the elements called one by one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from .errors import ModelError
-
-if TYPE_CHECKING:
-    from .reduction import StateSpaceModel
 
 __all__ = ["StateFunctions"]
 
@@ -96,7 +93,7 @@ class StateFunctions:
     """Moduli, modulus rates, Phi and kinematic rates of ``model`` at a state (see the
     module docstring). Built once per model by :class:`~bondgraph.StateSpaceModel`."""
 
-    def __init__(self, model: StateSpaceModel):
+    def __init__(self, model: Any):
         self.model = m = model
         L = m.layout
         slices = m.state_slices

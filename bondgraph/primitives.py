@@ -54,28 +54,14 @@ from .element import (
     resolve_parameter,
 )
 from .errors import ModelError
+from .spatial import skew
 
 __all__ = [
     "SourceBase", "StorageBase", "ResistorBase", "EulerBase", "TwoPortBase", "JunctionBase",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
     "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
     "Modulus",
-    "skew",
 ]
-
-
-def skew(v: np.ndarray) -> np.ndarray:
-    """The skew-symmetric matrix v~ with v~ y = v x y. ``v`` has shape (3,), or (..., 3)
-    for a stack of vectors (then the result is (..., 3, 3))."""
-    if np.ndim(v) == 1:
-        x, y, z = v
-        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    v = np.asarray(v, dtype=float)
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
 
 
 def _check_dim(name: str, dim: Any) -> int:

@@ -43,6 +43,7 @@ from .element import StateView
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
 from .moduli import StateFunctions
+from .stabilization import Baumgarte
 from .primitives import (
     KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
 )
@@ -59,14 +60,6 @@ CHOLESKY_RTOL = 1e-12
 
 _BUILD_LOCK = threading.RLock()
 """Held while a model's sparse evaluation is built (once per model)."""
-
-
-@dataclass(frozen=True)
-class Baumgarte:
-    """Baumgarte stabilisation: c' + 2 alpha c + beta^2 Phi = 0 (alpha, beta in 1/s)."""
-
-    alpha: float = 10.0
-    beta: float = 10.0
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,6 @@ from __future__ import annotations
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,9 +77,8 @@ from .condensation import Condensation, condense
 from .element import StateView
 from .errors import ModelError
 from .primitives import EJS
-
-if TYPE_CHECKING:
-    from .reduction import Baumgarte
+from .spatial import skew
+from .stabilization import Baumgarte
 
 __all__ = ["SparseReduction", "StepValues"]
 
@@ -647,7 +645,7 @@ class SparseReduction:
         sources = np.empty(self._n_sources)
         sources[:self._nA] = self._random_data(rng)
         sources[self._off_R:self._off_RE] = self._R_flat
-        blocks = [-_skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
+        blocks = [-skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
                   rng.uniform(-1.0, 1.0, d * d) for d in self._RE_dims]
         sources[self._off_RE:self._off_one] = np.concatenate(blocks) if blocks else 0.0
         sources[self._off_one] = 1.0
@@ -1356,7 +1354,3 @@ def _aliases(L, dynamic_entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rep = np.array([find(v) for v in range(n_var)], dtype=np.int64)
     return rep, np.array(kept, dtype=np.int64)
 
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    """v~ (the cross-product matrix of a 3-vector)."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])

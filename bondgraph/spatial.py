@@ -19,11 +19,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .primitives import skew
 
 __all__ = ["skew", "vee", "cross3", "quat_to_matrix", "matrix_to_quat", "quat_rate",
            "body_rate_from_quat_rate", "quat_multiply", "axis_angle_matrix",
            "frame_from_axis", "unit", "as_rotation", "rotation_vector", "ROTATION_TOL"]
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """The skew-symmetric matrix v~ with v~ y = v x y. ``v`` has shape (3,), or (..., 3)
+    for a stack of vectors (then the result is (..., 3, 3))."""
+    if np.ndim(v) == 1:
+        x, y, z = v
+        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
 
 
 def cross3(a, b) -> np.ndarray:

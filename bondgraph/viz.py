@@ -37,14 +37,15 @@ from ._files import atomic_path, write_text
 from .bonds import Bond, Causality
 from .element import Category, Element
 from .errors import BondGraphError, ModelError
-from .graph import BondGraph
-
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     import graphviz
 
-    from .causality import CausalGraph
-
 __all__ = ["FORMATS", "to_graphviz", "to_dot", "render", "svg_or_none", "GraphvizNotFound"]
+
+Drawable = Any
+"""What a diagram is drawn from: a :class:`~bondgraph.BondGraph` or a
+:class:`~bondgraph.CausalGraph` (read through their attributes: the drawing does not
+import the stages that make them, so that they can offer diagrams of themselves)."""
 
 FORMATS: tuple[str, ...] = ("svg", "png", "pdf")
 """Output formats accepted by :func:`render`."""
@@ -72,14 +73,16 @@ def _import_graphviz() -> Any:
     return graphviz
 
 
-def _split(obj: BondGraph | CausalGraph) -> tuple[BondGraph, CausalGraph | None]:
-    """The graph to draw and, for a causal graph, the causal graph itself."""
-    if isinstance(obj, BondGraph):
-        return obj, None
-    from .causality import CausalGraph
+def _split(obj: Drawable) -> tuple[Any, Any]:
+    """The graph to draw and, for a causal graph, the causal graph itself.
 
-    if isinstance(obj, CausalGraph):
+    The drawing reads what it draws (a graph's ``elements`` and ``bonds``; a causal
+    graph's ``graph``, ``causality`` and ``constraint_sources``) without importing the
+    stages that make them, so that they can offer their own diagrams."""
+    if all(hasattr(obj, a) for a in ("graph", "causality", "constraint_sources")):
         return obj.graph, obj
+    if all(hasattr(obj, a) for a in ("elements", "bonds", "kinematic_states")):
+        return obj, None
     raise ModelError(f"diagrams are drawn from a BondGraph or a CausalGraph, got "
                      f"{type(obj).__name__} {obj!r}")
 
@@ -91,7 +94,7 @@ def _escape(text: str) -> str:
     return graphviz.nohtml(text.replace("\\", "\\\\"))
 
 
-def _node_ids(bg: BondGraph) -> dict[str, str]:
+def _node_ids(bg: Any) -> dict[str, str]:
     """Graphviz node ids: the element names, unless a name contains ``:`` (which DOT
     reads as a port separator), a backslash or starts with ``<`` (an HTML string to
     DOT); those get a unique ``_el<i>`` id."""
@@ -164,7 +167,7 @@ def _edge_attrs(bond: Bond, stroke: Causality | None, highlight: bool) -> dict[s
     return attrs
 
 
-def to_graphviz(obj: BondGraph | CausalGraph) -> graphviz.Digraph:
+def to_graphviz(obj: Drawable) -> graphviz.Digraph:
     """The diagram of a bond graph as a :class:`graphviz.Digraph`.
 
     Parameters
@@ -229,7 +232,7 @@ def to_graphviz(obj: BondGraph | CausalGraph) -> graphviz.Digraph:
     return g
 
 
-def to_dot(obj: BondGraph | CausalGraph) -> str:
+def to_dot(obj: Drawable) -> str:
     """The DOT text of the diagram of ``obj`` (see :func:`to_graphviz`).
 
     Parameters
@@ -273,7 +276,7 @@ class GraphvizNotFound(BondGraphError):
     written, the picture was not."""
 
 
-def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = None) -> str:
+def render(obj: Drawable, path: str | Path, format: str | None = None) -> str:
     """Write the diagram of ``obj`` to ``path`` (and its DOT text next to it).
 
     Parameters
@@ -327,7 +330,7 @@ def render(obj: BondGraph | CausalGraph, path: str | Path, format: str | None = 
     return str(out)
 
 
-def svg_or_none(obj: BondGraph | CausalGraph) -> str | None:
+def svg_or_none(obj: Drawable) -> str | None:
     """The SVG text of the diagram, or ``None`` when Graphviz cannot render it.
 
     Meant for notebooks' ``_repr_svg_``: without the ``dot`` program (or the Python

@@ -10,21 +10,19 @@ line, exit 130).
   the exit code (0 success; 1 a failed simulation or check; 2 bad input; 3 an internal
   error; 130 interrupted).
 
-Commands: :mod:`bondgraph_cli.commands`.
+Commands: :mod:`bondgraph_cli.commands`; exit codes: :mod:`bondgraph_cli.exits`.
 """
 
 from __future__ import annotations
 
 import sys
 
+from .exits import (
+    EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, interrupted,
+)
+
 __all__ = ["main", "console", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
            "EXIT_INTERRUPTED"]
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,18 +42,6 @@ def console() -> None:
     code = main()
     _ignore_interrupts()
     sys.exit(code)
-
-
-def interrupted(what: str = "files being written were removed; finished ones are "
-                             "kept") -> int:
-    """Report an interrupt in one line (``what`` says what was kept) and give its exit
-    code (files being written were removed by the writers themselves)."""
-    try:
-        sys.stderr.write(f"interrupted (Ctrl-C): {what}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    return EXIT_INTERRUPTED
 
 
 def _ignore_interrupts() -> None:

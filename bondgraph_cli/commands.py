@@ -37,7 +37,7 @@ import numpy as np
 from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, caused_by_interrupt
 
-from . import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, interrupted
+from .exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, interrupted
 
 __all__ = ["run", "build_parser"]
 

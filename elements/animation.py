@@ -30,18 +30,16 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Protocol, Union
 
 import numpy as np
 
 from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, ModelError, NameNotFoundError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .results import MechanismResult
-
-__all__ = ["Shape", "animate", "load_motion", "moving_bodies", "Motion", "RunDirectoryError",
-           "THREE_VERSION", "geometry_table"]
+__all__ = ["Shape", "animate", "load_motion", "moving_bodies", "Motion", "MotionBody",
+           "MotionJoint", "HasMotion", "RunDirectoryError", "THREE_VERSION", "geometry_table",
+           "joint_from_table"]
 
 THREE_VERSION = "0.187.0"
 """The three.js release bundled in ``elements/_static/three-bundle.min.js`` (MIT)."""
@@ -58,7 +56,14 @@ size of the motion (the diagonal of the box holding every body centre, joint poi
 origin over the run), so that point-like bodies stay visible and bodies given a nominal
 inertia do not swamp the scene. Shapes the user gives are never clipped."""
 
-Source = Union["MechanismResult", str, "os.PathLike[str]"]
+class HasMotion(Protocol):
+    """What gives its motion (a :class:`~elements.results.MechanismResult` does): this
+    module draws motions and does not depend on how they were computed."""
+
+    def motion(self) -> "Motion": ...
+
+
+Source = Union[HasMotion, "Motion", str, "os.PathLike[str]"]
 TraceSpec = Union[str, tuple[str, Any]]
 
 
@@ -332,40 +337,15 @@ def load_motion(source: Source) -> Motion:
         return source
     if isinstance(source, (str, os.PathLike)):
         return _from_directory(os.fspath(source))
-    if hasattr(source, "raw") and hasattr(source, "model"):
-        return _from_result(source)
+    if callable(getattr(source, "motion", None)):
+        return source.motion()
     raise TypeError(f"animate: expected a MechanismResult or a run's output directory, "
                     f"got {type(source).__name__}")
 
 
-def _from_result(result: "MechanismResult") -> Motion:
-    mech = result.model.mechanism
-    bodies = {}
-    for n, b in mech.bodies.items():
-        br = result.body(n)
-        bodies[n] = MotionBody(n, float(b.mass), np.array(b.inertia.matrix, dtype=float),
-                               np.asarray(br.position, dtype=float),
-                               np.asarray(br.quaternion, dtype=float),
-                               {p: np.asarray(v, dtype=float) for p, v in b.points.items()})
-    geo = geometry_table(mech)
-    joints = {}
-    for n, j in mech.joints.items():
-        q = np.asarray(result.raw.state(j.coordinate_state), dtype=float).ravel() \
-            if j.n_free else None
-        joints[n] = _joint_from_table(n, geo["joints"][n], q)
-
-    def columns():
-        b, jn, e = result.columns()
-        out = {**b, **jn, **e}
-        out.pop("t", None)
-        return out
-
-    return Motion(mech.name, np.asarray(result.t, dtype=float), np.array(mech.gravity),
-                  bodies, joints, mech.ground.name, columns, result.units,
-                  lambda name: np.asarray(result.joint(name).force, dtype=float))
-
-
-def _joint_from_table(name: str, d: Mapping[str, Any], q) -> MotionJoint:
+def joint_from_table(name: str, d: Mapping[str, Any], q) -> MotionJoint:
+    """A joint of the motion from its row of :func:`geometry_table` and its coordinate
+    history ``q`` (None: the joint has none)."""
     def vec(key):
         v = d.get(key)
         return None if v is None else np.asarray(v, dtype=float).reshape(3)
@@ -459,7 +439,7 @@ def _from_directory(path: str) -> Motion:
         if q is not None and not np.all(np.isfinite(q)):
             q = None
         try:
-            joints[n] = _joint_from_table(n, d, q)
+            joints[n] = joint_from_table(n, d, q)
         except (KeyError, TypeError, ValueError) as exc:
             raise RunDirectoryError(f"{mpath}: joint '{n}': malformed geometry ({exc})") \
                 from None

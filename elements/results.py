@@ -27,6 +27,8 @@ from bondgraph import SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
 from ._blocks import term_bond
+from .animation import Motion, MotionBody, animate, geometry_table, joint_from_table
+from .video import animate_video
 
 __all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]
 
@@ -341,18 +343,45 @@ class MechanismResult:
         energy["balance"] = led.balance
         return bodies, joints, energy
 
+    def motion(self) -> Motion:
+        """The motion (bodies' poses, joints, columns) that the 3D page and the videos
+        draw (:mod:`elements.animation`)."""
+        result = self
+        mech = result.model.mechanism
+        bodies = {}
+        for n, b in mech.bodies.items():
+            br = result.body(n)
+            bodies[n] = MotionBody(
+                n, float(b.mass), np.array(b.inertia.matrix, dtype=float),
+                np.asarray(br.position, dtype=float), np.asarray(br.quaternion, dtype=float),
+                {p: np.asarray(v, dtype=float) for p, v in b.points.items()})
+        geo = geometry_table(mech)
+        joints = {}
+        for n, j in mech.joints.items():
+            q = np.asarray(result.raw.state(j.coordinate_state), dtype=float).ravel() \
+                if j.n_free else None
+            joints[n] = joint_from_table(n, geo["joints"][n], q)
+
+        def columns():
+            b, jn, e = result.columns()
+            out = {**b, **jn, **e}
+            out.pop("t", None)
+            return out
+
+        return Motion(mech.name, np.asarray(result.t, dtype=float), np.array(mech.gravity),
+                      bodies, joints, mech.ground.name, columns, result.units,
+                      lambda name: np.asarray(result.joint(name).force, dtype=float))
+
     def animate(self, path: str, **options: Any) -> str:
         """Write a self-contained HTML page animating the motion in 3D (no network needed);
         options as :func:`elements.animation.animate` (shapes, traces, reactions, plots,
         speed, title). Returns the path."""
-        from .animation import animate
         return animate(self, path, **options)
 
     def animate_video(self, path: str, **options: Any) -> str:
         """Write the motion as a GIF (Pillow) or MP4 (ffmpeg) drawn by matplotlib; options
         as :func:`elements.video.animate_video` (fps, speed, shapes, traces, plots, ...).
         Returns the path."""
-        from .video import animate_video
         return animate_video(self, path, **options)
 
     def to_dataframe(self):
@@ -456,7 +485,6 @@ class MechanismResult:
                            for n, b in mech.bodies.items()},
                 "springs": [{"joint": j.name, "stiffness": s.stiffness, "rest": s.rest}
                             for j in mech.joints.values() for s in j.springs]}
-        from .animation import geometry_table   # joints and points, for `bondgraph animate`
         meta.update(geometry_table(mech))
         paths["mechanism"] = os.path.join(out_dir, "mechanism.json")
         write_text(paths["mechanism"], json.dumps(meta, indent=2, ensure_ascii=False))

@@ -33,7 +33,9 @@ def _interrupt(args, delay):
     ``delay`` s; (exit code, stderr)."""
     p = subprocess.Popen([sys.executable, "-m", "bondgraph_cli", *args], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True,
+                         # (as a shell starts a program: SIGINT at its default)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
     try:
         os.killpg(p.pid, signal.SIGINT)
