@@ -12,7 +12,8 @@ Graph and elements
     StateView, Bond, PortSpec, Causality, skew
 Stages
     validate, assign_causality, CausalGraph, InsertedSource, assemble,
-    StateSpaceModel, Evaluation, Baumgarte, simulate, SimulationResult, Status,
+    StateSpaceModel, Evaluation, Baumgarte, Branch, simulate, SimulationResult, Status,
+    join_results (one result from consecutive segments),
     SparseReduction, StepValues (the sparse evaluation used while integrating),
     symbolic_equations, SymbolicEquations
 Diagrams
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from . import models
 from .bonds import Bond, Causality, PortSpec
+from .branches import Branch
 from .causality import CausalGraph, InsertedSource, assign_causality
 from .element import (
     ELEMENT_TYPES,
@@ -72,7 +74,7 @@ from .primitives import (
 )
 from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
-from .results import SimulationResult, Status
+from .results import SimulationResult, Status, join_results
 from .simulation import simulate
 from .spatial import skew
 from .sparse import SparseReduction, StepValues
@@ -89,7 +91,8 @@ __all__ = [
     "TimeFunction",
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
-    "StateSpaceModel", "Evaluation", "Baumgarte", "simulate", "SimulationResult", "Status",
+    "StateSpaceModel", "Evaluation", "Baumgarte", "Branch", "simulate", "SimulationResult",
+    "Status", "join_results",
     "SparseReduction", "StepValues", "StateFunctions",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",

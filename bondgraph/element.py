@@ -19,7 +19,7 @@ everywhere a built-in one does (see ``examples/custom_element.py``).
 
 from __future__ import annotations
 
-import difflib
+import copy
 from abc import ABC
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 
 from .bonds import PortSpec
-from .errors import NameNotFoundError, ModelError
+from .errors import ModelError, NameNotFoundError, did_you_mean
 
 __all__ = [
     "Category",
@@ -147,6 +147,29 @@ class Element(ABC):
         """Every problem with the element's own parameters, as messages naming it."""
         return []
 
+    def problems_at(self, values: Mapping[str, float]) -> list[str]:
+        """:meth:`problems` with its symbolic parameters replaced by their ``values``
+        (what assembly checks once the values are known: :meth:`problems` cannot judge
+        a symbol). Works for elements whose parameters are attributes of the same names
+        (as :meth:`parameters` lists them); others may override it."""
+        params = self.parameters()
+        symbolic = {k: v for k, v in params.items() if is_symbolic(v)}
+        if not symbolic:
+            return []
+        clone = copy.copy(self)
+        for k, v in symbolic.items():
+            if not hasattr(clone, k):
+                return []
+            try:
+                resolved = resolve_parameter(v, values, owner=self.name, parameter=k)
+            except ModelError as exc:
+                return [str(exc)]
+            object.__setattr__(clone, k, resolved if resolved.ndim else float(resolved))
+        names = sorted({s.name for v in symbolic.values() for s in _free_symbols(v)})
+        return [f"{p} (with {', '.join(names)} = "
+                f"{', '.join(f'{values[n]:g}' for n in names if n in values)})"
+                for p in clone.problems()]
+
     def state_dependencies(self) -> tuple[str, ...]:
         """Names of the states the element's law reads (checked against the model)."""
         return ()
@@ -194,24 +217,88 @@ def element_type(kind: str) -> type[Element]:
     try:
         return ELEMENT_TYPES[kind]
     except KeyError:
-        close = difflib.get_close_matches(str(kind), list(ELEMENT_TYPES), n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         raise NameNotFoundError(
-            f"unknown element kind {kind!r}{hint} Registered kinds: {sorted(ELEMENT_TYPES)}"
-        ) from None
+            f"unknown element kind {kind!r}{did_you_mean(kind, ELEMENT_TYPES)} Registered "
+            f"kinds: {sorted(ELEMENT_TYPES)}") from None
 
 
 # ---------------------------------------------------------------------------------------
 # Parameters
 # ---------------------------------------------------------------------------------------
 
+def _free_symbols(value: Any) -> set:
+    """The sympy symbols in ``value`` (an expression or an array of them)."""
+    if isinstance(value, sympy.Basic):
+        return set(value.free_symbols)
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and
+                                            value.dtype == object):
+        return set().union(*(_free_symbols(v) for v in np.asarray(value, dtype=object).ravel()))
+    return set()
+
+
 def is_symbolic(value: Any) -> bool:
     """True when ``value`` is (or contains) a sympy expression with free symbols."""
     if isinstance(value, sympy.Basic):
         return bool(value.free_symbols)
-    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
-        return any(is_symbolic(v) for v in np.asarray(value, dtype=object).ravel())
+    if isinstance(value, (list, tuple)):
+        try:
+            value = np.asarray(value)
+        except (ValueError, TypeError):          # (ragged: look at each entry)
+            return any(is_symbolic(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return any(isinstance(v, sympy.Basic) and bool(v.free_symbols)
+                   or isinstance(v, (list, tuple, np.ndarray)) and is_symbolic(v)
+                   for v in value.ravel())
     return False
+
+
+def _symbols_and_numbers(arr: np.ndarray, values: Mapping[str, float] | None
+                         ) -> np.ndarray | None:
+    """``arr`` (an object array) as floats when every entry is a number or a symbol with
+    a value (the common case: a declared parameter), else None (the general path)."""
+    if values is None:
+        return None
+    out = np.empty(arr.size)
+    for k, v in enumerate(arr.flat):
+        if type(v) is sympy.Symbol:
+            got = values.get(v.name)
+            if got is None:
+                return None
+            out[k] = got
+        elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            out[k] = v
+        elif isinstance(v, sympy.Basic):
+            got = _arithmetic(v, values)
+            if got is None:
+                return None
+            out[k] = got
+        else:
+            return None
+    return out.reshape(arr.shape)
+
+
+def _arithmetic(e: sympy.Basic, values: Mapping[str, float]) -> float | None:
+    """A sum, product or power of symbols (with values) and numbers, evaluated (m g:
+    a weight); None for anything else (the general path substitutes instead)."""
+    if e.is_Symbol:
+        got = values.get(e.name)
+        return None if got is None else float(got)
+    if e.is_Number:
+        return float(e)
+    if e.is_Mul or e.is_Add:
+        parts = [_arithmetic(a, values) for a in e.args]
+        if any(p is None for p in parts):
+            return None
+        return float(np.prod(parts)) if e.is_Mul else float(sum(parts))
+    if e.is_Pow:
+        b, x = (_arithmetic(a, values) for a in e.args)
+        if b is None or x is None:
+            return None
+        try:
+            return float(b ** x)
+        except (OverflowError, ZeroDivisionError, ValueError, TypeError):
+            return None
+    return None
 
 
 def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: str,
@@ -230,19 +317,25 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
         raise ModelError(f"element '{owner}': parameter '{parameter}' is missing "
                          f"(no physical default is assumed)")
     arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-    if arr.dtype == object:
+    fast = _symbols_and_numbers(arr, values) if arr.dtype == object else None
+    if fast is not None:
+        out = fast
+    elif arr.dtype == object:
         flat = []
         missing: set[str] = set()
         for v in arr.ravel():
+            if isinstance(v, sympy.Symbol) and values is not None and v.name in values:
+                flat.append(complex(values[v.name]))     # (the common case: no subs)
+                continue
             if isinstance(v, sympy.Basic):
-                subs = {s: values[s.name] for s in v.free_symbols
+                subs = {s: sympy.Float(values[s.name]) for s in v.free_symbols
                         if values is not None and s.name in values}
                 left = [s.name for s in v.free_symbols if s not in subs]
                 if left:
                     missing.update(left)
                     flat.append(np.nan)
                     continue
-                v = v.subs(subs)
+                v = v.xreplace(subs)             # (numbers in: it evaluates to one)
             try:
                 flat.append(complex(v))
             except (TypeError, ValueError):
@@ -299,9 +392,8 @@ class StateView(Mapping[str, np.ndarray]):
         try:
             return self._x[self._slices[name]]
         except KeyError:
-            close = difflib.get_close_matches(name, list(self._slices), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise NameNotFoundError(f"no state named {name!r}{hint}") from None
+            raise NameNotFoundError(f"no state named {name!r}"
+                                    f"{did_you_mean(name, self._slices)}") from None
 
     def __iter__(self):
         return iter(self._slices)

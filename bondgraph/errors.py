@@ -15,6 +15,7 @@ bare numpy or networkx error.
 - :class:`IntegrationError`: the solver failed (raised only on request).
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
+- :func:`did_you_mean`: the close-name hint of "no such name" messages.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "IntegrationError",
     "IntegrationWarning",
     "caused_by_interrupt",
+    "did_you_mean",
 ]
 
 
@@ -120,3 +122,12 @@ def caused_by_interrupt(exc: BaseException | None) -> bool:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def did_you_mean(name: object, choices) -> str:
+    """``"; did you mean 'a', 'b'?"`` with the (up to three) choices closest to
+    ``name``, or ``""`` when none is close: the hint every "no such name" message ends
+    with."""
+    import difflib
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=3)
+    return f"; did you mean {', '.join(map(repr, close))}?" if close else ""

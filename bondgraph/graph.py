@@ -27,15 +27,16 @@ Graph attributes: ``name`` (str), ``kinematic_states`` (tuple of
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from dataclasses import dataclass, field
 
 import networkx as nx
+import sympy
 
 from .bonds import Bond
 from .element import Element, check_name, element_type
-from .errors import NameNotFoundError, ModelError, PortError
+from .parameters import Parameter, ParameterSet
+from .errors import ModelError, NameNotFoundError, PortError, did_you_mean
 from .primitives import KinematicState, WorkState
 
 __all__ = ["BondGraph", "Component"]
@@ -85,6 +86,7 @@ class BondGraph:
         self._g = nx.MultiDiGraph(name=name)
         self._kinematic: dict[str, KinematicState] = {}
         self._work: dict[str, WorkState] = {}
+        self._parameters: dict[str, Parameter] = {}
         self._component_ports: dict[str, str] = {}
         self._bonds: dict[str, Bond] = {}
         self._adjacent: dict[str, list[Bond]] = {}     # node -> its bonds, connection order
@@ -136,9 +138,8 @@ class BondGraph:
         """The bond called ``name``."""
         if name in self._bonds:
             return self._bonds[name]
-        close = difflib.get_close_matches(name, [b.name for b in self.bonds], n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise NameNotFoundError(f"graph '{self.name}' has no bond {name!r}{hint}")
+        raise NameNotFoundError(f"graph '{self.name}' has no bond {name!r}"
+                                f"{did_you_mean(name, (b.name for b in self.bonds))}")
 
     def bonds_of(self, name: str) -> tuple[Bond, ...]:
         """Bonds attached to element ``name``, in connection order."""
@@ -281,6 +282,32 @@ class BondGraph:
         self._work[state.name] = state
         return state
 
+    def add_parameter(self, name: str, value: float, unit: str = "", meaning: str = "", *,
+                      positive: bool = False) -> sympy.Symbol:
+        """Declare a named parameter and return its sympy symbol, to use in element laws
+        (``I("m2.linear", m)``, ``Se("m2.gravity", m * g)``). Its value is the default of
+        every model assembled from this graph; :meth:`StateSpaceModel.with_parameters`
+        and ``simulate(..., parameters=...)`` change it without rebuilding anything.
+
+        ``positive``: values must be > 0 (a mass, a stiffness). See
+        :class:`~bondgraph.parameters.Parameter`.
+
+        Raises
+        ------
+        ModelError
+            For a name already declared, or a value that breaks the rule.
+        """
+        if name in self._parameters:
+            raise ModelError(f"graph '{self.name}': parameter '{name}' is declared twice")
+        p = Parameter(name, value, unit, meaning, positive)
+        self._parameters[name] = p
+        return p.symbol
+
+    @property
+    def parameters(self) -> ParameterSet:
+        """The declared parameters (name -> value), in declaration order."""
+        return ParameterSet(tuple(self._parameters.values()))
+
     def copy(self) -> "BondGraph":
         """An independent copy (elements are shared; they are not mutated by the package)."""
         new = BondGraph(self.name)
@@ -289,6 +316,7 @@ class BondGraph:
         new._adjacent = {n: list(v) for n, v in self._adjacent.items()}
         new._kinematic = dict(self._kinematic)
         new._work = dict(self._work)
+        new._parameters = dict(self._parameters)
         new._component_ports = dict(self._component_ports)
         new._counter = itertools.count(len(self._bonds) + 1)
         return new
@@ -398,10 +426,8 @@ class BondGraph:
         if name in self._component_ports:
             return self._component_ports[name]
         pool = list(self._g.nodes) + list(self._component_ports)
-        close = difflib.get_close_matches(str(name), pool, n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         raise PortError(f"graph '{self.name}' has no element or component port "
-                        f"{name!r}{hint}")
+                        f"{name!r}{did_you_mean(name, pool)}")
 
     def _port(self, el: Element, port: str | None, *, as_tail: bool,
               bond: str) -> tuple[str, int | None]:

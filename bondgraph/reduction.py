@@ -38,11 +38,13 @@ import numpy as np
 import scipy.linalg as sla
 
 from ._gc import paused
+from .branches import Branch
 from .causality import CausalGraph
-from .element import StateView
+from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .junction import JunctionLayout, JunctionStructure
 from .moduli import StateFunctions
+from .parameters import Parameter, ParameterSet
 from .stabilization import Baumgarte
 from .primitives import (
     KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
@@ -83,8 +85,8 @@ class Evaluation:
         Eq. (15)'s constraint matrix (None in the Eq. (14) branch).
     H_X, H_3 : ndarray or None
         Eq. (15)'s H_X = J_CZ F T_X (the paper's [H_1 H_2]) and H_3 = J_CZ F T_U1.
-    branch : str
-        ``"15"``, ``"14"`` or ``"none"`` (no unknown sources).
+    branch : Branch
+        Which reduction gave U_2: Eq. (15), Eq. (14) or none (no unknown sources).
     rank : int
         Numerical rank of H_4 (or T_LE); equals ``U2.size`` unless redundant.
     constraint_scale : float
@@ -108,7 +110,7 @@ class Evaluation:
     H4: np.ndarray | None
     H_X: np.ndarray | None
     H_3: np.ndarray | None
-    branch: str
+    branch: Branch
     rank: int
     constraint_scale: float
     junction: JunctionStructure
@@ -118,8 +120,10 @@ class Evaluation:
 class StateSpaceModel:
     """The assembled model: fields, junction structure and reduction, ready to evaluate.
 
-    Parameter values are kept apart from structure: :meth:`with_parameters` returns a
-    model with new values and the same causal graph. Build it with :func:`assemble`.
+    Parameter values are kept apart from structure: :attr:`parameters` holds the values
+    of the graph's declared parameters (and of any other sympy symbol its elements use);
+    :meth:`with_parameters` returns a model with new values and the same causal graph,
+    which is neither copied nor changed. Build it with :func:`assemble`.
 
     Attributes
     ----------
@@ -129,18 +133,23 @@ class StateSpaceModel:
     n_states : int
     unknown_sources : tuple of str
         The Se* names, in the order of U_2.
+    parameters : ParameterSet
+        Name -> value of every parameter the elements' laws use.
     """
 
     def __init__(self, cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
-                 omit_rate_terms: bool = False):
+                 omit_rate_terms: bool = False, _like: "StateSpaceModel | None" = None):
         self.omit_rate_terms = bool(omit_rate_terms)
         self._bond_slices = None
         self.causal = cg
         self.graph = cg.graph
-        self.parameters: dict[str, float] = dict(parameters or {})
+        self.parameters: ParameterSet = _parameter_set(self.graph.parameters, parameters)
         els = self.graph.elements
         self._elements = els
-        p = self.parameters
+        p = dict(self.parameters)
+        problems = [msg for el in els.values() for msg in el.problems_at(p)]
+        if problems:
+            raise ModelError(problems)
 
         # states ---------------------------------------------------------------------
         self.storage: tuple[str, ...] = tuple(n for n, el in els.items()
@@ -171,18 +180,29 @@ class StateSpaceModel:
         # fields ---------------------------------------------------------------------
         blocks = [els[n].field_matrix(p) for n in self.storage]
         self.F = sla.block_diag(*blocks) if blocks else np.zeros((0, 0))
-        moduli = {}
-        for n, el in els.items():
-            if el.category.is_two_port:
-                mod = el.modulus(p)
-                moduli[n] = mod
-                for dep in mod.depends_on:
-                    if dep in energy_names:
-                        raise ModelError(f"{el.kind} '{n}': its modulus depends on energy state "
-                                         f"'{dep}'; moduli may depend on kinematic states only "
-                                         f"(their rates must not need the constraint forces)")
-        self.moduli = moduli
-        self.layout = JunctionLayout(cg, moduli)
+        # the junction structure's layout depends on the two-ports' moduli only: a model
+        # of the same causal graph whose moduli hold no parameter shares its layout
+        self._parametric_two_ports = (
+            _like._parametric_two_ports if _like is not None else
+            tuple(n for n, el in els.items() if el.category.is_two_port and
+                  any(is_symbolic(v) for v in el.parameters().values())))
+        if _like is not None and not self._parametric_two_ports:
+            self.moduli = _like.moduli
+            self.layout = _like.layout
+        else:
+            moduli = {}
+            for n, el in els.items():
+                if el.category.is_two_port:
+                    mod = el.modulus(p)
+                    moduli[n] = mod
+                    for dep in mod.depends_on:
+                        if dep in energy_names:
+                            raise ModelError(
+                                f"{el.kind} '{n}': its modulus depends on energy state "
+                                f"'{dep}'; moduli may depend on kinematic states only (their "
+                                f"rates must not need the constraint forces)")
+            self.moduli = moduli
+            self.layout = JunctionLayout(cg, moduli)
         L = self.layout
         rblocks = []
         for name, resistance_causality in L.members["L"]:
@@ -241,11 +261,21 @@ class StateSpaceModel:
                     self._sparse = paused(SparseReduction)(self)
         return self._sparse
 
-    def with_parameters(self, **values: float) -> "StateSpaceModel":
-        """A model with updated parameter values and the same causal graph."""
-        merged = dict(self.parameters)
-        merged.update(values)
-        return StateSpaceModel(self.causal, merged, omit_rate_terms=self.omit_rate_terms)
+    def with_parameters(self, values: Mapping[str, float] | np.ndarray | None = None,
+                        **named: float) -> "StateSpaceModel":
+        """A model with new values of some parameters (by name, a mapping or keywords,
+        or a whole vector in :attr:`parameters` order), assembled from the same causal
+        graph; this model is neither copied nor changed.
+
+        Raises
+        ------
+        ModelError
+            For an unknown parameter (naming the valid ones) or a value that breaks a
+            parameter's rule or makes an element invalid (a negative inertia, ...).
+        """
+        params = self.parameters.updated(values).updated(named or None)
+        return StateSpaceModel(self.causal, params, omit_rate_terms=self.omit_rate_terms,
+                               _like=self)
 
     def state_index(self, name: str) -> slice:
         """Slice of state ``name`` in the state vector."""
@@ -407,14 +437,14 @@ class StateSpaceModel:
         c0 = T_CX @ X + T_CU1 @ U1
         phi = fns.phi(x, shared)
         if n2 == 0:
-            branch = "none"
+            branch = Branch.NONE
             U2 = np.zeros(0)
         else:
             scale = max(1.0, float(np.abs(js.J).max()))
             coupled = max(np.abs(b["CL"]).max(initial=0.0), np.abs(b["CE"]).max(initial=0.0),
                           np.abs(b["CU2"]).max(initial=0.0))
             if coupled <= 1e-12 * scale:
-                branch = "15"
+                branch = Branch.EQ15
                 if np.abs(K_U2).max(initial=0.0) > 1e-12 * scale and L.dynamic:
                     raise ModelError("a kinematic state integrates a flow that depends on the "
                                      "constraint efforts; Eq. (15) cannot use it to modulate")
@@ -440,11 +470,11 @@ class StateSpaceModel:
                 if stabilization is not None:
                     rhs = rhs + 2.0 * stabilization.alpha * c0 + \
                         stabilization.beta ** 2 * np.nan_to_num(phi)
-                U2, rank, cscale = self._solve_named(H4, -rhs, True, rank_reference, "15", t)
+                U2, rank, cscale = self._solve_named(H4, -rhs, True, rank_reference, Branch.EQ15, t)
             else:
-                branch = "14"
+                branch = Branch.EQ14
                 U2, rank, cscale = self._solve_named(T_LE, -(T_CX @ X + T_CU1 @ U1), False,
-                                                     rank_reference, "14", t)
+                                                     rank_reference, Branch.EQ14, t)
             if rank < n2 and not redundancy_ok:
                 raise SingularConstraintError(
                     f"the constraint matrix of Eq. ({branch}) has rank {rank} < {n2} at "
@@ -610,6 +640,17 @@ def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
 
 
 @paused
+def _parameter_set(declared: ParameterSet, given) -> ParameterSet:
+    """The declared parameters with the ``given`` values, plus any other name given (the
+    value of a sympy symbol an element uses without declaring it)."""
+    if isinstance(given, ParameterSet):
+        return given
+    given = dict(given or {})
+    extra = [Parameter(k, v) for k, v in given.items() if k not in declared]
+    known = {k: v for k, v in given.items() if k in declared}
+    return ParameterSet(declared.updated(known).declarations() + tuple(extra))
+
+
 def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
              omit_rate_terms: bool = False) -> StateSpaceModel:
     """Build the numeric state-space model of a causal graph.
@@ -619,7 +660,9 @@ def assemble(cg: CausalGraph, parameters: Mapping[str, float] | None = None, *,
     cg : CausalGraph
         From :func:`~bondgraph.assign_causality`.
     parameters : mapping of str to float, optional
-        Values for the sympy symbols used as element parameters.
+        Values of the graph's declared parameters (:meth:`BondGraph.add_parameter`;
+        those not given keep their declared values) and of any other sympy symbol the
+        elements' laws use.
     omit_rate_terms : bool
         Drop the dJ_C/dt terms from Eq. (15), as the seed paper prints it. Wrong for
         modulated constraints (reactions lose their centripetal parts, constraints

@@ -2,12 +2,12 @@
 
 - :class:`SimulationResult`: frozen, typed; scipy's field names plus named accessors.
 - :class:`Status`: how a run ended, with a message table.
+- :func:`join_results`: one result from consecutive segments of a run.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -15,9 +15,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import NameNotFoundError
+from .branches import Branch
+from .errors import NameNotFoundError, did_you_mean
 
-__all__ = ["SimulationResult", "Status"]
+__all__ = ["SimulationResult", "Status", "join_results"]
 
 
 class Status(Enum):
@@ -52,9 +53,8 @@ def _lookup(mapping: Mapping[str, Any], name: str, what: str):
     try:
         return mapping[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(mapping), n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise NameNotFoundError(f"no {what} named {name!r}{hint}") from None
+        raise NameNotFoundError(f"no {what} named {name!r}"
+                                f"{did_you_mean(name, mapping)}") from None
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ class SimulationResult:
         Dependent (redundant) constraint components at the initial state.
     redundancy : str
         Which unknown sources take part in the redundancy ("" when none).
-    branch : str
-        ``"15"``, ``"14"`` or ``"none"``: which reduction solved for U_2.
+    branch : Branch
+        Which reduction solved for U_2 (a string enum: ``"15"``, ``"14"`` or ``"none"``).
     sol : callable or None
         Dense output over the whole run when asked for.
     """
@@ -114,7 +114,7 @@ class SimulationResult:
     nfev: int
     n_steps: int
     rank_deficiency: int
-    branch: str
+    branch: Branch
     redundancy: str
     sol: Any = None
     _state_slices: Mapping[str, slice] = field(default_factory=dict, repr=False)
@@ -261,3 +261,49 @@ class SimulationResult:
                 f"{len(self.state_names)} states, {len(self._u2_slices)} constraint "
                 f"sources, nfev={self.nfev}" + (f", max|c|={self.max_abs_constraint_flow:.2e})"
                                                 if "c" in self._cache else ")"))
+
+
+def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
+    """One result from consecutive segments of a run of one model (each segment
+    starting where the one before ended: restarts after a projection, say).
+
+    The output points in order (a segment's last point is dropped where the next
+    segment starts at its time: the next one's first point stands for it); the counts
+    of evaluations and steps summed; the status, message and failure time of the last
+    segment (a failed segment ends the run: later ones are ignored); the event times
+    concatenated; the rest (redundancy, branch) from the first. The derived outputs
+    (constraint forces, bond values) are computed from the first segment's model when
+    first read; there is no dense output.
+
+    Raises
+    ------
+    ModelError
+        For no segments, or segments of different models (state names differ).
+    """
+    import dataclasses
+
+    from .errors import ModelError
+    parts = list(parts)
+    if not parts:
+        raise ModelError("join_results needs at least one segment")
+    names = parts[0].state_names
+    if any(p.state_names != names for p in parts):
+        raise ModelError("join_results: the segments are results of different models "
+                         "(their state names differ)")
+    end = next((k for k, p in enumerate(parts) if not p.success), len(parts) - 1)
+    used = parts[:end + 1]
+    ts, xs = [], []
+    for k, p in enumerate(used):
+        n = p.t.size
+        if k < len(used) - 1 and n and used[k + 1].t.size and used[k + 1].t[0] == p.t[-1]:
+            n -= 1
+        ts.append(p.t[:n])
+        xs.append(p.x[:, :n])
+    final = used[-1]
+    events = tuple(np.concatenate([p.t_events[j] for p in used])
+                   for j in range(len(parts[0].t_events)))
+    return dataclasses.replace(
+        parts[0], t=np.concatenate(ts), x=np.concatenate(xs, axis=1), status=final.status,
+        message=final.message, success=final.success, failure_time=final.failure_time,
+        nfev=sum(p.nfev for p in used), n_steps=sum(p.n_steps for p in used), sol=None,
+        t_events=events, _precomputed=None)

@@ -5,31 +5,31 @@
   grid, dense output, events; returns a :class:`~bondgraph.SimulationResult`.
 
 The stepping loop is ours (not ``solve_ivp``) so that a failure mid-run keeps
-everything computed up to it, and output memory is bounded by the output grid.
+everything computed up to it, and output memory is bounded by the output grid. Its
+parts: the right-hand side with failures as values (:mod:`bondgraph._rhs`), the events
+(:mod:`bondgraph._events`), the output grid and the result (:mod:`bondgraph._output`),
+the diagnosis of a failure (:mod:`bondgraph._diagnosis`); results of consecutive
+segments join with :func:`bondgraph.results.join_results`.
 """
 
 from __future__ import annotations
 
-import math
-
 import warnings
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.integrate import DOP853, RK45, OdeSolver
 from scipy.integrate._ivp.common import OdeSolution
-from scipy.optimize import brentq
 
 from ._blas import one_blas_thread
-from .errors import (
-    IntegrationError,
-    caused_by_interrupt,
-    IntegrationWarning,
-    ModelError,
-    SingularConstraintError,
-)
+from ._diagnosis import singularity
+from ._events import EventTracker
+from ._output import OutputGrid, collect
+from ._rhs import RightHandSide
+from .branches import Branch
+from .errors import IntegrationError, IntegrationWarning, ModelError, SingularConstraintError
 from .reduction import Baumgarte, StateSpaceModel
 from .results import SimulationResult, Status
 
@@ -37,14 +37,6 @@ __all__ = ["simulate", "METHODS"]
 
 METHODS: dict[str, type[OdeSolver]] = {"RK45": RK45, "DOP853": DOP853}
 """Named solvers: ``"RK45"`` (Dormand-Prince 5(4), default) and ``"DOP853"`` (8(5,3))."""
-
-
-class _NonFinite(Exception):
-    pass
-
-
-class _UserError(Exception):
-    pass
 
 
 def simulate(model: StateSpaceModel, t_span: tuple[float, float],
@@ -58,7 +50,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              raise_on_failure: bool = False,
              progress: Callable[[float], None] | None = None,
              max_events: int = 10_000, max_steps: int | None = None,
-             dense_reduction: bool = False) -> SimulationResult:
+             dense_reduction: bool = False,
+             parameters: Mapping[str, float] | None = None) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -92,6 +85,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         More event crossings than this (an event storm, e.g. chattering) stop the run.
     max_steps : int, optional
         Stop (status STEP_FAILED) after this many accepted steps: a bound on the work.
+    parameters : mapping of str to float, optional
+        Values of some of the model's parameters (:attr:`StateSpaceModel.parameters`)
+        for this run: the run uses ``model.with_parameters(parameters)``, assembled from
+        the same causal graph; ``model`` itself is not changed.
     dense_reduction : bool
         Evaluate every step with the dense reduction (every J, T and H block formed, cost
         growing with the square and cube of the model's size) instead of the sparse one
@@ -127,6 +124,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     >>> round(float(r.state("q_k")[-1]), 6)   # 0.1 cos(2 t)
     -0.041615
     """
+    if parameters is not None and isinstance(model, StateSpaceModel):
+        model = model.with_parameters(parameters)
     solver_cls, t0, t1, x_init, grid = _check_arguments(
         model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
         events, progress, max_events, max_steps)
@@ -137,13 +136,81 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                           dense_reduction)
 
 
+@dataclass(frozen=True)
+class _Steps:
+    """The stepping options that travel together: the solver class and its settings."""
+
+    solver_cls: type[OdeSolver]
+    rtol: Any
+    atol: Any
+    max_step: float
+    first_step: float | None
+    max_steps: int | None
+
+
 def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
                stabilization, events, dense_output, strict, raise_on_failure, progress,
                max_events, max_steps, dense_reduction) -> SimulationResult:
-    """:func:`simulate` once its arguments are checked."""
+    """:func:`simulate` once its arguments are checked: the initial evaluation, the
+    right-hand side, the stepping loop, the diagnosis of a failure, the result."""
+    steps = _Steps(solver_cls, rtol, atol, max_step, first_step, max_steps)
+    start = _start(model, t0, x_init, stabilization, strict, dense_reduction)
+    rhs, ev0 = start.rhs, start.ev0
+    if not bool(np.all(np.isfinite(ev0.xdot))):
+        bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev0.U1))) if \
+            not np.all(np.isfinite(ev0.U1)) else []
+        why = (f"source(s) {', '.join(bad)} are not finite" if bad else
+               "the state derivative is not finite (check the parameters for overflow)")
+        result = collect(model, [t0], [x_init], stabilization, Status.NON_FINITE,
+                         f"at the initial state t = {t0:.6g} s: {why}", t0, 1, 0,
+                         model.n_u2 - ev0.rank, "", ev0.branch, None, [])
+        return _fail(result, raise_on_failure)
+    kwargs: dict[str, Any] = {"rtol": steps.rtol, "atol": steps.atol,
+                              "max_step": steps.max_step}
+    if steps.first_step is not None:
+        kwargs["first_step"] = steps.first_step
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        solver = steps.solver_cls(rhs, t0, x_init, t1, **kwargs)   # (its first step)
+    output = OutputGrid(grid, t0, x_init)
+    tracker = EventTracker(events, t0, x_init, max_events)
+    run = _step_until_done(solver, rhs, output, tracker, steps, progress, dense_output)
+    status, message, failure_time = run.status, run.message, run.failure_time
+    if status in (Status.STEP_FAILED, Status.NON_FINITE) and run.n_steps == 0:
+        # the run could not leave the initial state: the dense evaluation there (skipped
+        # for the sparse one at the start) explains why where it can, by raising
+        rhs.reference()
+    if status in (Status.STEP_FAILED, Status.NON_FINITE) and model.n_u2:
+        diag = singularity(model, solver.t, solver.y, stabilization)
+        if diag:
+            status, message = Status.SINGULAR, f"{diag} ({message})"
+    result = collect(model, output.ts, output.xs, stabilization, status, message,
+                     failure_time, solver.nfev, run.n_steps, start.deficiency,
+                     start.redundancy, ev0.branch, run.sol, tracker.t_events,
+                     start.fast)
+    return _fail(result, raise_on_failure) if not status.success else result
 
-    # the initial state: the sparse evaluation where it applies (it is used only with full
-    # rank), else the dense one, which also finds redundant constraints and the branch
+
+@dataclass
+class _Start:
+    """A run's start: its right-hand side, the initial evaluation, the sparse evaluation
+    (or None), and the constraints' redundancy there."""
+
+    rhs: RightHandSide
+    ev0: Any
+    fast: Any
+    deficiency: int
+    redundancy: str
+
+
+def _start(model, t0, x_init, stabilization, strict, dense_reduction) -> _Start:
+    """Evaluate the initial state (the sparse evaluation where it applies: it is used
+    only with full rank; else the dense one, which also finds redundant constraints and
+    the branch) and make the right-hand side.
+
+    Raises
+    ------
+    SingularConstraintError
+        With ``strict``, for redundant constraints at the initial state."""
     fast = None
     # the run's own workspace: its numbers do not depend on earlier runs or other threads
     ws = model.sparse().workspace() if not dense_reduction else None
@@ -155,17 +222,15 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
             fast = None
     if fast is None:
         ev0 = model.evaluate(t0, x_init, stabilization=stabilization, redundancy_ok=True)
-    rank0 = ev0.rank
-    deficiency = model.n_u2 - rank0
+    deficiency = model.n_u2 - ev0.rank
     redundancy = (model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)
                   if deficiency > 0 else "")
     if strict and deficiency > 0:
         raise SingularConstraintError(
-            f"redundant constraints at the initial state (strict mode): "
-            f"{model.deficient_sources_text(ev0.H4 if ev0.H4 is not None else None)}",
+            f"redundant constraints at the initial state (strict mode): {redundancy}",
             time=t0, sources=model.unknown_sources)
     if fast is None and not dense_reduction and deficiency == 0 and \
-            ev0.branch in ("15", "none") and model.sparse().applicable:
+            ev0.branch in (Branch.EQ15, Branch.NONE) and model.sparse().applicable:
         fast = model.sparse()
     # the constraint matrix's scale at the initial state, below which the dense
     # reduction counts singular values as lost rank; computed when first needed
@@ -177,202 +242,104 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                                        redundancy_ok=True).constraint_scale
         return scale0[0]
 
-    nonfinite: list[tuple[float, str]] = []
+    rhs = RightHandSide(model, stabilization, fast, ws, ev0.rank, reference)
+    return _Start(rhs, ev0, fast, deficiency, redundancy)
 
-    def fun(t, x):
-        # the sparse evaluation at a finite state: the common case (full rank: the
-        # sparse path is used only then); anything else goes the full path, which
-        # repeats the evaluation, records why and reports
-        if fast is not None and math.isfinite(t):
-            try:
-                xdot = fast.derivative(t, x, stabilization, ws)
-            except SingularConstraintError:
-                xdot = None
-            except Exception as exc:  # a user callable (source, modulus, rate) raised
-                if caused_by_interrupt(exc):
-                    raise KeyboardInterrupt from exc
-                if not np.isfinite(x).all():
-                    return full(t, x)  # (at a non-finite state: that is the news)
-                raise _UserError(f"{type(exc).__name__}: {exc}") from exc
-            # (x's sum: a NaN in a state nothing reads leaves dX/dt finite; a sum is
-            # finite only where every term is, or it overflowed: then the full path)
-            if xdot is not None and math.isfinite(xdot.sum()) and math.isfinite(x.sum()):
-                return xdot
-        return full(t, x)
 
-    def full(t, x):
-        if not math.isfinite(t) or len(nonfinite) > 500:
-            # the solver cannot recover (e.g. a non-finite step size): stop here
-            why = nonfinite[-1][1] if nonfinite else "the time became non-finite"
-            raise _NonFinite(f"non-finite state derivative: {why} near t = "
-                             f"{(nonfinite[-1][0] if nonfinite else t):.6g} s")
-        if not np.isfinite(x).all():     # a trial stage built from a non-finite derivative
-            nonfinite.append((t, "the state became non-finite"))
-            return np.full(model.n_states, np.nan)
-        try:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = fast.evaluate(t, x, stabilization, ws) if fast is not None else None
-                if ev is None:
-                    ev = model.evaluate(t, x, stabilization=stabilization,
-                                        redundancy_ok=True, rank_reference=reference())
-        except SingularConstraintError as exc:
-            if getattr(exc, "non_finite", False):    # overflow at a trial stage: reject it
-                nonfinite.append((t, str(exc)))
-                return np.full(model.n_states, np.nan)
-            raise
-        except Exception as exc:  # a user callable (source, modulus, rate) raised
-            if caused_by_interrupt(exc):
-                raise KeyboardInterrupt from exc
-            raise _UserError(f"{type(exc).__name__}: {exc}") from exc
-        if not np.isfinite(ev.U1).all():
-            bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
-            nonfinite.append((t, f"source(s) {', '.join(bad)} returned a non-finite value"))
-        elif not np.isfinite(ev.xdot).all():
-            nonfinite.append((t, "the state derivative is not finite"))
-        else:
-            if ev.rank < rank0:
-                raise SingularConstraintError(
-                    f"singular configuration at t = {t:.6g} s: the constraint matrix lost "
-                    f"rank ({ev.rank} < {rank0}); {model.deficient_sources_text(ev.H4)}",
-                    time=t, sources=model.unknown_sources)
-            return ev.xdot
-        # a non-finite derivative at a trial stage: the solver rejects the step and
-        # shrinks it; if it cannot get past, the run fails there (see below)
-        return np.full(model.n_states, np.nan)
+@dataclass
+class _Run:
+    """How the stepping loop ended."""
 
-    with np.errstate(all="ignore"):
-        finite0 = bool(np.all(np.isfinite(ev0.xdot)))
-    if not finite0:
-        bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev0.U1))) if \
-            not np.all(np.isfinite(ev0.U1)) else []
-        why = (f"source(s) {', '.join(bad)} are not finite" if bad else
-               "the state derivative is not finite (check the parameters for overflow)")
-        result = _collect(model, [t0], [x_init], stabilization, Status.NON_FINITE,
-                          f"at the initial state t = {t0:.6g} s: {why}", t0, _Stats(), 0,
-                          model.n_u2 - ev0.rank, "", ev0.branch, None, [])
-        return _fail(result, raise_on_failure)
+    status: Status
+    message: str
+    failure_time: float | None
+    n_steps: int
+    sol: Any
 
-    kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
-    if first_step is not None:
-        kwargs["first_step"] = first_step
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        solver = solver_cls(fun, t0, x_init, t1, **kwargs)   # (its first step's choice)
 
-    ts: list[float] = []
-    xs: list[np.ndarray] = []
+def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
+                     tracker: EventTracker, steps: _Steps, progress, dense_output
+                     ) -> _Run:
+    """Take the solver's steps until the end of the span, a terminal event, a failure or
+    ``max_steps``; fill the output grid, the events and the dense output on the way."""
     interpolants: list = []
-    ts_dense: list[float] = [t0]
-    event_values = [float(e(t0, x_init)) for e in events]
-    t_events: list[list[float]] = [[] for _ in events]
-    n_crossings = 0
-    k = 0
-    while k < grid.size and grid[k] <= t0 + 1e-15 * max(1.0, abs(t0)):
-        ts.append(grid[k])
-        xs.append(x_init.copy())
-        k += 1
-    status = Status.SUCCESS
-    message = Status.SUCCESS.description
-    failure_time: float | None = None
+    ts_dense: list[float] = [solver.t]
     n_steps = 0
-    terminate_at: float | None = None
     while solver.status == "running":
         t_prev = solver.t
-        try:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                msg = solver.step()      # (the evaluations' warnings are its business)
-        except SingularConstraintError as exc:
-            status, message, failure_time = Status.SINGULAR, str(exc), exc.time
-            break
-        except _NonFinite as exc:
-            status, message, failure_time = Status.NON_FINITE, str(exc), solver.t
-            break
-        except _UserError as exc:
-            status = Status.CALLBACK_ERROR
-            message = f"a user function raised near t = {solver.t:.6g} s: {exc}"
-            failure_time = solver.t
-            break
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            msg = solver.step()      # (the evaluations' warnings are its business)
+        failure = rhs.failure
+        if failure is not None:          # (the solver stopped on the NaNs it got after)
+            t_fail = failure.time if failure.status is Status.SINGULAR else solver.t
+            return _Run(failure.status, failure.message, t_fail, n_steps,
+                        _dense(dense_output, ts_dense, interpolants))
         if solver.status == "failed":
-            status, message, failure_time = Status.STEP_FAILED, \
-                f"{msg} (at t = {solver.t:.6g} s)", solver.t
-            if nonfinite and nonfinite[-1][0] - solver.t < 10 * max(abs(solver.t), 1.0) * \
-                    np.finfo(float).eps ** 0.5 + (solver.step_size or 0.0):
-                tn, why = nonfinite[-1]
+            status, message = Status.STEP_FAILED, f"{msg} (at t = {solver.t:.6g} s)"
+            if rhs.nonfinite and rhs.nonfinite[-1][0] - solver.t < \
+                    10 * max(abs(solver.t), 1.0) * np.finfo(float).eps ** 0.5 + \
+                    (solver.step_size or 0.0):
+                tn, why = rhs.nonfinite[-1]
                 status = Status.NON_FINITE
                 message = (f"non-finite state derivative: {why} at t = {tn:.6g} s; the "
                            f"solver could not step past t = {solver.t:.6g} s")
-            break
+            return _Run(status, message, solver.t, n_steps,
+                        _dense(dense_output, ts_dense, interpolants))
         n_steps += 1
-        if max_steps is not None and n_steps > max_steps:
-            status, message, failure_time = Status.STEP_FAILED, \
-                f"more than max_steps = {max_steps} steps by t = {solver.t:.6g} s", solver.t
-            break
+        if steps.max_steps is not None and n_steps > steps.max_steps:
+            return _Run(Status.STEP_FAILED, f"more than max_steps = {steps.max_steps} steps "
+                                            f"by t = {solver.t:.6g} s", solver.t, n_steps,
+                        _dense(dense_output, ts_dense, interpolants))
         if progress is not None:
             progress(solver.t)
-        # the interpolant costs DOP853 three more evaluations: build it only when a step
-        # has output times, events or dense output to serve
-        _dense: list = []
-
-        def dense(tt, _dense=_dense, solver=solver):
-            if not _dense:
-                with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                    _dense.append(solver.dense_output())
-            return _dense[0](tt)
         t_new = solver.t
         if not np.all(np.isfinite(solver.y)):
-            status, message, failure_time = Status.NON_FINITE, \
-                f"non-finite state at t = {t_new:.6g} s", t_new
-            break
-        # events
-        for j, e in enumerate(events):
-            g_new = float(e(t_new, solver.y))
-            g_old = event_values[j]
-            direction = getattr(e, "direction", 0)
-            crossed = (g_old < 0 <= g_new or g_old > 0 >= g_new) and g_old != g_new
-            if crossed and (direction == 0 or np.sign(g_new - g_old) == np.sign(direction)):
-                te = brentq(lambda tt: e(tt, dense(tt)), t_prev, t_new, xtol=1e-14)
-                t_events[j].append(te)
-                n_crossings += 1
-                if getattr(e, "terminal", False):
-                    terminate_at = te if terminate_at is None else min(terminate_at, te)
-            event_values[j] = g_new
-        if n_crossings > max_events:
-            status = Status.EVENT_STORM
-            message = (f"{n_crossings} event crossings by t = {t_new:.6g} s exceed "
-                       f"max_events = {max_events} (an event storm)")
-            failure_time = t_new
+            return _Run(Status.NON_FINITE, f"non-finite state at t = {t_new:.6g} s", t_new,
+                        n_steps, _dense(dense_output, ts_dense, interpolants))
+        interpolate = _Interpolant(solver)
+        terminate_at = tracker.step(t_prev, t_new, solver.y, interpolate)
+        storm = tracker.storm
+        if storm:
             terminate_at = t_new
-        t_stop = t_new if terminate_at is None else terminate_at
-        while k < grid.size and grid[k] <= t_stop:
-            ts.append(grid[k])
-            xs.append(solver.y.copy() if grid[k] == t_new else dense(grid[k]))
-            k += 1
+        output.fill(t_new if terminate_at is None else terminate_at, t_new, solver.y,
+                    interpolate)
         if dense_output:
-            if not _dense:
-                dense(t_new)
-            interpolants.append(_dense[0])
+            interpolants.append(interpolate.function())
             ts_dense.append(t_new)
+        if storm:
+            return _Run(Status.EVENT_STORM,
+                        f"{tracker.n_crossings} event crossings by t = {t_new:.6g} s exceed "
+                        f"max_events = {tracker.max_events} (an event storm)", t_new,
+                        n_steps, _dense(dense_output, ts_dense, interpolants))
         if terminate_at is not None:
-            if status is Status.EVENT_STORM:
-                break
-            status, message = Status.EVENT, f"terminal event at t = {terminate_at:.6g} s"
-            if not ts or ts[-1] < terminate_at:
-                ts.append(terminate_at)
-                xs.append(dense(terminate_at))
-            break
+            output.end_at(terminate_at, interpolate(terminate_at))
+            return _Run(Status.EVENT, f"terminal event at t = {terminate_at:.6g} s", None,
+                        n_steps, _dense(dense_output, ts_dense, interpolants))
+    return _Run(Status.SUCCESS, Status.SUCCESS.description, None, n_steps,
+                _dense(dense_output, ts_dense, interpolants))
 
-    if status in (Status.STEP_FAILED, Status.NON_FINITE) and n_steps == 0:
-        # the run could not leave the initial state: the dense evaluation there (skipped
-        # for the sparse one at the start) explains why where it can, by raising
-        reference()
-    if status in (Status.STEP_FAILED, Status.NON_FINITE) and model.n_u2:
-        diag = _singularity(model, solver.t, solver.y, stabilization)
-        if diag:
-            status, message = Status.SINGULAR, f"{diag} ({message})"
-    result = _collect(model, ts, xs, stabilization, status, message, failure_time, solver,
-                      n_steps, deficiency, redundancy, ev0.branch,
-                      OdeSolution(ts_dense, interpolants) if dense_output and interpolants
-                      else None, t_events, fast)
-    return _fail(result, raise_on_failure) if not status.success else result
+
+class _Interpolant:
+    """The last step's interpolant, built on first use (it costs DOP853 three more
+    evaluations: only steps with output times, events or dense output pay for it)."""
+
+    def __init__(self, solver):
+        self._solver = solver
+        self._f = None
+
+    def function(self):
+        if self._f is None:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                self._f = self._solver.dense_output()
+        return self._f
+
+    def __call__(self, t: float) -> np.ndarray:
+        return self.function()(t)
+
+
+def _dense(dense_output, ts_dense, interpolants):
+    """The dense output over the steps taken (or None)."""
+    return OdeSolution(ts_dense, interpolants) if dense_output and interpolants else None
 
 
 def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step,
@@ -466,91 +433,11 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
     return solver_cls, t0, t1, x_init, grid
 
 
-class _Stats:
-    nfev = 1
-
-
 def _fail(result: SimulationResult, raise_on_failure: bool) -> SimulationResult:
     """Raise (with the partial result) or warn and return it."""
     if raise_on_failure:
         raise IntegrationError(result.message, result)
     end = f"{result.t[-1]:.6g} s" if result.t.size else "the start"
     warnings.warn(f"simulation failed: {result.message}; the result up to t = {end} is "
-                  f"returned", IntegrationWarning, stacklevel=3)
+                  f"returned", IntegrationWarning, stacklevel=4)
     return result
-
-
-SINGULAR_CONDITION = 1e8
-"""Scaled condition number of H_4 above which a failed run is reported as singular."""
-
-
-def _singularity(model, t, x, stabilization) -> str:
-    """A description of a nearly singular constraint matrix at (t, x), or ""."""
-    try:
-        with np.errstate(all="ignore"):
-            ev = model.evaluate(t, x, stabilization=stabilization, redundancy_ok=True)
-    except Exception as exc:
-        if caused_by_interrupt(exc):
-            raise KeyboardInterrupt from exc
-        return ""
-    H = ev.H4 if ev.H4 is not None else None
-    if H is None or not np.all(np.isfinite(H)):
-        return ""
-    d = np.sqrt(np.abs(np.diag(H)))
-    d = np.where(d > 0, d, 1.0)
-    sv = np.linalg.svd(H / np.outer(d, d), compute_uv=False)
-    structural = model.n_u2 - ev.rank
-    live = sv[:len(sv) - structural] if structural > 0 else sv
-    if live.size == 0 or live.min() > live.max() / SINGULAR_CONDITION:
-        return ""
-    return (f"singular configuration near t = {t:.6g} s: the constraint matrix is nearly "
-            f"singular (scaled condition {live.max() / max(live.min(), 1e-300):.2g}); "
-            f"{model.deficient_sources_text(H / np.outer(d, d), cutoff=live.min() * 1.0001)}")
-
-
-def _collect(model, ts, xs, stabilization, status, message, failure_time, solver, n_steps,
-             deficiency, redundancy, branch, sol, t_events, fast=None) -> SimulationResult:
-    n = len(ts)
-    X = np.array(xs).T if n else np.zeros((model.n_states, 0))
-    return SimulationResult(
-        t=np.asarray(ts, dtype=float), x=X, state_names=model.state_names, status=status,
-        message=message, success=status.success, failure_time=failure_time,
-        nfev=int(solver.nfev), n_steps=n_steps, rank_deficiency=int(deficiency),
-        redundancy=redundancy, branch=branch, sol=sol,
-        _state_slices=dict(model.state_slices), _bond_slices=model.bond_slices,
-        t_events=tuple(np.asarray(v) for v in t_events),
-        _u2_slices=dict(model.u2_slices),
-        _outputs=partial(_outputs, model, stabilization, fast))
-
-
-def _outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
-             ) -> dict[str, np.ndarray]:
-    """U_2, c, Phi, the bond values and the stored energy at the output times ``ts`` and
-    states ``X`` (columns): what :class:`SimulationResult` derives when first asked; NaN
-    at a point where the evaluation fails (the failure state of a failed run)."""
-    n = ts.size
-    n2 = model.n_u2
-    ws = fast.workspace() if fast is not None else None
-    out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
-           "phi": np.full((n2, n), np.nan),
-           "bond_values": np.full((model.layout.n_var, n), np.nan),
-           "energy": np.full(n, np.nan)}
-    for i in range(n):
-        x = np.array(X[:, i])
-        try:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                ev = fast.evaluate(ts[i], x, stabilization, ws) if fast is not None \
-                    else None
-                if ev is None:
-                    ev = model.evaluate(ts[i], x, stabilization=stabilization,
-                                        redundancy_ok=True)
-        except Exception as exc:  # the failure point itself: NaN there
-            if caused_by_interrupt(exc):
-                raise KeyboardInterrupt from exc
-            continue
-        out["U2"][:, i] = ev.U2
-        out["c"][:, i] = ev.constraint_flow
-        out["phi"][:, i] = ev.phi
-        out["bond_values"][:, i] = ev.bond_values
-        out["energy"][i] = model.stored_energy(x)
-    return out

@@ -73,6 +73,7 @@ except ImportError:  # pragma: no cover
     _superlu = None
 
 from . import fastlu
+from .branches import Branch
 from .condensation import Condensation, condense
 from .element import StateView
 from .errors import ModelError
@@ -100,8 +101,8 @@ class StepValues:
         Position-level constraint values (NaN where a junction defines none).
     bond_values : ndarray (n_variables,)
         Every bond's effort then flow.
-    branch : str
-        ``"15"`` or ``"none"``.
+    branch : Branch
+        ``Branch.EQ15`` or ``Branch.NONE``.
     rank : int
         ``U2.size`` (the sparse path is used only with full rank).
     """
@@ -114,7 +115,7 @@ class StepValues:
     constraint_flow: np.ndarray
     phi: np.ndarray
     bond_values: np.ndarray
-    branch: str
+    branch: Branch
     rank: int
     H4: None = None
 
@@ -822,7 +823,7 @@ class SparseReduction:
                 return None
             y, w = stage
             U2 = np.zeros(0)
-            branch = "none"
+            branch = Branch.NONE
         else:
             # one factorisation serves both stages: the first solve (dU_1/dt, dA/dt and
             # Baumgarte's terms left out) gives every flow the C rows and the kinematic
@@ -858,7 +859,7 @@ class SparseReduction:
                 return None
             y, w = stage
             U2 = y[self._c2:self._c2 + n2]
-            branch = "15"
+            branch = Branch.EQ15
         if n2 == 0 or not self._kin_final:
             kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
         powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
@@ -942,7 +943,7 @@ class SparseReduction:
             xdot = np.concatenate([w[self._rec_X], kin_rates])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
-                          branch="15", rank=n2)
+                          branch=Branch.EQ15, rank=n2)
 
     def _fused_stages(self, kern, t, x, moduli, phi, U1, dU1, src, args, stabilization,
                       full, ws):

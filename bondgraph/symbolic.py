@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from .branches import Branch
 from .causality import CausalGraph, assign_causality
 from .element import TimeFunction, StateFunction
 from .errors import ModelError, SingularConstraintError
@@ -40,8 +41,8 @@ class SymbolicEquations:
     T_X, T_U1, T_U2 : sympy.Matrix
     U2 : sympy.Matrix
         The unknown efforts as functions of the states and inputs.
-    branch : str
-        ``"15"``, ``"14"`` or ``"none"``.
+    branch : Branch
+        Which reduction gave U_2 (``Branch.EQ15``, ``EQ14`` or ``NONE``).
     """
 
     states: sympy.Matrix
@@ -51,7 +52,7 @@ class SymbolicEquations:
     T_U1: sympy.Matrix
     T_U2: sympy.Matrix
     U2: sympy.Matrix
-    branch: str
+    branch: Branch
 
     def latex(self) -> str:
         """LaTeX of dX/dt = f(X, U_1), one equation per state."""
@@ -189,11 +190,11 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
     T_CX, T_CU1, T_LE = reduce("C")
     n2 = T_U2.shape[1]
     if n2 == 0:
-        branch, U2 = "none", sympy.zeros(0, 1)
+        branch, U2 = Branch.NONE, sympy.zeros(0, 1)
     elif blk("C", "L").is_zero_matrix is not False and \
             blk("C", "E").is_zero_matrix is not False and \
             blk("C", "U2").is_zero_matrix is not False:
-        branch = "15"
+        branch = Branch.EQ15
         JCZ, JCU1 = blk("C", "Z"), blk("C", "U1")
         dU1 = U1.diff(t)
         # dJ/dt through scalar kinematic states
@@ -215,7 +216,7 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
             raise SingularConstraintError("H_4 is singular in the symbolic reduction")
         U2 = -H4.LUsolve(rhs)
     else:
-        branch = "14"
+        branch = Branch.EQ14
         if T_LE.det() == 0:
             raise SingularConstraintError("T_LE is singular in the symbolic reduction")
         U2 = -T_LE.LUsolve(T_CX * X + T_CU1 * U1)

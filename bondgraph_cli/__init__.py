@@ -39,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
 def console() -> None:
     """The ``bondgraph`` program: :func:`main`, then exit with its code (a second
     Ctrl-C while exiting is ignored: the work is done)."""
-    code = main()
-    _ignore_interrupts()
+    try:
+        code = main()
+    except KeyboardInterrupt:    # (one that came while the first was being reported)
+        code = interrupted()
+    finally:
+        _ignore_interrupts()
     sys.exit(code)
 
 

@@ -122,6 +122,7 @@ def cmd_render(args) -> int:
 
 
 def cmd_equations(args) -> int:
+    from bondgraph.branches import Branch
     spec = _load(args.model)
     with _about(args.model):
         mm = spec.mechanism.assemble()
@@ -136,7 +137,7 @@ def cmd_equations(args) -> int:
              "unknown effort sources U_2: " + ", ".join(m.unknown_sources),
              f"dX/dt = T_X X + T_U1 U_1 + T_U2 U_2, with U_2 from Eq. ({ev.branch})"
              + (": H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt + dJ_CZ/dt Z + dJ_CU1/dt U_1)"
-                if ev.branch == "15" else ""),
+                if ev.branch is Branch.EQ15 else ""),
              f"at the initial state (t = {spec.solver.t_start} s):"]
     np.set_printoptions(precision=5, suppress=True, linewidth=120)
     blocks = {"T_X": ev.T_X, "T_U1": ev.T_U1, "T_U2": ev.T_U2, "U_2": ev.U2[:, None]}

@@ -70,11 +70,12 @@ def joint_accelerations(mm: MechanismModel, x: np.ndarray, xdot: np.ndarray
             body, kind = t.junction.rsplit(".", 1)
             b = mm.mechanism.body(body)
             if kind == "v":
-                f = x[m.state_slices[b.linear_momentum]] / b.mass
-                fd = xdot[m.state_slices[b.linear_momentum]] / b.mass
+                f = x[m.state_slices[b.linear_momentum]] / mm.mass(body)
+                fd = xdot[m.state_slices[b.linear_momentum]] / mm.mass(body)
             else:
-                f = np.linalg.solve(b.inertia.matrix, x[m.state_slices[b.angular_momentum]])
-                fd = np.linalg.solve(b.inertia.matrix, xdot[m.state_slices[b.angular_momentum]])
+                J = mm.inertia(body)
+                f = np.linalg.solve(J, x[m.state_slices[b.angular_momentum]])
+                fd = np.linalg.solve(J, xdot[m.state_slices[b.angular_momentum]])
             if t.constant is not None:
                 acc += float((t.constant @ fd)[0])
             else:

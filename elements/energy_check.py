@@ -174,22 +174,22 @@ def motion_from_result(result) -> MotionData:
     mech = result.model.mechanism
     names = tuple(mech.bodies)
     bodies = [result.body(n) for n in names]
-    m = np.array([mech.bodies[n].mass for n in names])
+    mm = result.model
+    m = np.array([mm.mass(n) for n in names])
     rot = np.stack([b.rotation for b in bodies], axis=1)               # (t, N, 3, 3)
-    Ib = np.stack([mech.bodies[n].inertia.matrix for n in names])
+    Ib = np.stack([mm.inertia(n) for n in names])
     I = np.einsum("tnij,njk,tnlk->tnil", rot, Ib, rot)
     omega = np.stack([b.angular_velocity.T for b in bodies], axis=1)
     r = np.stack([b.position.T for b in bodies], axis=1)
     rdot = np.stack([b.velocity.T for b in bodies], axis=1)
     ks, th = [], []
-    for j in mech.joints.values():
-        for s in j.springs:
-            ks.append(s.stiffness)
-            th.append(result.joint(j.name).q - s.rest)
+    for jn, _, k, rest in mm.springs():
+        ks.append(k)
+        th.append(result.joint(jn).q - rest)
     led = result.energy
     diss = sum(led.dissipated.values()) if led.dissipated else 0.0
     work = (sum(led.work.values()) if led.work else 0.0) - diss
-    return MotionData(t=result.t, m=m, I=I, omega=omega, r=r, rdot=rdot, g=mech.gravity,
+    return MotionData(t=result.t, m=m, I=I, omega=omega, r=r, rdot=rdot, g=mm.gravity,
                       k=np.array(ks), theta=np.array(th).T if th else None,
                       internal_ke=led.kinetic, internal_pe=led.gravity + led.springs,
                       work=np.broadcast_to(work, result.t.shape).astype(float),

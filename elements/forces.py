@@ -51,6 +51,9 @@ class Load:
         self.name, self.body, self.frame = name, body, frame
         self.value = _check_vector(name, value)
 
+    unit = ""
+    """The unit of the load's components."""
+
     @property
     def source(self) -> str:
         """Name of the load's effort source element."""
@@ -66,6 +69,8 @@ class PointForce(Load):
     The effort source's flow is the point's velocity in the same coordinates, so its
     power is the force's power.
     """
+
+    unit = "N"
 
     def __init__(self, name: str, body: RigidBody, point: Any, force: Any,
                  frame: Literal["global", "body"] = "global"):
@@ -88,6 +93,8 @@ class PointForce(Load):
 
 class BodyMoment(Load):
     """A moment (N m) on a body, in global or body coordinates."""
+
+    unit = "N m"
 
     def __init__(self, name: str, body: RigidBody, moment: Any,
                  frame: Literal["global", "body"] = "global"):

@@ -91,6 +91,20 @@ class Joint:
 
     type_name = "joint"
     n_free = 0
+    coordinate_unit: str | None = None
+    """The unit of the free coordinate: "rad" (a rotation) or "m" (a slide); None
+    without an axis."""
+
+    def units(self) -> dict[str, str]:
+        """The units of what attaches to the axis, from :attr:`coordinate_unit`: the
+        coordinate ``q`` and rate ``qd``, the ``effort`` along it, a spring's ``k`` and
+        ``rest``, a damper's ``c`` (empty without an axis)."""
+        u = self.coordinate_unit
+        if u is None:
+            return {}
+        effort = "N" if u == "m" else "N m"
+        return {"q": u, "qd": f"{u}/s", "effort": effort, "k": f"{effort}/{u}",
+                "rest": u, "c": f"{effort} s/{u}"}
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
                  parent_point: Any = (0.0, 0.0, 0.0), child_point: Any = (0.0, 0.0, 0.0),
@@ -278,7 +292,7 @@ class Joint:
                 raise ModelError(f"{self.type_name} joint '{self.name}' has no coordinate: "
                                  f"give no initial coordinate or rate for it")
             return None, None
-        unit = "m" if self.type_name == "prismatic" else "rad"
+        unit = self.coordinate_unit
         out = []
         for what, v, u in (("coordinate", q, unit), ("rate", qd, f"{unit}/s")):
             if v is None:
@@ -306,6 +320,7 @@ class RevoluteJoint(Joint):
 
     type_name = "revolute"
     n_free = 1
+    coordinate_unit = "rad"
 
     def constraint_blocks(self) -> list[Block]:
         a, b = self._names()
@@ -359,6 +374,7 @@ class PrismaticJoint(Joint):
 
     type_name = "prismatic"
     n_free = 1
+    coordinate_unit = "m"
 
     def constraint_blocks(self) -> list[Block]:
         a, b = self._names()

@@ -20,17 +20,20 @@ import numpy as np
 from bondgraph.errors import NameNotFoundError
 
 from bondgraph import (
-    C, BondGraph, Baumgarte, KinematicState, ModelError, OneJunction, R, Se, WorkState,
+    C, BondGraph, Baumgarte, KinematicState, ModelError, OneJunction, R, Se, StateFunction,
+    TimeFunction, WorkState,
     assemble, assign_causality, simulate,
 )
 from bondgraph._gc import paused
+from bondgraph.parameters import ParameterSet
+from bondgraph.results import join_results
 from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import as_rotation, matrix_to_quat, quat_to_matrix
 
 from ._blocks import Block, Geometry, _geometry, build_block, frames_context
 from .forces import Load
 from .joints import Joint
-from .rigid_body import Ground, RigidBody
+from .rigid_body import INERTIA_ENTRIES, Ground, Inertia, RigidBody
 
 __all__ = ["Mechanism", "MechanismModel", "AssemblyError"]
 
@@ -83,6 +86,10 @@ class Mechanism:
         self.subsystems: dict[str, Any] = {}
 
     def _check_name(self, name: str, what: str):
+        if name == "gravity":
+            raise ModelError(f"mechanism '{self.name}': 'gravity' is reserved (the gravity "
+                             f"parameters are gravity.x, gravity.y, gravity.z); choose "
+                             f"another name for the {what}")
         taken = set(self.bodies) | set(self.joints) | set(self.loads) | \
             set(getattr(self, "subsystems", {})) | {self.ground.name}
         if name in taken:
@@ -207,8 +214,11 @@ class Mechanism:
             if not j.n_free:
                 raise ModelError(f"joint '{jn}' ({j.type_name}) has no axis to drive")
         bg = BondGraph(self.name)
+        gravity = [bg.add_parameter(f"gravity.{ax}", float(g), "m/s^2",
+                                    f"gravity's global {ax} component")
+                   for ax, g in zip("xyz", self.gravity)]
         for b in self.bodies.values():
-            b.build(bg, self.gravity)
+            b.build(bg, gravity)
         # one geometry of all bodies per evaluation, shared by every joint and load
         frames = frames_context([self.ground, *self.bodies.values()])
         for j in self.joints.values():
@@ -220,20 +230,34 @@ class Mechanism:
                 build_block(bg, j.axis_block(), frames, port_from=ax,
                             port_name=f"{j.name}.axis.b")
                 attached = False
+                u = j.units()
                 for i, s in enumerate(j.springs):
-                    n = _attachment(j.name, "spring", i, len(j.springs))
-                    bg.add(C(n, s.stiffness))
+                    n = attachment_name(j.name, "spring", i, len(j.springs))
+                    k = bg.add_parameter(f"{n}.k", s.stiffness, u["k"],
+                                         f"stiffness of a spring on joint {j.name}",
+                                         positive=True)
+                    bg.add_parameter(f"{n}.rest", s.rest, u["rest"], f"rest position of a "
+                                     f"spring on joint {j.name} (its coordinate there)")
+                    bg.add(C(n, k))
                     bg.connect(ax, n, name=f"{n}.b")
                     attached = True
                 for i, d in enumerate(j.dampers):
-                    n = _attachment(j.name, "damper", i, len(j.dampers))
-                    bg.add(R(n, d.coefficient))
+                    n = attachment_name(j.name, "damper", i, len(j.dampers))
+                    c = bg.add_parameter(f"{n}.c", d.coefficient, u["c"],
+                                         f"coefficient of a damper on joint {j.name} "
+                                         f"(>= 0)")
+                    bg.add(R(n, c))
                     bg.connect(ax, n, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.dissipated", n))
                     attached = True
                 for i, a in enumerate(j.actuators if j.name not in drives else ()):
-                    n = _attachment(j.name, "actuator", i, len(j.actuators))
-                    bg.add(Se(n, a.effort))
+                    n = attachment_name(j.name, "actuator", i, len(j.actuators))
+                    effort = a.effort
+                    if not isinstance(effort, (TimeFunction, StateFunction)):
+                        effort = bg.add_parameter(n, float(effort), u["effort"],
+                                                  f"constant effort of an actuator on "
+                                                  f"joint {j.name}, on the child")
+                    bg.add(Se(n, effort))
                     bg.connect(n, ax, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.work", n))
                     attached = True
@@ -252,7 +276,14 @@ class Mechanism:
                 bg.add_kinematic_state(KinematicState(j.coordinate_state, ax, 1))
         for load in self.loads.values():
             build_block(bg, load.block(), frames)
-            bg.add(Se(load.source, load.value, dim=3))
+            value = load.value
+            if not isinstance(value, (TimeFunction, StateFunction)):
+                unit = load.unit
+                value = np.array([bg.add_parameter(
+                    f"{load.name}.{ax}", float(v), unit, f"load {load.name}'s {ax} "
+                    f"component ({load.frame} frame)") for ax, v in zip("xyz", value)],
+                    dtype=object)
+            bg.add(Se(load.source, value, dim=3))
             bg.connect(load.source, load.name, name=f"{load.source}.b")
             bg.add_work_state(WorkState(f"{load.name}.work", load.source))
         for name, build in self.subsystems.items():
@@ -308,6 +339,65 @@ class MechanismModel:
             j.name: j.constraint_blocks() for j in mechanism.joints.values()}
         self.state_names = self.model.state_names
 
+    # -- parameters ------------------------------------------------------------------------
+    @property
+    def parameters(self) -> ParameterSet:
+        """Every parameter of the model, name -> value: gravity (``gravity.x``), bodies'
+        masses and inertias (``m2.mass``, ``m2.Ixx``, ..., ``m2.Iyz``), springs
+        (``J3.spring.k``, ``J3.spring.rest``), dampers (``J2.damper.c``), constant
+        actuators (``J1.actuator``) and loads (``push.x``), and those of attached
+        subsystems (see :class:`~bondgraph.parameters.ParameterSet`)."""
+        return self.model.parameters
+
+    def with_parameters(self, values: Mapping[str, float] | None = None,
+                        **named: float) -> "MechanismModel":
+        """This mechanism's model with other parameter values (see :attr:`parameters`):
+        the same graph, causal graph and structure, a state-space model assembled from
+        them with the new values. Neither this model nor its mechanism is copied or
+        changed.
+
+        Raises
+        ------
+        ModelError
+            For an unknown name (listing the valid ones) or a value that breaks a rule
+            (a mass must be positive, an inertia valid, a damper non-negative...).
+        """
+        params = self.model.parameters.updated(values).updated(named or None)
+        for name in self.mechanism.bodies:
+            try:
+                Inertia.about_center(_inertia_of(params, name))
+            except ModelError as exc:
+                raise ModelError(f"body '{name}': its inertia parameters give an invalid "
+                                 f"inertia: {exc}") from None
+        new = copy.copy(self)
+        new.model = self.model.with_parameters(params)
+        return new
+
+    def mass(self, body: str) -> float:
+        """The mass of ``body`` (kg) in this model."""
+        return self.parameters[f"{body}.mass"]
+
+    def inertia(self, body: str) -> np.ndarray:
+        """The central inertia of ``body`` in body axes (kg m^2, (3, 3)) in this model."""
+        return _inertia_of(self.parameters, body)
+
+    def springs(self) -> list[tuple[str, str, float, float]]:
+        """Every axis spring in this model: (joint, element name, stiffness, rest)
+        (N/m or N m/rad; m or rad)."""
+        p = self.parameters
+        out = []
+        for j in self.mechanism.joints.values():
+            for i in range(len(j.springs)):
+                stem = attachment_name(j.name, "spring", i, len(j.springs))
+                out.append((j.name, stem, p[f"{stem}.k"], p[f"{stem}.rest"]))
+        return out
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravity in this model (m/s^2, global, (3,))."""
+        p = self.parameters
+        return np.array([p["gravity.x"], p["gravity.y"], p["gravity.z"]])
+
     # -- state <-> poses ---------------------------------------------------------------------
     def _body_state(self, x: np.ndarray, body: RigidBody):
         m = self.model
@@ -349,14 +439,15 @@ class MechanismModel:
             w, v = twist[n]
             vals[b.r] = r
             vals[b.q] = matrix_to_quat(A)
-            vals[b.linear_momentum] = b.mass * v
-            vals[b.angular_momentum] = b.inertia.matrix @ (A.T @ w)
+            vals[b.linear_momentum] = self.mass(n) * v
+            vals[b.angular_momentum] = self.inertia(n) @ (A.T @ w)
         for j in self.mechanism.joints.values():
             if j.n_free:
                 c = float(coords[j.name])
                 vals[j.coordinate_state] = c
                 for i, s in enumerate(j.springs):
-                    vals[f"q_{_attachment(j.name, 'spring', i, len(j.springs))}"] = c - s.rest
+                    stem = attachment_name(j.name, "spring", i, len(j.springs))
+                    vals[f"q_{stem}"] = c - self.model.parameters[f"{stem}.rest"]
         for ws in self.graph.work_states:
             vals[ws.name] = 0.0
         for k, v in (states or {}).items():
@@ -606,20 +697,22 @@ class MechanismModel:
         G, _ = self.constraint_jacobian(x)
         if G.shape[0]:
             u = np.zeros(6 * len(bodies))
+            mass = {b.name: self.mass(b.name) for b in bodies}
+            inertia = {b.name: self.inertia(b.name) for b in bodies}
             for i, b in enumerate(bodies):
-                u[6 * i:6 * i + 3] = x[m.state_slices[b.linear_momentum]] / b.mass
-                u[6 * i + 3:6 * i + 6] = np.linalg.solve(b.inertia.matrix,
+                u[6 * i:6 * i + 3] = x[m.state_slices[b.linear_momentum]] / mass[b.name]
+                u[6 * i + 3:6 * i + 6] = np.linalg.solve(inertia[b.name],
                                                          x[m.state_slices[b.angular_momentum]])
             Mi = np.zeros((6 * len(bodies), 6 * len(bodies)))
             for i, b in enumerate(bodies):
-                Mi[6 * i:6 * i + 3, 6 * i:6 * i + 3] = np.eye(3) / b.mass
-                Mi[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = np.linalg.inv(b.inertia.matrix)
+                Mi[6 * i:6 * i + 3, 6 * i:6 * i + 3] = np.eye(3) / mass[b.name]
+                Mi[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = np.linalg.inv(inertia[b.name])
             H = G @ Mi @ G.T
             lam = np.linalg.lstsq(H, G @ u, rcond=None)[0]
             u = u - Mi @ G.T @ lam
             for i, b in enumerate(bodies):
-                x[m.state_slices[b.linear_momentum]] = b.mass * u[6 * i:6 * i + 3]
-                x[m.state_slices[b.angular_momentum]] = b.inertia.matrix @ u[6 * i + 3:6 * i + 6]
+                x[m.state_slices[b.linear_momentum]] = mass[b.name] * u[6 * i:6 * i + 3]
+                x[m.state_slices[b.angular_momentum]] = inertia[b.name] @ u[6 * i + 3:6 * i + 6]
         return x
 
     # -- simulation --------------------------------------------------------------------------
@@ -631,10 +724,12 @@ class MechanismModel:
                  t_eval: Sequence[float] | None = None, method: str = "DOP853",
                  rtol: float = 1e-9, atol: float = 1e-9,
                  stabilization: Baumgarte | None | str = "auto", projection: bool = False,
-                 **kwargs: Any):
+                 parameters: Mapping[str, float] | None = None, **kwargs: Any):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
         ``free``, ``guess`` and ``states`` are passed to :meth:`initial_state`.
+        ``parameters``: values of some of :attr:`parameters` for this run (the run is
+        that of :meth:`with_parameters`; this model is not changed).
         ``stabilization="auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is
         stable and far from the mechanism's own frequencies in the examples; pass None to
         see the raw drift). ``projection=True`` also projects the state onto Phi = 0 and
@@ -645,6 +740,11 @@ class MechanismModel:
         MechanismResult
         """
         from .results import MechanismResult
+        if parameters is not None:
+            return self.with_parameters(parameters).simulate(
+                t_span, q, qd, x0=x0, free=free, guess=guess, states=states, t_eval=t_eval,
+                method=method, rtol=rtol, atol=atol, stabilization=stabilization,
+                projection=projection, **kwargs)
         try:
             t_span = (float(t_span[0]), float(t_span[1]))
             if len(t_span) != 2:
@@ -678,7 +778,7 @@ class MechanismModel:
             removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])
             parts.append(_with_last(seg, x))
-        res = MechanismResult(self, _join(self.model, parts, stab), stab)
+        res = MechanismResult(self, join_results(parts), stab)
         res.projection_drift = removed
         return res
 
@@ -707,8 +807,19 @@ def _free_state(name, spec):
     return A, vecs[0], vecs[1], vecs[2]
 
 
-def _attachment(joint: str, kind: str, i: int, count: int) -> str:
-    """The element name of a joint's i-th spring, damper or actuator (of ``count``)."""
+def _inertia_of(params, body: str) -> np.ndarray:
+    """A body's central inertia (body axes, (3, 3)) from its parameters."""
+    J = np.empty((3, 3))
+    for key, (i, j) in INERTIA_ENTRIES.items():
+        J[i, j] = J[j, i] = params[f"{body}.{key}"]
+    return J
+
+
+def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
+    """The element name of a joint's i-th spring, damper or actuator (of ``count``):
+    ``J3.spring`` for one, ``J3.spring0``, ``J3.spring1`` for several; its parameters
+    are named after it (``J3.spring.k``, ``J3.spring.rest``, ``J3.damper.c``, and the
+    actuator's constant effort ``J1.actuator``)."""
     return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
 
 
@@ -723,21 +834,3 @@ def _with_last(seg, x_last):
     xs = np.array(seg.x)
     xs[:, -1] = x_last
     return dataclasses.replace(seg, x=xs)
-
-
-def _join(model, parts, stab):
-    """One SimulationResult from consecutive segments (the projected restarts)."""
-    from bondgraph.simulation import _collect
-    ts, xs = [], []
-    for k, p in enumerate(parts):
-        n = p.t.size if k == len(parts) - 1 or not p.success else p.t.size - 1
-        ts += list(p.t[:n])
-        xs += list(p.x[:, :n].T)
-    last = parts[-1]
-
-    class _S:
-        nfev = sum(p.nfev for p in parts)
-
-    return _collect(model, ts, xs, stab, last.status, last.message, last.failure_time, _S,
-                    sum(p.n_steps for p in parts), parts[0].rank_deficiency, parts[0].redundancy,
-                    parts[0].branch, None, [])

@@ -553,7 +553,7 @@ def _initial_value(c: _Ctx, mech: Mechanism, key: str, jn: str, v: Any) -> Any:
         c.fail("initial", full, f"no joint {jn!r}; joints: {', '.join(mech.joints)}")
     joint = mech.joints[jn]
     if joint.n_free:
-        unit = "m" if joint.type_name == "prismatic" else "rad"
+        unit = joint.coordinate_unit
         if isinstance(v, list):
             c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) takes one number "
                                     f"({unit}{'/s' if key == 'qd' else ''}), got {v!r}")

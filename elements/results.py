@@ -161,10 +161,11 @@ class MechanismResult:
             n = self.t.size
             rot = np.array([quat_to_matrix(quat[:, i]) for i in range(n)]) if n else \
                 np.zeros((0, 3, 3))
-            wb = np.linalg.solve(b.inertia.matrix, self._x(b.angular_momentum))
+            wb = np.linalg.solve(self.model.inertia(name), self._x(b.angular_momentum))
             wg = np.einsum("nij,jn->in", rot, wb) if n else np.zeros((3, 0))
             self._bodies[name] = BodyResult(name, self._x(b.r), quat, rot,
-                                            self._x(b.linear_momentum) / b.mass, wg, wb)
+                                            self._x(b.linear_momentum) /
+                                            self.model.mass(name), wg, wb)
         return self._bodies[name]
 
     def joint(self, name: str) -> JointResult:
@@ -234,22 +235,25 @@ class MechanismResult:
         n = self.t.size
         ke = np.zeros(n)
         pe = np.zeros(n)
+        g = mm.gravity
         for b in mech.bodies.values():
             p = self._x(b.linear_momentum)
             h = self._x(b.angular_momentum)
-            ke += 0.5 * np.sum(p * p, axis=0) / b.mass
-            ke += 0.5 * np.sum(h * np.linalg.solve(b.inertia.matrix, h), axis=0)
-            pe -= b.mass * (mech.gravity @ self._x(b.r))
+            mass = mm.mass(b.name)
+            ke += 0.5 * np.sum(p * p, axis=0) / mass
+            ke += 0.5 * np.sum(h * np.linalg.solve(mm.inertia(b.name), h), axis=0)
+            pe -= mass * (g @ self._x(b.r))
         springs = np.zeros(n)
         other = {}
+        values = mm.parameters
         owned = {f"{b}.linear" for b in mech.bodies} | {f"{b}.angular" for b in mech.bodies}
         for name, el in mm.graph.elements.items():
             if el.kind == "C":
                 qs = self._x(f"q_{name}")
-                springs += 0.5 * np.sum(qs * (el.field_matrix() @ qs), axis=0)
+                springs += 0.5 * np.sum(qs * (el.field_matrix(values) @ qs), axis=0)
             elif el.category.name == "INERTIA" and name not in owned:
                 ps = self._x(f"p_{name}")
-                other[name] = 0.5 * np.sum(ps * (el.field_matrix() @ ps), axis=0)
+                other[name] = 0.5 * np.sum(ps * (el.field_matrix(values) @ ps), axis=0)
         work, diss = {}, {}
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
@@ -352,7 +356,7 @@ class MechanismResult:
         for n, b in mech.bodies.items():
             br = result.body(n)
             bodies[n] = MotionBody(
-                n, float(b.mass), np.array(b.inertia.matrix, dtype=float),
+                n, float(self.model.mass(n)), np.array(self.model.inertia(n), dtype=float),
                 np.asarray(br.position, dtype=float), np.asarray(br.quaternion, dtype=float),
                 {p: np.asarray(v, dtype=float) for p, v in b.points.items()})
         geo = geometry_table(mech)
@@ -368,7 +372,7 @@ class MechanismResult:
             out.pop("t", None)
             return out
 
-        return Motion(mech.name, np.asarray(result.t, dtype=float), np.array(mech.gravity),
+        return Motion(mech.name, np.asarray(result.t, dtype=float), self.model.gravity,
                       bodies, joints, mech.ground.name, columns, result.units,
                       lambda name: np.asarray(result.joint(name).force, dtype=float))
 
@@ -414,9 +418,9 @@ class MechanismResult:
                 out[f"{name}.q{ax}"] = {"unit": "1", "frame": "body -> global",
                                         "meaning": "orientation quaternion, scalar first"}
         for name, j in self.model.mechanism.joints.items():
-            lin = j.type_name == "prismatic"
-            out[f"{name}.q"] = {"unit": "m" if lin else "rad", "meaning": "joint coordinate"}
-            out[f"{name}.qd"] = {"unit": "m/s" if lin else "rad/s", "meaning": "joint rate"}
+            u = j.units() or {"q": "rad", "qd": "rad/s", "effort": "N m"}   # (no axis)
+            out[f"{name}.q"] = {"unit": u["q"], "meaning": "joint coordinate"}
+            out[f"{name}.qd"] = {"unit": u["qd"], "meaning": "joint rate"}
             for ax in "xyz":
                 out[f"{name}.F{ax}"] = {"unit": "N", "frame": "global",
                                         "meaning": "constraint force, parent on child"}
@@ -428,7 +432,7 @@ class MechanismResult:
                 out[f"{name}.F_{ax}"] = {"unit": "N", "frame": "child joint frame"}
                 out[f"{name}.M_{ax}"] = {"unit": "N m", "frame": "child joint frame"}
             for k in ("spring", "damper", "actuator"):
-                out[f"{name}.{k}"] = {"unit": "N" if lin else "N m",
+                out[f"{name}.{k}"] = {"unit": u["effort"],
                                       "meaning": f"{k} effort along the axis, on the child"}
         for k in ("kinetic", "gravity", "springs", "balance"):
             out[k] = {"unit": "J"}
@@ -479,12 +483,17 @@ class MechanismResult:
         paths["units"] = os.path.join(out_dir, "units.json")
         write_text(paths["units"], json.dumps(units, indent=2, ensure_ascii=False))
         mech = self.model.mechanism
-        meta = {"name": mech.name, "gravity": mech.gravity.tolist(),
+        mm = self.model
+        meta = {"name": mech.name, "gravity": mm.gravity.tolist(),
                 "grounded": any(j.parent.is_ground for j in mech.joints.values()),
-                "bodies": {n: {"mass": b.mass, "inertia": b.inertia.matrix.tolist()}
-                           for n, b in mech.bodies.items()},
-                "springs": [{"joint": j.name, "stiffness": s.stiffness, "rest": s.rest}
-                            for j in mech.joints.values() for s in j.springs]}
+                "bodies": {n: {"mass": mm.mass(n), "inertia": mm.inertia(n).tolist()}
+                           for n in mech.bodies},
+                "springs": [{"joint": jn, "stiffness": k, "rest": rest}
+                            for jn, _, k, rest in mm.springs()],
+                "parameters": {name: {"value": p.value, "unit": p.unit,
+                                      "meaning": p.meaning}
+                               for name, p in ((p.name, p) for p in
+                                               mm.parameters.declarations())}}
         meta.update(geometry_table(mech))
         paths["mechanism"] = os.path.join(out_dir, "mechanism.json")
         write_text(paths["mechanism"], json.dumps(meta, indent=2, ensure_ascii=False))

@@ -44,12 +44,20 @@ def _quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
     the bodies built where numba is enabled (one function for all: one batch)."""
     q, om = np.asarray(q, dtype=float), np.asarray(omega_body, dtype=float)
     if q.ndim == 2 and om.ndim == 2:
-        return _COMPILED[0].quat_rates(np.ascontiguousarray(q), np.ascontiguousarray(om))
+        compiled = _COMPILED[0]
+        if compiled is None:     # (a model built elsewhere and unpickled in this process)
+            compiled = _COMPILED[0] = _compiled()
+        if compiled is not None:
+            return compiled.quat_rates(np.ascontiguousarray(q), np.ascontiguousarray(om))
     return quat_rate(q, om)
 
 
 _COMPILED: list = [None]      # elements._compiled, once a body was built with it
 
+
+INERTIA_ENTRIES = {"Ixx": (0, 0), "Iyy": (1, 1), "Izz": (2, 2), "Ixy": (0, 1),
+                   "Ixz": (0, 2), "Iyz": (1, 2)}
+"""The parameters of a body's central inertia (body axes): name -> matrix entry."""
 
 SINGULAR_INERTIA = 1e-12
 """A central inertia whose smallest principal moment is at most this times its largest is
@@ -241,18 +249,33 @@ class RigidBody:
         """State name of the angular momentum J^b omega^b (body coordinates, kg m^2/s)."""
         return f"p_{self.name}.angular"
 
-    def build(self, bg: BondGraph, gravity: np.ndarray | None) -> None:
-        """Add the body's elements and kinematic states to ``bg``."""
+    def build(self, bg: BondGraph, gravity: Any = None) -> None:
+        """Add the body's elements and kinematic states to ``bg``, and its parameters
+        (``<body>.mass`` and the central inertia's entries in body axes,
+        ``<body>.Ixx`` ... ``<body>.Iyz``: :data:`INERTIA_ENTRIES`), whose symbols its
+        elements use. ``gravity``: 3 numbers or the gravity parameters' symbols
+        (m/s^2)."""
         n = self.name
-        bg.add(OneJunction(self.v, dim=3), I(f"{n}.linear", self.mass, dim=3),
-               OneJunction(self.w, dim=3), I(f"{n}.angular", self.inertia.matrix, dim=3),
+        m = bg.add_parameter(f"{n}.mass", self.mass, "kg", f"mass of body {n}",
+                             positive=True)
+        J = self.inertia.matrix
+        sym = {}
+        for key, (i, j) in INERTIA_ENTRIES.items():
+            sym[key] = bg.add_parameter(
+                f"{n}.{key}", J[i, j], "kg m^2", f"central inertia of body {n}, entry "
+                f"{key[1:]} in body axes (the whole must stay a valid inertia)")
+        Jsym = np.empty((3, 3), dtype=object)
+        for key, (i, j) in INERTIA_ENTRIES.items():
+            Jsym[i, j] = Jsym[j, i] = sym[key]
+        bg.add(OneJunction(self.v, dim=3), I(f"{n}.linear", m, dim=3),
+               OneJunction(self.w, dim=3), I(f"{n}.angular", Jsym, dim=3),
                EJS(f"{n}.ejs", momentum=f"{n}.angular"))
         bg.connect(self.v, f"{n}.linear", name=f"{n}.b_linear")
         bg.connect(self.w, f"{n}.angular", name=f"{n}.b_angular")
         bg.connect(self.w, f"{n}.ejs", name=f"{n}.b_ejs")
         # the weight m g (zero without gravity: it keeps a lone body's junction valid)
-        g = np.zeros(3) if gravity is None else np.asarray(gravity, dtype=float)
-        bg.add(Se(f"{n}.gravity", self.mass * g, dim=3))
+        g = [0.0, 0.0, 0.0] if gravity is None else list(gravity)
+        bg.add(Se(f"{n}.gravity", np.array([m * gk for gk in g], dtype=object), dim=3))
         bg.connect(f"{n}.gravity", self.v, name=f"{n}.b_gravity")
         bg.add_kinematic_state(KinematicState(self.r, self.v, 3))
         compiled = _compiled()

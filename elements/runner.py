@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph._files import atomic_path, write_text
-from bondgraph.errors import ModelError, NameNotFoundError
+from bondgraph.errors import ModelError, NameNotFoundError, did_you_mean
 
 from bondgraph import BondGraphError, render
 
@@ -134,14 +134,12 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
 def _check_plot_columns(spec: ModelSpec, result: MechanismResult) -> None:
     """Every column a plot asks for exists (before anything is written): else a
     NameNotFoundError naming the model file, the plot and the columns it could mean."""
-    import difflib
     bodies, joints, energy = result.columns()
     cols = [*bodies, *joints, *energy]
     for k, p in enumerate(spec.output.plots):
         missing = [y for y in p.y if y not in cols]
         if missing:
-            close = difflib.get_close_matches(missing[0], cols, n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else \
+            hint = did_you_mean(missing[0], cols) or \
                 "; columns are named as in the CSV files, e.g. 'rod.x', 'J1.q'"
             raise NameNotFoundError(f"{spec.source}: [output.plot {k + 1}] 'y': no column(s) "
                                     f"{', '.join(map(repr, missing))}{hint}")

@@ -1,0 +1,102 @@
+"""What a run keeps: the states on the output grid, the dense output, and the result.
+
+- :class:`OutputGrid`: the output times and the states there, filled step by step (from
+  the step's end state or its interpolant).
+- :func:`collect`: the :class:`~bondgraph.SimulationResult` of a run.
+- :func:`derived_outputs`: U_2, c, Phi, the bond values and the stored energy at the
+  output points, which a result computes when first asked for them.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from .errors import caused_by_interrupt
+from .results import SimulationResult
+
+__all__ = ["OutputGrid", "collect", "derived_outputs"]
+
+
+class OutputGrid:
+    """The states at the output times ``grid`` (sorted, s), filled as steps are taken."""
+
+    def __init__(self, grid: np.ndarray, t0: float, x0: np.ndarray):
+        self.grid = grid
+        self.ts: list[float] = []
+        self.xs: list[np.ndarray] = []
+        self._k = 0
+        while self._k < grid.size and grid[self._k] <= t0 + 1e-15 * max(1.0, abs(t0)):
+            self._add(grid[self._k], x0.copy())
+
+    def _add(self, t, x) -> None:
+        self.ts.append(float(t))
+        self.xs.append(x)
+        self._k += 1
+
+    def fill(self, t_stop: float, t_new: float, y_new: np.ndarray, interpolate) -> None:
+        """Every output time up to ``t_stop`` within the step ending at ``t_new`` (where
+        the state is ``y_new``; ``interpolate(t)`` inside the step)."""
+        grid = self.grid
+        while self._k < grid.size and grid[self._k] <= t_stop:
+            t = grid[self._k]
+            self._add(t, y_new.copy() if t == t_new else interpolate(t))
+
+    def end_at(self, t: float, x: np.ndarray) -> None:
+        """A last point at ``t`` (a terminal event), unless the grid already ends there."""
+        if not self.ts or self.ts[-1] < t:
+            self.ts.append(float(t))
+            self.xs.append(x)
+
+
+def collect(model, ts, xs, stabilization, status, message, failure_time, nfev: int,
+            n_steps: int, deficiency: int, redundancy: str, branch, sol, t_events,
+            fast=None) -> SimulationResult:
+    """The result of a run of ``model``: output times ``ts`` and states ``xs`` (lists),
+    how it ended, the counts, the constraints' redundancy at the start and the branch,
+    the dense output ``sol`` (or None) and the event times."""
+    n = len(ts)
+    X = np.array(xs).T if n else np.zeros((model.n_states, 0))
+    return SimulationResult(
+        t=np.asarray(ts, dtype=float), x=X, state_names=model.state_names, status=status,
+        message=message, success=status.success, failure_time=failure_time,
+        nfev=int(nfev), n_steps=n_steps, rank_deficiency=int(deficiency),
+        redundancy=redundancy, branch=branch, sol=sol,
+        _state_slices=dict(model.state_slices), _bond_slices=model.bond_slices,
+        t_events=tuple(np.asarray(v) for v in t_events),
+        _u2_slices=dict(model.u2_slices),
+        _outputs=partial(derived_outputs, model, stabilization, fast))
+
+
+def derived_outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
+                    ) -> dict[str, np.ndarray]:
+    """U_2, c, Phi, the bond values and the stored energy at the output times ``ts`` and
+    states ``X`` (columns): what :class:`SimulationResult` derives when first asked; NaN
+    at a point where the evaluation fails (the failure state of a failed run)."""
+    n = ts.size
+    n2 = model.n_u2
+    ws = fast.workspace() if fast is not None else None
+    out = {"U2": np.full((n2, n), np.nan), "c": np.full((n2, n), np.nan),
+           "phi": np.full((n2, n), np.nan),
+           "bond_values": np.full((model.layout.n_var, n), np.nan),
+           "energy": np.full(n, np.nan)}
+    for i in range(n):
+        x = np.array(X[:, i])
+        try:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                ev = fast.evaluate(ts[i], x, stabilization, ws) if fast is not None \
+                    else None
+                if ev is None:
+                    ev = model.evaluate(ts[i], x, stabilization=stabilization,
+                                        redundancy_ok=True)
+        except Exception as exc:  # the failure point itself: NaN there
+            if caused_by_interrupt(exc):
+                raise KeyboardInterrupt from exc
+            continue
+        out["U2"][:, i] = ev.U2
+        out["c"][:, i] = ev.constraint_flow
+        out["phi"][:, i] = ev.phi
+        out["bond_values"][:, i] = ev.bond_values
+        out["energy"][i] = model.stored_energy(x)
+    return out

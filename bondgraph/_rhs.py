@@ -1,0 +1,153 @@
+"""The right-hand side a solver integrates: dX/dt at (t, x), with failures as values.
+
+- :class:`RightHandSide`: callable ``(t, x) -> dX/dt``. The sparse evaluation where it
+  applies, the dense one otherwise and wherever the sparse one cannot answer. It never
+  raises to tell the stepping loop something: a failure it cannot recover from (a user
+  function that raised, a singular configuration, a derivative that stays non-finite)
+  is recorded in :attr:`RightHandSide.failure` and every later call returns NaN, so
+  that the solver rejects its step, shrinks it to its floor and stops; the loop then
+  reports the recorded failure. A non-finite derivative at a trial stage is not a
+  failure (the solver rejects that step and tries a smaller one): it is remembered in
+  :attr:`RightHandSide.nonfinite` so that a run that cannot get past it says why.
+- :class:`Failure`: a recorded failure's status, message and time.
+
+An interrupt (KeyboardInterrupt, also when compiled code turns it into another error
+chained to it) is never recorded: it goes on and stops the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import SingularConstraintError, caused_by_interrupt
+from .results import Status
+
+__all__ = ["RightHandSide", "Failure", "MAX_NONFINITE"]
+
+MAX_NONFINITE = 500
+"""Non-finite derivatives at trial stages after which the run is stopped (the solver is
+not getting past them)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a run cannot go on: its status, a message naming the cause, and the time (s)
+    where it happened."""
+
+    status: Status
+    message: str
+    time: float
+
+
+class RightHandSide:
+    """dX/dt of ``model`` for a solver (see the module docstring).
+
+    Parameters
+    ----------
+    model : StateSpaceModel
+    stabilization : Baumgarte or None
+    fast : SparseReduction or None
+        The sparse evaluation, where it applies (full rank, Eq. (15) or no constraint).
+    workspace : bondgraph.sparse.Workspace or None
+        The run's workspace of the sparse evaluation.
+    rank0 : int
+        The constraint matrix's rank at the initial state: a smaller rank later is a
+        singular configuration.
+    reference : callable
+        The constraint matrix's scale at the initial state (computed on first use),
+        below which the dense reduction counts singular values as lost rank.
+    """
+
+    def __init__(self, model, stabilization, fast, workspace, rank0: int, reference):
+        self.model = model
+        self.stabilization = stabilization
+        self.fast = fast
+        self.workspace = workspace
+        self.rank0 = rank0
+        self.reference = reference
+        self.failure: Failure | None = None
+        self.nonfinite: list[tuple[float, str]] = []
+        self._nan = np.full(model.n_states, np.nan)
+        self._nan.setflags(write=False)
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        if self.failure is not None:
+            return self._nan.copy()
+        fast = self.fast
+        # the sparse evaluation at a finite state: the common case; anything else goes
+        # the full path, which repeats the evaluation, finds out why and records it
+        if fast is not None and math.isfinite(t):
+            try:
+                xdot = fast.derivative(t, x, self.stabilization, self.workspace)
+            except SingularConstraintError:
+                xdot = None
+            except Exception as exc:  # a user callable (source, modulus, rate) raised
+                if caused_by_interrupt(exc):
+                    raise KeyboardInterrupt from exc
+                if np.isfinite(x).all():
+                    return self._user_error(t, exc)
+                xdot = None                     # (at a non-finite state: that is the news)
+            # (x's sum: a NaN in a state nothing reads leaves dX/dt finite; a sum is
+            # finite only where every term is, or it overflowed: then the full path)
+            if xdot is not None and math.isfinite(xdot.sum()) and math.isfinite(x.sum()):
+                return xdot
+        return self._full(t, x)
+
+    # -- the full path ---------------------------------------------------------------------
+    def _full(self, t, x) -> np.ndarray:
+        model = self.model
+        if not math.isfinite(t) or len(self.nonfinite) > MAX_NONFINITE:
+            # the solver cannot recover (e.g. a non-finite step size): stop here
+            last = self.nonfinite[-1] if self.nonfinite else (t, "the time became "
+                                                                 "non-finite")
+            return self._fail(Status.NON_FINITE, f"non-finite state derivative: {last[1]} "
+                                                 f"near t = {last[0]:.6g} s", last[0])
+        if not np.isfinite(x).all():     # a trial stage built from a non-finite derivative
+            self.nonfinite.append((t, "the state became non-finite"))
+            return self._nan.copy()
+        try:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                ev = None
+                if self.fast is not None:
+                    ev = self.fast.evaluate(t, x, self.stabilization, self.workspace)
+                if ev is None:
+                    ev = model.evaluate(t, x, stabilization=self.stabilization,
+                                        redundancy_ok=True, rank_reference=self.reference())
+        except SingularConstraintError as exc:
+            if getattr(exc, "non_finite", False):    # overflow at a trial stage: reject it
+                self.nonfinite.append((t, str(exc)))
+                return self._nan.copy()
+            return self._fail(Status.SINGULAR, str(exc),
+                              exc.time if exc.time is not None else t)
+        except Exception as exc:  # a user callable (source, modulus, rate) raised
+            if caused_by_interrupt(exc):
+                raise KeyboardInterrupt from exc
+            return self._user_error(t, exc)
+        if not np.isfinite(ev.U1).all():
+            bad = model._u1_names_at(np.flatnonzero(~np.isfinite(ev.U1)))
+            self.nonfinite.append((t, f"source(s) {', '.join(bad)} returned a non-finite "
+                                      f"value"))
+        elif not np.isfinite(ev.xdot).all():
+            self.nonfinite.append((t, "the state derivative is not finite"))
+        elif ev.rank < self.rank0:
+            return self._fail(Status.SINGULAR,
+                              f"singular configuration at t = {t:.6g} s: the constraint "
+                              f"matrix lost rank ({ev.rank} < {self.rank0}); "
+                              f"{model.deficient_sources_text(ev.H4)}", t)
+        else:
+            return ev.xdot
+        # a non-finite derivative at a trial stage: the solver rejects the step and
+        # shrinks it; if it cannot get past, the run fails there (the loop says so)
+        return self._nan.copy()
+
+    def _user_error(self, t, exc) -> np.ndarray:
+        return self._fail(Status.CALLBACK_ERROR, f"a user function raised near t = "
+                                                 f"{t:.6g} s: {type(exc).__name__}: {exc}", t)
+
+    def _fail(self, status: Status, message: str, t: float) -> np.ndarray:
+        if self.failure is None:
+            self.failure = Failure(status, message, float(t))
+        return self._nan.copy()
