@@ -39,7 +39,8 @@ STAGES: list[tuple[str, ...]] = [
      "bondgraph.branches"),
     # (the reduction's evaluators, dense and sparse, are built from the assembled model,
     # which they read through its attributes: they come before the model's module)
-    ("bondgraph.fastlu", "bondgraph.sparse", "bondgraph.moduli"),
+    ("bondgraph.fastlu", "bondgraph._sparse_systems", "bondgraph._sparse_compiled",
+     "bondgraph.sparse", "bondgraph.moduli"),
     ("bondgraph.reduction",),
     ("bondgraph.results",),
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis"),

@@ -261,7 +261,8 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
     from bondgraph import simulate
     monkeypatch.delenv("BONDGRAPH_NO_NUMBA", raising=False)
     runs, calls = [], {"inside": False, "retries": 0, "general": 0}
-    superlu, one_call = S._superlu_factor, S.SparseReduction._evaluate_fused
+    import bondgraph._sparse_systems as SS
+    superlu, one_call = SS._superlu_factor, S.SparseReduction._evaluate_fused
 
     def counted(pattern, sources, ws):
         calls["retries"] += calls["inside"]
@@ -282,7 +283,7 @@ def test_a_failed_pivot_order_is_replaced_within_the_one_call_path(monkeypatch):
         x0 = mm.initial_state(q0, {"J1": 2.0})
         with monkeypatch.context() as mp:
             if fused:
-                mp.setattr(S, "_superlu_factor", counted)
+                mp.setattr(SS, "_superlu_factor", counted)
                 mp.setattr(S.SparseReduction, "_evaluate_fused", watched)
             else:
                 mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)

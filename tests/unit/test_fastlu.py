@@ -28,6 +28,7 @@ import rich_graphs as rg  # noqa: E402
 from mechanisms import random_states, sparse_scara  # noqa: E402
 import bondgraph.fastlu as F  # noqa: E402
 import bondgraph.sparse as S  # noqa: E402
+import bondgraph._sparse_systems as SS  # noqa: E402  (the systems and their LU)
 from bondgraph import Baumgarte, assemble, assign_causality, simulate  # noqa: E402
 from elements.models import (  # noqa: E402
     chain, spring_pendulum, three_body_prismatic,
@@ -57,7 +58,7 @@ def _numba_path(monkeypatch):
 def _systems(model, states, monkeypatch):
     """(pattern, sources) of every factorisation that evaluating at ``states`` asks for."""
     seen = []
-    factor = S._factor
+    factor = SS._factor
 
     def spy(pattern, sources, ws):   # the LU's systems (a condensed system's kept one)
         lu = factor(pattern, sources, ws)
@@ -66,7 +67,7 @@ def _systems(model, states, monkeypatch):
         return lu
 
     with monkeypatch.context() as mp:
-        mp.setattr(S, "_factor", spy)
+        mp.setattr(SS, "_factor", spy)
         # (the one-call stages factor inside their kernel: the steps one by one here)
         mp.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
         sr = model.sparse()
@@ -87,7 +88,7 @@ def _check_systems(seen, rng):
     for pattern, sources, ws in seen:
         assert pattern.fast is not None
         A = pattern.matrix(sources).copy()
-        ref_lu, _ = S._splu(A)
+        ref_lu, _ = SS._splu(A)
         b = rng.normal(size=A.shape[0])
         ref = ref_lu.solve(b)
         here = F.Structure(pattern, ref_lu.perm_r, ref_lu.perm_c).factor(sources)
@@ -99,7 +100,7 @@ def _check_systems(seen, rng):
         if static is not None:
             used_static += 1
             assert _rel(static.solve(b), ref) <= TOL
-        lu = S._factor(pattern, sources, ws)
+        lu = SS._factor(pattern, sources, ws)
         y = S.SparseReduction._back(lu, pattern, b)
         assert _rel(y, ref[pattern.position]) <= TOL
     return used_static
@@ -148,7 +149,7 @@ def test_evaluation_uses_the_compiled_lu(monkeypatch):
     state = ws.lu(sr._B.fast)
     assert state.structure is not None and state.setups == 1
     kinds = []
-    factor = S._factor
+    factor = SS._factor
 
     def spy(pattern, sources, ws):
         lu = factor(pattern, sources, ws)
@@ -156,7 +157,7 @@ def test_evaluation_uses_the_compiled_lu(monkeypatch):
             kinds.append(type(lu))
         return lu
 
-    monkeypatch.setattr(S, "_factor", spy)
+    monkeypatch.setattr(SS, "_factor", spy)
     monkeypatch.setattr(S.SparseReduction, "_evaluate_fused", lambda self, *a, **k: None)
     second = sr.evaluate(0.1, x, stab, ws)
     assert kinds == [F.Factors]
@@ -228,12 +229,12 @@ def test_tiny_static_pivot_falls_back_to_superlu():
     ws = S.Workspace()
     state = ws.lu(p.fast)
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    lu = S._factor(p, first, ws)                   # SuperLU; its pivots adopted
+    lu = SS._factor(p, first, ws)                   # SuperLU; its pivots adopted
     assert not isinstance(lu, F.Factors)
     assert state.setups == 1
     st = state.structure
     assert st.prow[0] == 0 and st.pcol[0] == 0    # the first pivot: entry (0, 0)
-    assert isinstance(S._factor(p, first, ws), F.Factors)
+    assert isinstance(SS._factor(p, first, ws), F.Factors)
     b = np.array([1.0, -2.0, 0.5])
     for a00 in (0.0, 1e-5):
         values = first.copy()
@@ -241,18 +242,18 @@ def test_tiny_static_pivot_falls_back_to_superlu():
         A = values.reshape(3, 3)
         assert abs(np.linalg.det(A)) > 1.0         # regular
         assert state.structure.factor(values) is None
-        lu = S._factor(p, values, ws)
+        lu = SS._factor(p, values, ws)
         assert lu is not None and not isinstance(lu, F.Factors)
         y = S.SparseReduction._back(lu, p, b)
         assert _rel(y, np.linalg.solve(A, b)) <= TOL
     # fewer than SETUP_INTERVAL factorisations since the set-up: the order is kept ...
     assert state.setups == 1
     for _ in range(F.SETUP_INTERVAL):
-        S._factor(p, first, ws)
+        SS._factor(p, first, ws)
     # ... then the next failure brings SuperLU's order at the new values
-    lu = S._factor(p, values, ws)
+    lu = SS._factor(p, values, ws)
     assert not isinstance(lu, F.Factors) and state.setups == 2
-    lu = S._factor(p, values, ws)
+    lu = SS._factor(p, values, ws)
     assert isinstance(lu, F.Factors)
     y = S.SparseReduction._back(lu, p, b)
     assert _rel(y, np.linalg.solve(values.reshape(3, 3), b)) <= TOL
@@ -268,13 +269,13 @@ def test_a_recent_pivot_order_serves_before_superlu():
     ws = S.Workspace()
     state = ws.lu(p.fast)
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    S._factor(p, first, ws)                        # SuperLU; order 1 adopted
+    SS._factor(p, first, ws)                        # SuperLU; order 1 adopted
     order1 = state.structure
     for _ in range(F.SETUP_INTERVAL):
-        assert isinstance(S._factor(p, first, ws), F.Factors)
+        assert isinstance(SS._factor(p, first, ws), F.Factors)
     second = first.copy()
     second[0] = 0.0                                # order 1's first pivot vanishes
-    S._factor(p, second, ws)                       # SuperLU; order 2 adopted
+    SS._factor(p, second, ws)                       # SuperLU; order 2 adopted
     order2 = state.structure
     assert state.setups == 2 and order2 is not order1 and state.recent == [order1]
     assert order2.prow[0] != 0                     # (order 2 pivots column 0 elsewhere)
@@ -283,7 +284,7 @@ def test_a_recent_pivot_order_serves_before_superlu():
     row = int(np.flatnonzero(order2.prow == 0)[0])
     third[3 * row] = 0.0
     assert order2.factor(third) is None and order1.factor(third) is not None
-    lu = S._factor(p, third, ws)
+    lu = SS._factor(p, third, ws)
     assert isinstance(lu, F.Factors) and lu.structure is order1
     assert state.structure is order1 and state.recent == [order2]   # (latest last)
     assert state.setups == 2                       # no new structure, no SuperLU
@@ -296,7 +297,7 @@ def test_guards_refuse_non_finite_and_singular_values():
     p = _hand_pattern()
     ws = S.Workspace()
     first = np.array([4.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0, 5.0])
-    S._factor(p, first, ws)
+    SS._factor(p, first, ws)
     st = ws.lu(p.fast).structure
     assert st.factor(first) is not None
     for bad in (np.nan, np.inf):
@@ -305,18 +306,18 @@ def test_guards_refuse_non_finite_and_singular_values():
         assert st.factor(values) is None
     singular = np.array([1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0])   # row 1 = 2 row 0
     assert st.factor(singular) is None
-    assert S._factor(p, singular, ws) is None
+    assert SS._factor(p, singular, ws) is None
     for line in (np.s_[3:6], np.s_[1::3]):           # a zero row, a zero column
         values = first.copy()
         values[line] = 0.0
         assert st.factor(values) is None
-        assert S._factor(p, values, ws) is None
+        assert SS._factor(p, values, ws) is None
     # pivots 1, 1e-15, 1: each the largest of its column, but their ratio is below
     # SINGULAR_RATIO: refused here, and SuperLU's (the same) pivots say singular too
     tiny = np.array([1.0, 0.0, 0.0, 0.0, 1e-15, 0.0, 0.0, 0.0, 1.0])
     assert st.factor(tiny) is None
     assert st.factor(tiny * [1, 1, 1, 1, 1e13, 1, 1, 1, 1]) is not None
-    assert S._factor(p, tiny, ws) is None
+    assert SS._factor(p, tiny, ws) is None
 
 
 def test_environment_variable_turns_it_off(monkeypatch):

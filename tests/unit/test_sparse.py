@@ -106,9 +106,9 @@ def test_redundant_loop_uses_the_dense_path():
 
 
 def test_public_splu_fallback_gives_the_same_numbers(monkeypatch):
-    """The sparse path calls scipy's SuperLU binding directly (see sparse._splu); with the
-    public splu instead the numbers are the same."""
-    import bondgraph.sparse as S
+    """The sparse path calls scipy's SuperLU binding directly (see _sparse_systems._splu);
+    with the public splu instead the numbers are the same."""
+    import bondgraph._sparse_systems as S
     mech, q0 = chain(3)
     mm = mech.assemble()
     x = mm.initial_state(q0, {"J2": 1.0})
