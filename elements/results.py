@@ -27,7 +27,8 @@ from bondgraph import SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
 from ._blocks import term_bond
-from .animation import Motion, MotionBody, animate, geometry_table, joint_from_table
+from .animation import animate
+from .motion import Motion, MotionBody, geometry_table, joint_from_table
 from .video import animate_video
 
 __all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]

@@ -24,7 +24,8 @@ from bondgraph._files import atomic_path
 from bondgraph.errors import BondGraphError, ModelError
 
 from ._plot import pyplot
-from .animation import Scene, Shape, Source, TraceSpec, build_scene, load_motion, rotations
+from .motion import Source, TraceSpec, load_motion, rotations
+from .scene import Scene, Shape, build_scene
 
 __all__ = ["animate_video", "frame_times", "ffmpeg_available"]
 

@@ -50,8 +50,9 @@ STAGES: list[tuple[str, ...]] = [
     # what works on mechanisms, files, runs and studies
     ("elements._compiled", "elements._plot"),
     ("elements._blocks",),
-    ("elements.rigid_body", "elements.joints", "elements.forces", "elements.animation",
-     "elements.video"),
+    ("elements.rigid_body", "elements.joints", "elements.forces", "elements.motion"),
+    ("elements.scene",),
+    ("elements.animation", "elements.video"),
     ("elements.results",),
     ("elements.mechanism",),
     ("elements.dynamics", "elements.energy_check"),
