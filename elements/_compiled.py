@@ -80,7 +80,7 @@ def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
 
 @njit(cache=True)
 def point_gap(A, r, ia, ib, P, Q, dest, sign, out):
-    """:class:`elements._blocks.PointGap`: (r_a + A_a P) - (r_b + A_b Q), 3 values per
+    """:class:`elements._kernels.PointGap`: (r_a + A_a P) - (r_b + A_b Q), 3 values per
     instance at ``out[dest[i]]``."""
     for i in range(ia.size):
         a, b = ia[i], ib[i]
@@ -92,7 +92,7 @@ def point_gap(A, r, ia, ib, P, Q, dest, sign, out):
 
 @njit(cache=True)
 def revolute_gap(A, ia, ib, ax, D, dest, sign, out):
-    """:class:`elements._blocks.RevoluteGap`: with a = A_a ax and d_j = A_b D[:, j],
+    """:class:`elements._kernels.RevoluteGap`: with a = A_a ax and d_j = A_b D[:, j],
     [-a . d_2, a . d_1] at ``out[dest[i]]``."""
     for i in range(ia.size):
         a, b = ia[i], ib[i]
@@ -148,7 +148,7 @@ def _gap3(A, r, a, b, P, Q, i):
 
 @njit(cache=True)
 def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
-    """:class:`elements._blocks.PrismaticRotation`: D^T u~ with u = Q + A_b^T h, or its
+    """:class:`elements._kernels.PrismaticRotation`: D^T u~ with u = Q + A_b^T h, or its
     rate D^T (du/dt)~ with du/dt = A_b^T dh/dt - omega_b x (u - Q); D (n, 3, k)."""
     u = np.empty(3)
     du = np.empty(3)
@@ -193,7 +193,7 @@ def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
 
 @njit(cache=True)
 def slide_gap(A, r, ia, ib, D, P, Q, dest, sign, out):
-    """:class:`elements._blocks.SlideGap`: D^T A_b^T h."""
+    """:class:`elements._kernels.SlideGap`: D^T A_b^T h."""
     for i in range(ia.size):
         a, b = ia[i], ib[i]
         h = _gap3(A, r, a, b, P, Q, i)
@@ -206,7 +206,7 @@ def slide_gap(A, r, ia, ib, D, P, Q, dest, sign, out):
 
 @njit(cache=True)
 def orientation_gap(A, ia, ib, C, dest, sign, out):
-    """:class:`elements._blocks.OrientationGap`: vee(A_a C A_b^T), vee(M) =
+    """:class:`elements._kernels.OrientationGap`: vee(A_a C A_b^T), vee(M) =
     (M[2,1] - M[1,2], M[0,2] - M[2,0], M[1,0] - M[0,1]) / 2."""
     M = np.empty((3, 3))
     T = np.empty((3, 3))

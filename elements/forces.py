@@ -22,7 +22,8 @@ from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import check_name
 from bondgraph.spatial import skew
 
-from ._blocks import Block, Sandwich, Term
+from ._blocks import Block, Term
+from ._kernels import Sandwich
 from .rigid_body import RigidBody
 
 __all__ = ["PointForce", "BodyMoment", "Load"]

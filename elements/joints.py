@@ -33,8 +33,9 @@ from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from_axis, skew
 
-from ._blocks import (
-    Block, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap, Term,
+from ._blocks import Block, Term
+from ._kernels import (
+    OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap,
 )
 from .rigid_body import RigidBody
 

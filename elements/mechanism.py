@@ -30,7 +30,8 @@ from bondgraph.results import join_results
 from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import as_rotation, matrix_to_quat, quat_to_matrix
 
-from ._blocks import Block, Geometry, _geometry, build_block, frames_context
+from ._blocks import Block, _geometry, build_block, frames_context
+from ._kernels import Geometry
 from .forces import Load
 from .joints import Joint
 from .rigid_body import INERTIA_ENTRIES, Ground, Inertia, RigidBody
@@ -524,7 +525,7 @@ class MechanismModel:
 
     def _loop_residual(self, q, free):
         """The loop joints' closure residuals (zero exactly where each joint holds; see
-        :meth:`elements._blocks.Kernel.closure`) at tree coordinates ``q`` (and free
+        :meth:`elements._kernels.Kernel.closure`) at tree coordinates ``q`` (and free
         bodies' states ``free``)."""
         pose, _ = self._forward(q, {}, free)
         return self._closure(pose, self.loop_joints)

@@ -49,6 +49,7 @@ STAGES: list[tuple[str, ...]] = [
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
     ("elements._compiled", "elements._plot"),
+    ("elements._kernels",),
     ("elements._blocks",),
     ("elements.rigid_body", "elements.joints", "elements.forces", "elements.motion"),
     ("elements.scene",),
