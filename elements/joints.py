@@ -40,7 +40,15 @@ from ._kernels import (
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint",
-           "AxisSpring", "AxisDamper", "AxisActuator"]
+           "AxisSpring", "AxisDamper", "AxisActuator", "attachment_name"]
+
+
+def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
+    """The element name of a joint's i-th spring, damper or actuator (of ``count``):
+    ``J3.spring`` for one, ``J3.spring0``, ``J3.spring1`` for several; its parameters
+    are named after it (``J3.spring.k``, ``J3.spring.rest``, ``J3.damper.c``, and the
+    actuator's constant effort ``J1.actuator``)."""
+    return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
 
 
 @dataclass(frozen=True)
@@ -219,9 +227,23 @@ class Joint:
         return f"{self.name}.axis"
 
     @property
+    def axis_bond(self) -> str:
+        """The bond from the axis junction into the constraint terms (its flow: the joint
+        rate, rad/s or m/s)."""
+        return f"{self.name}.axis.b"
+
+    @property
     def coordinate_state(self) -> str:
         """Kinematic state holding the joint coordinate (rad or m)."""
         return f"{self.name}.coord"
+
+    def attachments(self, kind: str) -> list[str]:
+        """The element names of this joint's springs, dampers or actuators (``kind``:
+        ``"spring"``, ``"damper"`` or ``"actuator"``), in the order they were added (see
+        :func:`attachment_name`)."""
+        items = {"spring": self.springs, "damper": self.dampers,
+                 "actuator": self.actuators}[kind]
+        return [attachment_name(self.name, kind, i, len(items)) for i in range(len(items))]
 
     # geometry helpers --------------------------------------------------------------------
     def _bodies(self):

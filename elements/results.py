@@ -23,7 +23,7 @@ import numpy as np
 from bondgraph._files import atomic_path, output_name, write_text
 from bondgraph.errors import ModelError, NameNotFoundError
 
-from bondgraph import SimulationResult
+from bondgraph import Category, SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
 from ._blocks import term_bond
@@ -186,8 +186,7 @@ class MechanismResult:
         child = j.child.name
         phi_max, c_max = 0.0, 0.0
         for blk in mm.blocks[name]:
-            src = f"Se*_{blk.label}"
-            sl = m.u2_slices[src]
+            sl = m.u2_slices[mm.source_of(blk)]
             phi_max = max(phi_max, float(np.nanmax(np.abs(raw.phi[sl]), initial=0.0)))
             c_max = max(c_max, float(np.nanmax(np.abs(raw.constraint_flow[sl]),
                                                initial=0.0)))
@@ -212,12 +211,12 @@ class MechanismResult:
         zeros = np.zeros(n)
         if j.n_free:
             q = raw.state(j.coordinate_state)
-            qd = raw.flow(f"{j.name}.axis.b")
+            qd = raw.flow(j.axis_bond)
             # efforts on the child along the axis: springs and dampers hang off the axis
             # junction (their bonds point away from it), actuators feed it
-            spring = -sum((raw.effort(f"{e}.b") for e in self._axis(j, "spring")), zeros)
-            damper = -sum((raw.effort(f"{e}.b") for e in self._axis(j, "damper")), zeros)
-            actuator = sum((raw.effort(f"{e}.b") for e in self._axis(j, "actuator")), zeros)
+            spring = -sum((raw.effort(b) for b in self._axis(j, "spring")), zeros)
+            damper = -sum((raw.effort(b) for b in self._axis(j, "damper")), zeros)
+            actuator = sum((raw.effort(b) for b in self._axis(j, "actuator")), zeros)
         else:
             q = qd = np.full(n, np.nan)
             spring = damper = actuator = zeros
@@ -225,7 +224,10 @@ class MechanismResult:
                            phi_max, c_max)
 
     def _axis(self, j, kind):
-        return [e for e in self.model.graph.elements if e.startswith(f"{j.name}.{kind}")]
+        """The bonds of the joint's springs, dampers or actuators in the model (a drive
+        replaces the actuators)."""
+        graph = self.model.graph
+        return [graph.bonds_of(e)[0].name for e in j.attachments(kind) if e in graph]
 
     # -- energy ------------------------------------------------------------------------------
     @property
@@ -247,18 +249,20 @@ class MechanismResult:
         springs = np.zeros(n)
         other = {}
         values = mm.parameters
-        owned = {f"{b}.linear" for b in mech.bodies} | {f"{b}.angular" for b in mech.bodies}
+        owned = {s for b in mech.bodies.values()
+                 for s in (b.linear_momentum, b.angular_momentum)}
         for name, el in mm.graph.elements.items():
             if el.kind == "C":
-                qs = self._x(f"q_{name}")
+                qs = self._x(el.state_name)
                 springs += 0.5 * np.sum(qs * (el.field_matrix(values) @ qs), axis=0)
-            elif el.category.name == "INERTIA" and name not in owned:
-                ps = self._x(f"p_{name}")
+            elif el.category is Category.INERTIA and el.state_name not in owned:
+                ps = self._x(el.state_name)
                 other[name] = 0.5 * np.sum(ps * (el.field_matrix(values) @ ps), axis=0)
         work, diss = {}, {}
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
-            if ws.name.endswith(".dissipated"):
+            # power into a resistance is energy dissipated; the rest is work done
+            if mm.graph.element(ws.source).category is Category.RESISTANCE:
                 diss[ws.source] = val
             else:
                 work[ws.source] = val

@@ -55,6 +55,8 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.scene",),
     ("elements.animation", "elements.video"),
     ("elements.results",),
+    ("elements.closure",),
+    ("elements.mechanism_model",),
     ("elements.mechanism",),
     ("elements.dynamics", "elements.energy_check"),
     ("elements.modelfile", "elements.urdf", "elements.models"),

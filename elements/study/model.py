@@ -32,7 +32,7 @@ from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 
 from ..forces import Load
 from ..joints import AxisActuator, AxisDamper, AxisSpring, Joint
-from ..mechanism import Mechanism, MechanismModel, attachment_name
+from ..mechanism import Mechanism, MechanismModel
 from ..modelfile import ModelFileError, ModelSpec, SolverSettings, _Ctx, _solver, loads_model
 
 __all__ = ["ParameterInfo", "ParametricModel", "spec_from"]
@@ -96,9 +96,8 @@ def _structural(spec: ModelSpec) -> dict[str, ParameterInfo]:
                 out[name] = ParameterInfo(
                     name, unit, f"{kind} on the axis; the joint has no {kind}, so the model "
                     f"is built once more with one", None, True)
-        for i, a in enumerate(j.actuators):
+        for name, a in zip(j.attachments("actuator"), j.actuators):
             if isinstance(a.effort, (TimeFunction, StateFunction)):
-                name = attachment_name(j.name, "actuator", i, len(j.actuators))
                 out[name] = ParameterInfo(name, u["effort"], "actuator effort on the axis "
                                           "(a signal in the model: a value replaces it by "
                                           "a constant)", None, True)

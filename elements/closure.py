@@ -1,0 +1,311 @@
+"""Consistent states of an assembled mechanism: forward kinematics along the spanning tree,
+loop closure (Gauss-Newton on the loop joints' closure residuals), the rates from c = 0,
+the check that every joint holds, the constraint Jacobian, and the projection of a state
+onto Phi = 0 and c = 0.
+
+The functions take a :class:`~elements.mechanism_model.MechanismModel` (read through its
+attributes: ``mechanism``, ``model``, ``graph``, ``tree``, ``loop_joints``, ``blocks``,
+``block_of``, ``source_of``, ``mass``, ``inertia``, ``state_from_poses``); the model's
+methods :meth:`~elements.mechanism_model.MechanismModel.initial_state`,
+:meth:`~elements.mechanism_model.MechanismModel.project` and
+:meth:`~elements.mechanism_model.MechanismModel.constraint_jacobian` are the public
+entry points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bondgraph import ModelError
+from bondgraph.element import MAX_MAGNITUDE
+from bondgraph.spatial import as_rotation, axis_angle_matrix, matrix_to_quat, quat_to_matrix
+
+from ._blocks import _deps, _geometry
+from ._kernels import Geometry
+
+__all__ = ["AssemblyError", "CLOSED_TOL"]
+
+
+CLOSED_TOL = 1e-8
+"""Largest closure residual (m, or an entry of a rotation matrix) an initial state may
+leave at a joint."""
+
+
+class AssemblyError(ModelError):
+    """Fires when a consistent initial state cannot be found (Newton on Phi = 0 did not
+    converge, or the coordinates given do not fit the mechanism)."""
+
+
+# -- initial configurations ----------------------------------------------------------------
+def checked_coordinates(mm, q, qd, free):
+    """The user's joint coordinates, rates and free-body states, checked and in the form
+    each joint takes (see :meth:`Joint.initial_values`)."""
+    mech = mm.mechanism
+    for d, what in ((q, "coordinates"), (qd, "rates")):
+        if d is not None and not isinstance(d, Mapping):
+            raise ModelError(f"initial joint {what} must be a mapping of joint names to "
+                             f"values, e.g. {{'J1': 0.3}}; got {d!r}")
+    q = dict(q or {})
+    qd = dict(qd or {})
+    for d, what in ((q, "coordinate"), (qd, "rate")):
+        for name in d:
+            if name not in mech.joints:
+                raise ModelError(f"initial {what} given for unknown joint '{name}'; "
+                                 f"joints: {', '.join(mech.joints)}")
+    for name in set(q) | set(qd):        # checked, in the form the joint takes
+        qv, qdv = mech.joints[name].initial_values(q.get(name), qd.get(name))
+        for d, v in ((q, qv), (qd, qdv)):
+            if v is not None:
+                d[name] = v
+    unknown = [n for n in (free or {}) if n not in mech.free_bodies()]
+    if unknown:
+        raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
+                         f"free bodies; free bodies: "
+                         f"{', '.join(mech.free_bodies()) or 'none'}")
+    return q, qd, dict(free or {})
+
+
+def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
+    """(pose, twist, coords) of a consistent initial state: loops closed, every joint
+    checked (see :meth:`MechanismModel.initial_state`)."""
+    q, qd, free = checked_coordinates(mm, q, qd, free)
+    if mm.loop_joints:
+        solve_for = [j.name for j in mm.tree if j.n_free and j.name not in q]
+        q = close_loops(mm, q, solve_for, tol, max_iterations, dict(guess or {}), free)
+        qd = close_rates(mm, q, qd, [j for j in solve_for if j not in qd], free)
+    pose, twist = forward(mm, q, qd, free)
+    check_closed(mm, pose)
+    coords = {}
+    for j in mm.mechanism.joints.values():
+        if j.n_free:
+            if j.name in q:
+                coords[j.name] = float(q[j.name])
+            else:
+                A_a, r_a = pose[j.parent.name]
+                A_b, r_b = pose[j.child.name]
+                coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
+    return pose, twist, coords
+
+
+def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
+    """Forward kinematics along the spanning tree: every body's pose (A, r) and twist
+    (omega, v; global) from tree coordinates and rates (0 where not given)."""
+    mech = mm.mechanism
+    pose = {mech.ground.name: (np.eye(3), np.zeros(3))}
+    twist = {mech.ground.name: (np.zeros(3), np.zeros(3))}
+    for name in mech.free_bodies():
+        A, r, w, v = free_state(name, (free or {}).get(name))
+        pose[name] = (A, r)
+        twist[name] = (w, v)
+    for j in mm.tree:
+        A_a, r_a = pose[j.parent.name]
+        w_a, v_a = twist[j.parent.name]
+        qj = q.get(j.name, 0.0 if j.n_free else None)
+        qdj = qd.get(j.name, 0.0 if j.n_free else None)
+        A_b, r_b = j.child_pose(A_a, r_a, qj)
+        pose[j.child.name] = (A_b, r_b)
+        twist[j.child.name] = j.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qdj)
+    return pose, twist
+
+
+def free_state(name, spec):
+    """A free body's (rotation, position, angular velocity, velocity) from the user's
+    mapping (identity and zeros where not given), checked."""
+    spec = dict(spec or {})
+    allowed = {"rotation", "position", "angular_velocity", "velocity"}
+    bad = set(spec) - allowed
+    if bad:
+        raise ModelError(f"free body '{name}': unknown key(s) {', '.join(sorted(bad))}; valid: "
+                         f"{', '.join(sorted(allowed))}")
+    try:
+        A = as_rotation(spec.get("rotation", np.eye(3)))
+    except ValueError as exc:
+        raise ModelError(f"free body '{name}': rotation {exc}") from None
+    vecs = []
+    for key in ("position", "angular_velocity", "velocity"):
+        try:
+            v = np.array(spec.get(key, np.zeros(3)), dtype=float)
+        except (TypeError, ValueError):
+            v = np.zeros(0)
+        if v.shape != (3,) or not np.all(np.isfinite(v)) or np.abs(v).max() > MAX_MAGNITUDE:
+            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers (at most "
+                             f"{MAX_MAGNITUDE:.0e} in magnitude), got {spec.get(key)!r}")
+        vecs.append(v)
+    return A, vecs[0], vecs[1], vecs[2]
+
+
+# -- closure -------------------------------------------------------------------------------
+def closure(mm, pose, joints) -> np.ndarray:
+    """The closure residuals of ``joints`` at body poses ``pose`` (zero exactly where each
+    joint holds; see :meth:`elements._kernels.Kernel.closure`)."""
+    out = [blk.phi.closure(Geometry.of_poses(pose, blk.bodies))
+           for j in joints for blk in mm.blocks[j.name] if blk.phi is not None]
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def check_closed(mm, pose) -> None:
+    """Raise an AssemblyError naming the joint where a pose does not satisfy a joint's
+    constraints (to ``CLOSED_TOL``: metres, or the entries of a rotation)."""
+    for j in mm.mechanism.joints.values():
+        res = closure(mm, pose, [j])
+        if res.size and not np.abs(res).max() <= CLOSED_TOL:
+            raise AssemblyError(
+                f"mechanism '{mm.mechanism.name}': the initial configuration does not "
+                f"satisfy joint '{j.name}' ({j.type_name}): residual "
+                f"{np.abs(res).max():.3g} > {CLOSED_TOL:g}. Check the geometry, the "
+                f"coordinates given, or give a guess nearer the intended assembly")
+
+
+def close_loops(mm, q, solve, tol, max_iterations, guess, free):
+    """Tree coordinates ``q`` with the joints ``solve`` solved so that the loop joints
+    close (free bodies at ``free``): Gauss-Newton on the closure residual, each step cut
+    back until it lowers |residual|."""
+    q = dict(q)
+    for n in solve:
+        q.setdefault(n, float(guess.get(n, 0.0)))
+
+    def residual(zz):
+        pose, _ = forward(mm, dict(q, **dict(zip(solve, zz))), {}, free)
+        return closure(mm, pose, mm.loop_joints)
+
+    if not solve:
+        res = residual(np.zeros(0))
+        if np.abs(res).max() > 1e-9:
+            raise AssemblyError(_loop_message(mm, res, "the coordinates given do not close "
+                                                       "the loop and none is left free"))
+        return q
+    z = np.array([q[n] for n in solve], dtype=float)
+    res = residual(z)
+    why = f"Newton's method did not converge in {max_iterations} iterations"
+    for _ in range(max_iterations):
+        if np.abs(res).max() < tol:
+            return dict(q, **dict(zip(solve, z)))
+        h = 1e-7
+        Jm = np.empty((res.size, z.size))
+        for k in range(z.size):
+            zp, zm = z.copy(), z.copy()
+            zp[k] += h
+            zm[k] -= h
+            Jm[:, k] = (residual(zp) - residual(zm)) / (2 * h)
+        step = np.linalg.lstsq(Jm, -res, rcond=None)[0]
+        n0 = float(np.linalg.norm(res))
+        for lam in 0.5 ** np.arange(20):
+            z_new = z + lam * step
+            r_new = residual(z_new)
+            if np.linalg.norm(r_new) < n0:
+                break
+        else:
+            why = ("Newton's method stalled (no step lowers the residual: the loop "
+                   "does not close near this guess)")
+            break
+        z, res = z_new, r_new
+    if np.abs(res).max() < max(tol, 1e-10):
+        return dict(q, **dict(zip(solve, z)))
+    raise AssemblyError(_loop_message(mm, res, why))
+
+
+def _loop_message(mm, res, why):
+    return (f"mechanism '{mm.mechanism.name}': {why}; loop joints "
+            f"{', '.join(j.name for j in mm.loop_joints)}, max |residual| = "
+            f"{np.abs(res).max():.3g}. Check the geometry or give other coordinates "
+            f"or a guess (initial_state's guess=...) nearer the intended assembly")
+
+
+def close_rates(mm, q, qd, solve, free):
+    """Rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
+    c = 0 (linear in the rates: one least-squares solve)."""
+    qd = dict(qd)
+    for n in solve:
+        qd.setdefault(n, 0.0)
+    if not solve:
+        return qd
+    sources = [mm.source_of(blk) for j in mm.loop_joints for blk in mm.blocks[j.name]]
+
+    def c_of(z):
+        pose, twist = forward(mm, q, dict(qd, **dict(zip(solve, z))), free)
+        coords = {j.name: 0.0 for j in mm.mechanism.joints.values() if j.n_free}
+        coords.update({k: float(v) for k, v in q.items() if np.ndim(v) == 0})
+        x = mm.state_from_poses(pose, twist, coords, _other_states_zero(mm))
+        ev = mm.model.evaluate(0.0, x)
+        return np.concatenate([ev.constraint_flow[mm.model.u2_slices[s]] for s in sources])
+
+    z0 = np.zeros(len(solve))
+    c0 = c_of(z0)
+    Jm = np.column_stack([c_of(np.eye(len(solve))[k]) - c0 for k in range(len(solve))])
+    z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
+    return dict(qd, **dict(zip(solve, z)))
+
+
+def _other_states_zero(mm):
+    """Zero values for the states that are not the mechanism's own (subsystems')."""
+    owned = set(mm.mechanism_states())
+    return {n: np.zeros(mm.model.state_slices[n].stop - mm.model.state_slices[n].start)
+            for n in mm.state_names if n not in owned}
+
+
+# -- projection ----------------------------------------------------------------------------
+def constraint_jacobian(mm, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(G, Phi) at state ``x`` (see :meth:`MechanismModel.constraint_jacobian`)."""
+    m = mm.model
+    bodies = list(mm.mechanism.bodies.values())
+    col = {}
+    for i, b in enumerate(bodies):
+        col[f"{b.name}.v"] = 6 * i
+        col[f"{b.name}.w"] = 6 * i + 3
+    rows, phis = [], []
+    for src in m.unknown_sources:
+        blk = mm.block_of(src)
+        geo = _geometry(blk.bodies, [x[m.state_slices[n]] for n in _deps(blk.bodies)])
+        G = np.zeros((blk.dim, 6 * len(bodies)))
+        for t in blk.terms:
+            g = t.constant if t.constant is not None else t.G(geo)
+            G[:, col[t.junction]:col[t.junction] + 3] += g
+        rows.append(G)
+        phis.append(blk.phi(geo))
+    return (np.vstack(rows) if rows else np.zeros((0, 6 * len(bodies))),
+            np.concatenate(phis) if phis else np.zeros(0))
+
+
+def project(mm, x: np.ndarray, tol: float, max_iterations: int) -> np.ndarray:
+    """``x`` projected onto Phi = 0 and c = 0 (see :meth:`MechanismModel.project`)."""
+    m = mm.model
+    x = np.array(x, dtype=float)
+    bodies = list(mm.mechanism.bodies.values())
+    for _ in range(max_iterations):
+        G, phi = constraint_jacobian(mm, x)
+        if phi.size == 0 or np.abs(phi).max() < tol:
+            break
+        dz = -np.linalg.lstsq(G, phi, rcond=None)[0]
+        for i, b in enumerate(bodies):
+            x[m.state_slices[b.r]] += dz[6 * i:6 * i + 3]
+            A = quat_to_matrix(x[m.state_slices[b.q]])
+            dth = dz[6 * i + 3:6 * i + 6]
+            ang = np.linalg.norm(dth)
+            if ang > 0:
+                A = A @ axis_angle_matrix(dth, ang)
+            x[m.state_slices[b.q]] = matrix_to_quat(A) * np.sign(
+                np.dot(matrix_to_quat(A), x[m.state_slices[b.q]]) or 1.0)
+    # velocities: minimise the kinetic energy of the correction subject to G u = 0
+    G, _ = constraint_jacobian(mm, x)
+    if G.shape[0]:
+        u = np.zeros(6 * len(bodies))
+        mass = {b.name: mm.mass(b.name) for b in bodies}
+        inertia = {b.name: mm.inertia(b.name) for b in bodies}
+        for i, b in enumerate(bodies):
+            u[6 * i:6 * i + 3] = x[m.state_slices[b.linear_momentum]] / mass[b.name]
+            u[6 * i + 3:6 * i + 6] = np.linalg.solve(inertia[b.name],
+                                                     x[m.state_slices[b.angular_momentum]])
+        Mi = np.zeros((6 * len(bodies), 6 * len(bodies)))
+        for i, b in enumerate(bodies):
+            Mi[6 * i:6 * i + 3, 6 * i:6 * i + 3] = np.eye(3) / mass[b.name]
+            Mi[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = np.linalg.inv(inertia[b.name])
+        H = G @ Mi @ G.T
+        lam = np.linalg.lstsq(H, G @ u, rcond=None)[0]
+        u = u - Mi @ G.T @ lam
+        for i, b in enumerate(bodies):
+            x[m.state_slices[b.linear_momentum]] = mass[b.name] * u[6 * i:6 * i + 3]
+            x[m.state_slices[b.angular_momentum]] = inertia[b.name] @ u[6 * i + 3:6 * i + 6]
+    return x

@@ -1,0 +1,323 @@
+"""An assembled mechanism: its bond graph, causal graph and state-space model, with the
+mechanism-level operations: parameters by name, states from joint coordinates (forward
+kinematics for trees, Gauss-Newton on the closure residuals for closed loops; see
+:mod:`elements.closure`), projection onto Phi = 0 and c = 0, and simulation.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bondgraph import Baumgarte, ModelError, assemble, assign_causality, simulate
+from bondgraph.parameters import ParameterSet
+from bondgraph.results import join_results
+from bondgraph.spatial import matrix_to_quat, quat_to_matrix
+
+from . import closure
+from ._blocks import Block
+from .rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
+
+__all__ = ["MechanismModel"]
+
+
+class MechanismModel:
+    """An assembled mechanism: the bond graph, its causal graph, the state-space model, and
+    the mechanism-level operations (initial states, projection, reactions, simulation).
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+        The model's own copy of the mechanism it was assembled from (see
+        :meth:`Mechanism.assemble`, the usual way to make one).
+    graph : BondGraph
+        The mechanism's vector bond graph (before causality).
+    causal : CausalGraph
+    model : StateSpaceModel
+    """
+
+    def __init__(self, mechanism: Any, *, strict: bool = False,
+                 drives: Mapping[str, Any] | None = None):
+        # its own copy: later edits of the mechanism (a body added, a spring attached)
+        # must not reach a model built without them (user functions are shared, not
+        # copied: deepcopy keeps functions as they are)
+        self.mechanism = mechanism = copy.deepcopy(mechanism)
+        self.strict = strict
+        self.drives = dict(drives or {})
+        self.tree, self.loop_joints = mechanism.spanning_tree()
+        self.graph = mechanism.build(self.drives)
+        self.causal = assign_causality(self.graph)
+        self.model = assemble(self.causal)
+        self.blocks: dict[str, list[Block]] = {
+            j.name: j.constraint_blocks() for j in mechanism.joints.values()}
+        self.state_names = self.model.state_names
+        self._block_of: dict[str, Block] = {}
+        self._source_of: dict[str, str] = {}
+        at = {s.junction: s.name for s in self.causal.constraint_sources}
+        for blocks in self.blocks.values():
+            for blk in blocks:
+                if blk.name in at:
+                    self._source_of[blk.name] = at[blk.name]
+                    self._block_of[at[blk.name]] = blk
+
+    # -- parameters ------------------------------------------------------------------------
+    @property
+    def parameters(self) -> ParameterSet:
+        """Every parameter of the model, name -> value: gravity (``gravity.x``), bodies'
+        masses and inertias (``m2.mass``, ``m2.Ixx``, ..., ``m2.Iyz``), springs
+        (``J3.spring.k``, ``J3.spring.rest``), dampers (``J2.damper.c``), constant
+        actuators (``J1.actuator``) and loads (``push.x``), and those of attached
+        subsystems (see :class:`~bondgraph.parameters.ParameterSet`)."""
+        return self.model.parameters
+
+    def with_parameters(self, values: Mapping[str, float] | None = None,
+                        **named: float) -> "MechanismModel":
+        """This mechanism's model with other parameter values (see :attr:`parameters`):
+        the same graph, causal graph and structure, a state-space model assembled from
+        them with the new values. Neither this model nor its mechanism is copied or
+        changed.
+
+        Raises
+        ------
+        ModelError
+            For an unknown name (listing the valid ones) or a value that breaks a rule
+            (a mass must be positive, an inertia valid, a damper non-negative...).
+        """
+        params = self.model.parameters.updated(values).updated(named or None)
+        for name in self.mechanism.bodies:
+            try:
+                Inertia.about_center(_inertia_of(params, name))
+            except ModelError as exc:
+                raise ModelError(f"body '{name}': its inertia parameters give an invalid "
+                                 f"inertia: {exc}") from None
+        new = copy.copy(self)
+        new.model = self.model.with_parameters(params)
+        return new
+
+    def mass(self, body: str) -> float:
+        """The mass of ``body`` (kg) in this model."""
+        return self.parameters[f"{body}.mass"]
+
+    def inertia(self, body: str) -> np.ndarray:
+        """The central inertia of ``body`` in body axes (kg m^2, (3, 3)) in this model."""
+        return _inertia_of(self.parameters, body)
+
+    def springs(self) -> list[tuple[str, str, float, float]]:
+        """Every axis spring in this model: (joint, element name, stiffness, rest)
+        (N/m or N m/rad; m or rad)."""
+        p = self.parameters
+        out = []
+        for j in self.mechanism.joints.values():
+            for stem in j.attachments("spring"):
+                out.append((j.name, stem, p[f"{stem}.k"], p[f"{stem}.rest"]))
+        return out
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravity in this model (m/s^2, global, (3,))."""
+        p = self.parameters
+        return np.array([p["gravity.x"], p["gravity.y"], p["gravity.z"]])
+
+    # -- state <-> poses ---------------------------------------------------------------------
+    def _body_state(self, x: np.ndarray, body: RigidBody):
+        m = self.model
+        if body.is_ground:
+            return np.eye(3), np.zeros(3)
+        q = x[m.state_slices[body.q]]
+        return quat_to_matrix(q), x[m.state_slices[body.r]].copy()
+
+    def poses(self, x: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(rotation body -> global, centre of mass) of every body at state ``x``."""
+        return {n: self._body_state(x, b) for n, b in self.mechanism.bodies.items()}
+
+    def mechanism_states(self) -> dict[str, str]:
+        """The states the mechanism itself owns, name -> what holds it: the bodies'
+        positions, orientations and momenta, the joints' coordinates, their springs'
+        displacements, and the work states (the rest belong to attached subsystems)."""
+        out = {}
+        for b in self.mechanism.bodies.values():
+            for s in (b.r, b.q, b.linear_momentum, b.angular_momentum):
+                out[s] = b.name
+        for j in self.mechanism.joints.values():
+            if j.n_free:
+                out[j.coordinate_state] = j.name
+                for stem in j.attachments("spring"):
+                    out[self.graph.element(stem).state_name] = stem
+        for ws in self.graph.work_states:
+            out[ws.name] = ws.source
+        return out
+
+    def state_from_poses(self, pose, twist, coords: Mapping[str, float],
+                         states: Mapping[str, Any] | None = None) -> np.ndarray:
+        """The state vector from body poses (A, r) and twists (omega, v; global), joint
+        coordinates, and values of any other states (subsystems) by name."""
+        m = self.model
+        vals: dict[str, Any] = {}
+        for n, b in self.mechanism.bodies.items():
+            A, r = pose[n]
+            w, v = twist[n]
+            vals[b.r] = r
+            vals[b.q] = matrix_to_quat(A)
+            vals[b.linear_momentum] = self.mass(n) * v
+            vals[b.angular_momentum] = self.inertia(n) @ (A.T @ w)
+        for j in self.mechanism.joints.values():
+            if j.n_free:
+                c = float(coords[j.name])
+                vals[j.coordinate_state] = c
+                for stem in j.attachments("spring"):
+                    vals[self.graph.element(stem).state_name] = \
+                        c - self.parameters[f"{stem}.rest"]
+        for ws in self.graph.work_states:
+            vals[ws.name] = 0.0
+        for k, v in (states or {}).items():
+            if k in vals:
+                raise ModelError(f"initial state '{k}' belongs to the mechanism; give it "
+                                 f"through joint coordinates and rates")
+            vals[k] = v
+        return m.initial_state(vals)
+
+    def initial_state(self, q: Mapping[str, Any] | None = None,
+                      qd: Mapping[str, Any] | None = None, *,
+                      free: Mapping[str, Mapping[str, Any]] | None = None,
+                      guess: Mapping[str, float] | None = None,
+                      states: Mapping[str, Any] | None = None, tol: float = 1e-12,
+                      max_iterations: int = 50) -> np.ndarray:
+        """A consistent state from joint coordinates ``q`` and rates ``qd`` (by joint name).
+
+        Trees: forward kinematics; joints not named take coordinate and rate 0.
+        Closed loops: the coordinates of the tree joints not named in ``q`` are solved by
+        Newton's method on the loop joints' Phi = 0 (minimum-norm steps, starting from
+        ``guess``, default 0), and their rates from c = 0. Spherical joints take a rotation matrix and an angular velocity
+        (parent coordinates). Free bodies (nobody's child) take their pose and twist from
+        ``free[name]``: a mapping with ``rotation`` (3x3, body -> global), ``position``
+        (m), ``angular_velocity`` (rad/s, global) and ``velocity`` (m/s), each defaulting
+        to the identity or zero. ``states`` gives values, by state name, for the states of
+        attached subsystems (e.g. a motor inductance's ``p_motor.La``); they are required.
+
+        Raises
+        ------
+        ModelError
+            For a coordinate given for an unknown joint.
+        AssemblyError
+            When Newton's method does not converge (the loop cannot close), naming the
+            loop joints and the residual.
+        """
+        pose, twist, coords = closure.initial_configuration(self, q, qd, free, guess, tol,
+                                                            max_iterations)
+        return self.state_from_poses(pose, twist, coords, states)
+
+    # -- constraints and projection --------------------------------------------------------
+    def source_of(self, block: Block) -> str:
+        """The unknown effort source (``Se*``) the causality assignment put at a joint's
+        constraint block: its effort is the block's constraint effort (lambda)."""
+        return self._source_of[block.name]
+
+    def block_of(self, source: str) -> Block:
+        """The joint constraint block whose effort the unknown source ``source`` carries.
+
+        Raises
+        ------
+        ModelError
+            For a source that is not at a joint's constraint (a subsystem's)."""
+        try:
+            return self._block_of[source]
+        except KeyError:
+            raise ModelError(f"unknown effort source '{source}' is not a joint constraint "
+                             f"of mechanism '{self.mechanism.name}'") from None
+
+    def constraint_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, Phi): G maps the bodies' velocity coordinates [v_c (global), omega^b] in body
+        order to the constraint rates; Phi the position constraints, in Se* order."""
+        return closure.constraint_jacobian(self, x)
+
+    def project(self, x: np.ndarray, *, tol: float = 1e-12, max_iterations: int = 20
+                ) -> np.ndarray:
+        """Project a state onto Phi = 0 (positions, minimum-norm in the bodies' coordinates)
+        and c = 0 (velocities, minimum kinetic-energy-metric correction)."""
+        return closure.project(self, x, tol, max_iterations)
+
+    # -- simulation --------------------------------------------------------------------------
+    def simulate(self, t_span: tuple[float, float], q: Mapping[str, Any] | None = None,
+                 qd: Mapping[str, Any] | None = None, *, x0: np.ndarray | None = None,
+                 free: Mapping[str, Mapping[str, Any]] | None = None,
+                 guess: Mapping[str, float] | None = None,
+                 states: Mapping[str, Any] | None = None,
+                 t_eval: Sequence[float] | None = None, method: str = "DOP853",
+                 rtol: float = 1e-9, atol: float = 1e-9,
+                 stabilization: Baumgarte | None | str = "auto", projection: bool = False,
+                 parameters: Mapping[str, float] | None = None, **kwargs: Any):
+        """Simulate from joint coordinates and rates (or a full state ``x0``).
+
+        ``free``, ``guess`` and ``states`` are passed to :meth:`initial_state`.
+        ``parameters``: values of some of :attr:`parameters` for this run (the run is
+        that of :meth:`with_parameters`; this model is not changed).
+        ``stabilization="auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is
+        stable and far from the mechanism's own frequencies in the examples; pass None to
+        see the raw drift). ``projection=True`` also projects the state onto Phi = 0 and
+        c = 0 at every output time (the solver restarts there).
+
+        Returns
+        -------
+        MechanismResult
+        """
+        from .results import MechanismResult
+        if parameters is not None:
+            return self.with_parameters(parameters).simulate(
+                t_span, q, qd, x0=x0, free=free, guess=guess, states=states, t_eval=t_eval,
+                method=method, rtol=rtol, atol=atol, stabilization=stabilization,
+                projection=projection, **kwargs)
+        try:
+            t_span = (float(t_span[0]), float(t_span[1]))
+            if len(t_span) != 2:
+                raise ValueError
+        except (TypeError, ValueError, IndexError):
+            raise ModelError(f"t_span must be two numbers (start, end) in s, got "
+                             f"{t_span!r}") from None
+        if x0 is None:
+            x0 = self.initial_state(q, qd, free=free, guess=guess, states=states)
+        elif q or qd or free or guess or states:
+            raise ModelError("give either x0 or the joint coordinates and rates (q, qd, free, "
+                             "guess, states), not both")
+        stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
+        grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
+            np.asarray(t_eval, dtype=float)
+        if not projection:
+            res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
+                           atol=atol, stabilization=stab, strict=self.strict, **kwargs)
+            return MechanismResult(self, res, stab)
+        parts = []
+        x = self.project(x0)
+        removed = 0.0
+        for k in range(len(grid) - 1):
+            seg = simulate(self.model, (grid[k], grid[k + 1]), x, t_eval=[grid[k], grid[k + 1]],
+                           method=method, rtol=rtol, atol=atol, stabilization=stab,
+                           strict=self.strict, **kwargs)
+            if not seg.success:
+                parts.append(seg)
+                break
+            _, phi_end = self.constraint_jacobian(seg.x[:, -1])
+            removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
+            x = self.project(seg.x[:, -1])
+            parts.append(_with_last(seg, x))
+        res = MechanismResult(self, join_results(parts), stab)
+        res.projection_drift = removed
+        return res
+
+
+def _inertia_of(params, body: str) -> np.ndarray:
+    """A body's central inertia (body axes, (3, 3)) from its parameters."""
+    J = np.empty((3, 3))
+    for key, (i, j) in INERTIA_ENTRIES.items():
+        J[i, j] = J[j, i] = params[f"{body}.{key}"]
+    return J
+
+
+def _with_last(seg, x_last):
+    """The segment with its end state replaced by the projected one."""
+    xs = np.array(seg.x)
+    xs[:, -1] = x_last
+    return dataclasses.replace(seg, x=xs)
