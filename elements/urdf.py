@@ -29,6 +29,7 @@ import numpy as np
 from bondgraph import ModelError
 
 from .joints import AxisActuator, AxisDamper, FixedJoint, PrismaticJoint, RevoluteJoint
+from .file_tables import read_text
 from .mechanism import Mechanism
 from .rigid_body import Inertia, RigidBody
 
@@ -203,5 +204,4 @@ def _loads_urdf(text, gravity, efforts, source) -> Mechanism:
 
 def load_urdf(path: str, **kwargs: Any) -> Mechanism:
     """A mechanism from a URDF file (see :func:`loads_urdf`)."""
-    from .modelfile import read_text
     return loads_urdf(read_text(path, "URDF file", URDFError), source=path, **kwargs)

@@ -15,7 +15,8 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph._files import output_name
 
-from ..modelfile import ModelFileError, PLOT_SUFFIXES, read_text, read_toml
+from ..file_tables import ModelFileError, read_text, read_toml
+from ..modelfile import PLOT_SUFFIXES
 from .model import ParametricModel
 from .outputs import Output, QUANTITIES, REDUCTIONS
 from .plans import Choice, Grid, LogNormal, MonteCarlo, Normal, Uniform

@@ -33,7 +33,8 @@ from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 from ..forces import Load
 from ..joints import AxisActuator, AxisDamper, AxisSpring, Joint
 from ..mechanism import Mechanism, MechanismModel
-from ..modelfile import ModelFileError, ModelSpec, SolverSettings, _Ctx, _solver, loads_model
+from ..file_tables import ModelFileError, TableReader
+from ..modelfile import ModelSpec, SolverSettings, loads_model, solver_settings
 
 __all__ = ["ParameterInfo", "ParametricModel", "spec_from"]
 
@@ -275,7 +276,7 @@ class ParametricModel:
         elif "stabilization" in over and over["stabilization"] is None:
             over["stabilization"] = "none"
         merged.update(over)
-        return _solver(_Ctx(self.source), merged)
+        return solver_settings(TableReader(self.source), merged)
 
     def parameters(self) -> dict[str, ParameterInfo]:
         """Every parameter a run can set, by name (see :class:`ParameterInfo`): the
