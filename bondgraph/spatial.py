@@ -6,6 +6,9 @@
 - :func:`quat_rate`: dq/dt = 1/2 q (x) (0, omega^b) (omega^b in body coordinates).
 - :func:`body_rate_from_quat_rate`: omega^b from q and dq/dt.
 - :func:`quat_multiply`, :func:`axis_angle_matrix`, :func:`frame_from_axis`.
+- :func:`quat_matrix_entries`, :func:`quat_rate_entries`, :func:`body_rate_entries`: the
+  formulas themselves, on numbers or arrays: the functions above and the compiled kernels
+  (``elements._compiled``) use these.
 - :func:`as_rotation`: a rotation matrix from a matrix, a unit quaternion or a rotation
   vector, checked (a reflection, a scaled matrix or a non-unit quaternion is refused).
 - :func:`rotation_vector`: the rotation vector (axis times angle) of a rotation matrix.
@@ -22,7 +25,8 @@ import numpy as np
 
 __all__ = ["skew", "vee", "cross3", "quat_to_matrix", "matrix_to_quat", "quat_rate",
            "body_rate_from_quat_rate", "quat_multiply", "axis_angle_matrix",
-           "frame_from_axis", "unit", "as_rotation", "rotation_vector", "ROTATION_TOL"]
+           "frame_from_axis", "unit", "as_rotation", "rotation_vector", "ROTATION_TOL",
+           "quat_matrix_entries", "quat_rate_entries", "body_rate_entries"]
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -70,29 +74,44 @@ def unit(v, what: str = "vector") -> np.ndarray:
     return v / n
 
 
+# -- the quaternion formulas, written once ----------------------------------------------
+# Plain arithmetic on numbers or on numpy arrays (entry by entry), so that the numpy
+# functions below and the compiled kernels (elements._compiled, which compiles these very
+# functions with numba) evaluate the same expressions.
+
+def quat_matrix_entries(w, x, y, z):
+    """The nine entries, row by row, of the rotation matrix (body -> global) of the unit
+    quaternion (w, x, y, z): numbers, or arrays of the same shape."""
+    return (1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))
+
+
+def quat_rate_entries(w, x, y, z, a, b, c):
+    """dq/dt = 1/2 q (x) (0, omega^b) of q = (w, x, y, z) and omega^b = (a, b, c)."""
+    return (0.5 * (-x * a - y * b - z * c), 0.5 * (w * a + y * c - z * b),
+            0.5 * (w * b - x * c + z * a), 0.5 * (w * c + x * b - y * a))
+
+
+def body_rate_entries(w, x, y, z, a, b, c, d):
+    """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 of q = (w, x, y, z) and
+    dq/dt = (a, b, c, d)."""
+    k = 2.0 / (w * w + x * x + y * y + z * z)
+    return (k * (w * b - x * a - y * d + z * c), k * (w * c + x * d - y * a - z * b),
+            k * (w * d - x * c + y * b - z * a))
+
+
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrix (body -> global) of quaternion ``q`` = (w, x, y, z), normalised;
     for a stack of quaternions (n, 4), the stack of matrices (n, 3, 3)."""
     q = np.asarray(q, dtype=float)
     if q.ndim == 1:
-        w, x, y, z = q / np.linalg.norm(q)
-        return np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ])
-    w, x, y, z = (q / np.linalg.norm(q, axis=-1, keepdims=True)).T
-    out = np.empty(q.shape[:-1] + (3, 3))
-    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    out[..., 0, 1] = 2 * (x * y - w * z)
-    out[..., 0, 2] = 2 * (x * z + w * y)
-    out[..., 1, 0] = 2 * (x * y + w * z)
-    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    out[..., 1, 2] = 2 * (y * z - w * x)
-    out[..., 2, 0] = 2 * (x * z - w * y)
-    out[..., 2, 1] = 2 * (y * z + w * x)
-    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return out
+        return np.array(quat_matrix_entries(*(q / np.linalg.norm(q)))).reshape(3, 3)
+    w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    out = np.empty(q.shape[:-1] + (9,))
+    for k, e in enumerate(quat_matrix_entries(w, x, y, z)):
+        out[..., k] = e
+    return out.reshape(q.shape[:-1] + (3, 3))
 
 
 def matrix_to_quat(m: np.ndarray) -> np.ndarray:
@@ -134,27 +153,21 @@ def quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
     """dq/dt = 1/2 q (x) (0, omega^b); omega^b in rad/s, body coordinates. Also row by row
     for stacks q (n, 4), omega (n, 3)."""
     q, om = np.asarray(q, dtype=float), np.asarray(omega_body, dtype=float)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    a, b, c = om[..., 0], om[..., 1], om[..., 2]
-    out = np.empty(q.shape)
-    out[..., 0] = -x * a - y * b - z * c
-    out[..., 1] = w * a + y * c - z * b
-    out[..., 2] = w * b - x * c + z * a
-    out[..., 3] = w * c + x * b - y * a
-    return 0.5 * out
+    out = np.empty(np.broadcast_shapes(q.shape[:-1], om.shape[:-1]) + (4,))
+    for k, e in enumerate(quat_rate_entries(q[..., 0], q[..., 1], q[..., 2], q[..., 3],
+                                            om[..., 0], om[..., 1], om[..., 2])):
+        out[..., k] = e
+    return out
 
 
 def body_rate_from_quat_rate(q: np.ndarray, qdot: np.ndarray) -> np.ndarray:
     """omega^b = 2 vec(conj(q) (x) dq/dt) / |q|^2 (rad/s, body coordinates); row by row
     for stacks (n, 4)."""
     q, qd = np.asarray(q, dtype=float), np.asarray(qdot, dtype=float)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    a, b, c, d = qd[..., 0], qd[..., 1], qd[..., 2], qd[..., 3]
     out = np.empty(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (3,))
-    k = 2.0 / (w * w + x * x + y * y + z * z)
-    out[..., 0] = k * (w * b - x * a - y * d + z * c)
-    out[..., 1] = k * (w * c + x * d - y * a - z * b)
-    out[..., 2] = k * (w * d - x * c + y * b - z * a)
+    for k, e in enumerate(body_rate_entries(q[..., 0], q[..., 1], q[..., 2], q[..., 3],
+                                            qd[..., 0], qd[..., 1], qd[..., 2], qd[..., 3])):
+        out[..., k] = e
     return out
 
 

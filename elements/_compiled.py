@@ -15,6 +15,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bondgraph import spatial
+
+# the quaternion formulas of bondgraph.spatial, compiled (one definition for both paths)
+_matrix_entries = njit(cache=True, inline="always")(spatial.quat_matrix_entries)
+_rate_entries = njit(cache=True, inline="always")(spatial.quat_rate_entries)
+_body_rate_entries = njit(cache=True, inline="always")(spatial.body_rate_entries)
+
 
 @njit(cache=True)
 def sandwich(A, Adot, rate, ix, iy, L, R, nrow, ncol, form, dest, sign, out):
@@ -119,12 +126,8 @@ def rates(q, qdot, rdot, A):
     v = np.zeros((n + 1, 3))
     Adot = np.zeros((n + 1, 3, 3))
     for i in range(n):
-        qw, qx, qy, qz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
-        a, b, c, d = qdot[i, 0], qdot[i, 1], qdot[i, 2], qdot[i, 3]
-        k = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
-        w0 = k * (qw * b - qx * a - qy * d + qz * c)
-        w1 = k * (qw * c + qx * d - qy * a - qz * b)
-        w2 = k * (qw * d - qx * c + qy * b - qz * a)
+        w0, w1, w2 = _body_rate_entries(q[i, 0], q[i, 1], q[i, 2], q[i, 3],
+                                        qdot[i, 0], qdot[i, 1], qdot[i, 2], qdot[i, 3])
         w[i + 1, 0], w[i + 1, 1], w[i + 1, 2] = w0, w1, w2
         for m in range(3):
             v[i + 1, m] = rdot[i, m]
@@ -237,17 +240,10 @@ def frames(states):
     for i in range(n):
         qw, qx, qy, qz = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
         s = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-        w, x, y, z = qw / s, qx / s, qy / s, qz / s
+        e = _matrix_entries(qw / s, qx / s, qy / s, qz / s)
         R = A[i + 1]
-        R[0, 0] = 1 - 2 * (y * y + z * z)
-        R[0, 1] = 2 * (x * y - w * z)
-        R[0, 2] = 2 * (x * z + w * y)
-        R[1, 0] = 2 * (x * y + w * z)
-        R[1, 1] = 1 - 2 * (x * x + z * z)
-        R[1, 2] = 2 * (y * z - w * x)
-        R[2, 0] = 2 * (x * z - w * y)
-        R[2, 1] = 2 * (y * z + w * x)
-        R[2, 2] = 1 - 2 * (x * x + y * y)
+        for k in range(9):
+            R[k // 3, k % 3] = e[k]
         r[i + 1, 0], r[i + 1, 1], r[i + 1, 2] = states[i, 4], states[i, 5], states[i, 6]
     return A, r
 
@@ -258,12 +254,9 @@ def quat_rates(q, om):
     (:func:`bondgraph.spatial.quat_rate`, the same sums)."""
     out = np.empty((q.shape[0], 4))
     for i in range(q.shape[0]):
-        w, x, y, z = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
-        a, b, c = om[i, 0], om[i, 1], om[i, 2]
-        out[i, 0] = 0.5 * (-x * a - y * b - z * c)
-        out[i, 1] = 0.5 * (w * a + y * c - z * b)
-        out[i, 2] = 0.5 * (w * b - x * c + z * a)
-        out[i, 3] = 0.5 * (w * c + x * b - y * a)
+        e = _rate_entries(q[i, 0], q[i, 1], q[i, 2], q[i, 3], om[i, 0], om[i, 1], om[i, 2])
+        for k in range(4):
+            out[i, k] = e[k]
     return out
 
 
@@ -327,3 +320,30 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
                                flts[f1:f1 + 3 * n].reshape((n, 3)),
                                flts[f2:f2 + 3 * n].reshape((n, 3)),
                                ints[i0:i0 + 3 * k * n].reshape((n, 3 * k)), sign, out)
+
+
+# -- a stale cache --------------------------------------------------------------------------
+# numba's on-disk cache of a function here is keyed to this file only: after an edit of
+# the formulas in bondgraph.spatial, the cached kernels would still run the old ones.
+# One quaternion through both paths at import tells; on a difference every kernel's cache
+# is flushed (recompiled on first use).
+
+def _stale() -> bool:
+    q = np.array([[0.3, -0.5, 0.7, 0.2]])
+    om = np.array([[0.4, -1.1, 0.9]])
+    A, _ = frames(np.concatenate([q, np.zeros((1, 3))], axis=1))
+    qd = quat_rates(q, om)
+    w, _, _ = rates(q, qd, np.zeros((1, 3)), A)
+    return not (np.allclose(A[1], spatial.quat_to_matrix(q[0]), rtol=0, atol=1e-14)
+                and np.allclose(qd[0], spatial.quat_rate(q[0], om[0]), rtol=0, atol=1e-14)
+                and np.allclose(w[1], om[0], rtol=0, atol=1e-14))
+
+
+if _stale():
+    for _f in list(globals().values()):
+        if hasattr(_f, "recompile") and hasattr(_f, "py_func"):
+            _f.recompile()
+    if _stale():
+        raise RuntimeError("elements._compiled: the compiled quaternion formulas differ from "
+                           "bondgraph.spatial's even after recompiling; delete the "
+                           "__pycache__ folders of bondgraph and elements and retry")

@@ -1,11 +1,14 @@
 """Every registered element kind honours the Element contract (parametrized over the
-registry, like scipy's solver class tests)."""
+registry, like scipy's solver class tests): the core's kinds and those the element
+library registers (importing ``elements`` registers them). A kind registered without a
+sample here fails ``test_every_registered_kind_has_a_sample``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import elements  # noqa: F401  (registers the library's element kinds)
 from bondgraph import ELEMENT_TYPES, Category, Element
 from bondgraph.primitives import (
     EulerBase, JunctionBase, ResistorBase, SourceBase, StorageBase, TwoPortBase,
@@ -37,12 +40,23 @@ SAMPLES = {
     "EJS": lambda: ELEMENT_TYPES["EJS"]("x", momentum="J"),
     "0": lambda: ELEMENT_TYPES["0"]("x", dim=3),
     "1": lambda: ELEMENT_TYPES["1"]("x", dim=3),
+    "PointMTF": lambda: ELEMENT_TYPES["PointMTF"]("x", "q_b", point=(0.1, -0.2, 0.3),
+                                                  sign=-1.0),
 }
 
-CORE_KINDS = sorted(SAMPLES)
+DEPENDENCY_SIZE = {"PointMTF": 4}
+"""Entries of each state a modulated kind's modulus reads (a quaternion: 4; default 1)."""
+
+KINDS = sorted(ELEMENT_TYPES)
 
 
-@pytest.mark.parametrize("kind", CORE_KINDS)
+def test_every_registered_kind_has_a_sample():
+    assert not set(ELEMENT_TYPES) - set(SAMPLES), (
+        f"registered kinds without a sample in this test: "
+        f"{sorted(set(ELEMENT_TYPES) - set(SAMPLES))}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_class_data(kind):
     cls = ELEMENT_TYPES[kind]
     assert issubclass(cls, Element)
@@ -51,7 +65,7 @@ def test_class_data(kind):
     assert cls.__doc__
 
 
-@pytest.mark.parametrize("kind", CORE_KINDS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_ports_and_laws(kind):
     el = SAMPLES[kind]()
     assert el.problems() == []
@@ -67,8 +81,19 @@ def test_ports_and_laws(kind):
         if mod.constant is not None:
             assert mod.constant.shape == (n2, n1) and np.all(np.isfinite(mod.constant))
         else:
-            m = mod.value_at(*[np.array([0.7])] * len(mod.depends_on))
+            rng = np.random.default_rng(2)
+            n = DEPENDENCY_SIZE.get(kind, 1)
+            deps = [rng.normal(size=n) for _ in mod.depends_on]
+            rates = [rng.normal(size=n) for _ in mod.depends_on]
+            m = mod.value_at(*deps)
             assert np.asarray(m).shape == (n2, n1)
+            # the modulus rate is the derivative of the modulus along the states' rates
+            # (central differences, h = 1e-6: truncation ~ h^2 times the third
+            # derivative, rounding ~ eps / h: both far below 1e-7)
+            h = 1e-6
+            fd = (np.asarray(mod.value_at(*[d + h * r for d, r in zip(deps, rates)])) -
+                  np.asarray(mod.value_at(*[d - h * r for d, r in zip(deps, rates)]))) / (2 * h)
+            assert np.allclose(mod.rate_at(*deps, *rates), fd, rtol=1e-7, atol=1e-7)
     else:
         assert len(ports) == 1 and ports[0].name == "p"
     if isinstance(el, StorageBase):
