@@ -174,8 +174,9 @@ class Element(ABC):
         """Names of the states the element's law reads (checked against the model)."""
         return ()
 
-    def label(self) -> str:
-        """Short text for diagrams: kind and name."""
+    def label(self, values: Mapping[str, float] | None = None) -> str:
+        """Short text for diagrams: kind and name (and, in subclasses, the parameters,
+        with the numbers of named parameters from ``values`` where given)."""
         return f"{self.kind}: {self.name}"
 
     def __repr__(self) -> str:

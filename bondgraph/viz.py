@@ -31,6 +31,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._files import atomic_path, write_text
@@ -117,9 +118,11 @@ def _is_se_star(el: Element) -> bool:
     return el.kind == "Se*" or el.category is Category.UNKNOWN_EFFORT
 
 
-def _node_attrs(el: Element, inserted: dict[str, str]) -> dict[str, str]:
-    """Graphviz attributes of the node of ``el``."""
-    label = el.label()
+def _node_attrs(el: Element, inserted: dict[str, str],
+                values: Mapping[str, float] | None = None) -> dict[str, str]:
+    """Graphviz attributes of the node of ``el`` (named parameters shown with their
+    numbers from ``values``)."""
+    label = el.label(values)
     if el.category.is_junction:
         return {"label": _escape(el.kind) if label == el.kind else label,
                 "xlabel": _escape(el.name), "shape": "circle", "width": "0.3",
@@ -221,8 +224,9 @@ def to_graphviz(obj: Drawable) -> graphviz.Digraph:
     g.attr("node", fontname=_FONT, fontsize="12")
     g.attr("edge", fontname=_FONT, fontsize="10", arrowsize="0.9")
 
+    values = dict(getattr(bg, "parameters", None) or {})   # named parameters' numbers
     for name, el in elements.items():
-        g.node(ids[name], **_node_attrs(el, inserted))
+        g.node(ids[name], **_node_attrs(el, inserted, values))
 
     for bond in bg.bonds:
         highlight = (bond.tail in inserted or bond.head in inserted

@@ -1,4 +1,5 @@
-"""Draw each element's bond graph for the documentation: docs/img/<name>.svg.
+"""Draw each element's bond graph for the documentation: docs/img/<name>.svg; and the
+architecture picture, docs/img/architecture.svg from docs/img/architecture.dot.
 
 Run: python docs/make_figures.py   (needs graphviz's dot; the SVGs are committed)
 """
@@ -88,6 +89,10 @@ def main() -> None:
         "J", a, b, parent_point=(0.1, 0, 0), child_point=(0, 0, 0.1)))
     for name, obj in figures.items():
         print(render(obj, os.path.join(OUT, f"{name}.svg")))
+    import graphviz
+    src = graphviz.Source.from_file(os.path.join(OUT, "architecture.dot"))
+    print(src.render(outfile=os.path.join(OUT, "architecture.svg"), format="svg",
+                     cleanup=True))
 
 
 if __name__ == "__main__":

@@ -190,6 +190,12 @@ def test_no_module_is_too_long():
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
+def test_the_architecture_page_names_every_module():
+    page = open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8").read()
+    missing = [m for stage in STAGES for m in stage if f"`{m}`" not in page]
+    assert not missing, f"docs/architecture.md does not place: {missing}"
+
+
 def test_no_upward_import_and_no_cycle():
     problems = violations(import_graph())
     assert not problems, "\n".join(problems)

@@ -64,9 +64,19 @@ def _sym_square(value: Any, dim: int) -> sympy.Matrix:
     return sympy.Matrix(arr.tolist())
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, values: Mapping[str, float] | None = None) -> str:
+    """A parameter as short diagram text: numbers to 4 digits, a diagonal matrix as
+    diag(...); symbols and expressions as their numbers where ``values`` has every
+    symbol's value, as themselves otherwise."""
     if value is None:
         return "?"
+    if values:
+        arr = np.asarray(value, dtype=object)
+        if any(isinstance(v, sympy.Basic) for v in arr.ravel()):
+            try:
+                value = resolve_parameter(value, values, owner="", parameter="")
+            except ModelError:
+                pass
     if isinstance(value, sympy.Basic):
         return str(value)
     arr = np.asarray(value, dtype=object)

@@ -80,8 +80,8 @@ class I(StorageBase):
     def field_matrix_symbolic(self) -> sympy.Matrix:
         return _sym_square(self.inertia, self._dim).inv()
 
-    def label(self) -> str:
-        return f"I: {self.name}\\n{_short(self.inertia)}"
+    def label(self, values: Mapping[str, float] | None = None) -> str:
+        return f"I: {self.name}\\n{_short(self.inertia, values)}"
 
 
 @register_element
@@ -125,10 +125,10 @@ class C(StorageBase):
             return _sym_square(self.compliance, self._dim).inv()
         return _sym_square(self.stiffness, self._dim)
 
-    def label(self) -> str:
+    def label(self, values: Mapping[str, float] | None = None) -> str:
         p = self.parameters()
         (k, v), = p.items()
-        return f"C: {self.name}\\n{k}={_short(v)}"
+        return f"C: {self.name}\\n{k}={_short(v, values)}"
 
 
 class ResistorBase(Element):
@@ -189,8 +189,8 @@ class R(ResistorBase):
     def resistance_matrix_symbolic(self) -> sympy.Matrix:
         return _sym_square(self.resistance, self._dim)
 
-    def label(self) -> str:
-        return f"R: {self.name}\\n{_short(self.resistance)}"
+    def label(self, values: Mapping[str, float] | None = None) -> str:
+        return f"R: {self.name}\\n{_short(self.resistance, values)}"
 
 
 class EulerBase(Element):

@@ -3,7 +3,7 @@ the non-energy states: kinematic states (positions, orientations) and work state
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ class JunctionBase(Element):
     def parameters(self) -> dict[str, Any]:
         return {"dim": self._dim}
 
-    def label(self) -> str:
+    def label(self, values: Mapping[str, float] | None = None) -> str:
         return self.kind
 
 

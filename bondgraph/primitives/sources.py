@@ -106,10 +106,10 @@ class SourceBase(Element):
         zero = np.zeros(self._dim)
         return SourceLaw(lambda t, s: const, lambda t, s: zero, False, constant=const)
 
-    def label(self) -> str:
+    def label(self, values: Mapping[str, float] | None = None) -> str:
         v = self.value
         text = "f(t)" if isinstance(v, TimeFunction) else (
-            "f(t,x)" if isinstance(v, StateFunction) else _short(v))
+            "f(t,x)" if isinstance(v, StateFunction) else _short(v, values))
         return f"{self.kind}: {self.name}\\n{text}"
 
 

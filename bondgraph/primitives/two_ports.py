@@ -187,8 +187,8 @@ class _ConstantTwoPort(TwoPortBase):
             return sympy.sympify(v) * sympy.eye(self.shape[0])
         return sympy.Matrix(v)
 
-    def label(self) -> str:
-        return f"{self.kind}: {self.name}\\n{_short(self.modulus_value)}"
+    def label(self, values: Mapping[str, float] | None = None) -> str:
+        return f"{self.kind}: {self.name}\\n{_short(self.modulus_value, values)}"
 
 
 @register_element
@@ -310,7 +310,7 @@ class _ModulatedTwoPort(TwoPortBase):
         raise ModelError(f"{self.kind} '{self.name}': symbolic equations need its modulus as a "
                          f"sympy matrix, not a Python callable")
 
-    def label(self) -> str:
+    def label(self, values: Mapping[str, float] | None = None) -> str:
         return f"{self.kind}: {self.name}"
 
 

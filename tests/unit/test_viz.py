@@ -99,6 +99,26 @@ def test_labels_carry_kind_name_and_parameters():
     assert "shape=circle" in junction and "fixedsize=true" in junction
 
 
+def test_named_parameters_are_drawn_as_their_numbers():
+    """A graph's named parameters (symbols in its elements) show their numbers, as
+    literal values do; a symbol the graph does not declare shows as itself."""
+    bg = BondGraph("named")
+    m = bg.add_parameter("m", 2.5, "kg", "mass")
+    g = bg.add_parameter("g", -9.81, "m/s^2", "gravity")
+    k = bg.add_parameter("k", 40.0, "N/m", "stiffness")
+    import sympy
+    free = sympy.Symbol("undeclared")
+    bg.add(Se("W", m * g), OneJunction("v"), I("mass", m), C("spring", k), R("d", free))
+    bg.connect("W", "v")
+    for e in ("mass", "spring", "d"):
+        bg.connect("v", e)
+    dot = viz.to_dot(bg)
+    assert 'label="Se: W\\n-24.53"' in node_attrs(dot, "W")
+    assert 'label="I: mass\\n2.5"' in node_attrs(dot, "mass")
+    assert 'label="C: spring\\nstiffness=40"' in node_attrs(dot, "spring")
+    assert 'undeclared' in node_attrs(dot, "d")
+
+
 def test_inserted_se_star_is_highlighted():
     cg = assign_causality(two_masses())
     assert [s.name for s in cg.constraint_sources] == ["Se*_coupling"]
