@@ -8,6 +8,8 @@ Joints
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
     EnergyLedger
+Robot descriptions
+    load_urdf, loads_urdf, URDFError, RobotTree, ImportReport, Frame, RobotImportWarning
 Canonical mechanisms
     elements.models
 Seeing the motion
@@ -28,11 +30,13 @@ from .joints import (
 )
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
+from .robot_tree import Frame, ImportReport, RobotImportWarning, RobotTree
 from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
 from .study import (
     Choice, Grid, LogNormal, MonteCarlo, Normal, Output, ParametricModel, Study,
     StudyResult, Uniform, load_study, plot_study, read_results,
 )
+from .urdf import URDFError, load_urdf, loads_urdf
 from .video import animate_video
 
 __all__ = [
@@ -41,6 +45,8 @@ __all__ = [
     "AxisSpring", "AxisDamper", "AxisActuator", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
+    "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",
+    "RobotImportWarning",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

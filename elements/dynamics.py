@@ -118,13 +118,21 @@ def _driven(mm: MechanismModel, kind: str):
 
 
 def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
-                    tau: Mapping[str, float], *, t: float = 0.0) -> dict[str, float]:
+                    tau: Mapping[str, float], *, t: float = 0.0,
+                    free: Mapping[str, Mapping[str, Any]] | None = None,
+                    states: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
     (N m or N; joints not named get 0), from the bond graph model.
 
     The mechanism's own actuators are replaced by ``tau``; springs, dampers, loads and
     gravity act as modelled. ``t`` (s) is the time at which time-dependent sources (loads'
-    and attached subsystems' TimeFunctions) are evaluated.
+    and attached subsystems' TimeFunctions) are evaluated. ``free`` gives the pose and
+    twist of free bodies (a floating base), as for
+    :meth:`~elements.mechanism_model.MechanismModel.initial_state`; for each free body
+    the result also holds ``"<body>.a"``, its centre's acceleration (global, m/s^2,
+    (3,)), and ``"<body>.alpha"``, the rate of its angular velocity in body
+    coordinates (rad/s^2, (3,)). ``states`` gives the states of attached subsystems by
+    name (a rotor inertia's momentum, a motor's flux linkage), as for ``initial_state``.
     """
     model, inputs = _driven(mm, "effort")
     unknown = [n for n in tau if n not in inputs.value]
@@ -134,17 +142,26 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     for n in inputs.value:
         inputs.value[n] = float(tau.get(n, 0.0))
         inputs.rate[n] = 0.0
-    x = model.initial_state(q, qd)
+    x = model.initial_state(q, qd, free=free, states=states)
     xdot = model.model.evaluate(float(t), x).xdot
-    return joint_accelerations(model, x, xdot)
+    out: dict[str, Any] = dict(joint_accelerations(model, x, xdot))
+    m = model.model
+    for name in model.mechanism.free_bodies():
+        b = model.mechanism.body(name)
+        out[f"{name}.a"] = xdot[m.state_slices[b.linear_momentum]] / model.mass(name)
+        out[f"{name}.alpha"] = np.linalg.solve(model.inertia(name),
+                                               xdot[m.state_slices[b.angular_momentum]])
+    return out
 
 
 def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
-                     qdd: Mapping[str, float], *, t: float = 0.0) -> dict[str, float]:
+                     qdd: Mapping[str, float], *, t: float = 0.0,
+                     states: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
     every joint with an axis (all must be given), from the bond graph model with flow
     sources on the axes. ``t`` (s) is the time at which time-dependent sources (loads' and
-    attached subsystems' TimeFunctions) are evaluated."""
+    attached subsystems' TimeFunctions) are evaluated; ``states`` gives attached
+    subsystems' states by name, as for ``initial_state``."""
     model, inputs = _driven(mm, "flow")
     missing = [n for n in inputs.value if n not in qdd]
     if missing:
@@ -153,7 +170,7 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     for n in inputs.value:
         inputs.value[n] = float(qd.get(n, 0.0))
         inputs.rate[n] = float(qdd[n])
-    x = model.initial_state(q, qd)
+    x = model.initial_state(q, qd, states=states)
     ev = model.model.evaluate(float(t), x)
     out = {}
     for n in inputs.value:

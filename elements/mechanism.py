@@ -71,6 +71,12 @@ class Mechanism:
         self.joints: dict[str, Joint] = {}
         self.loads: dict[str, Load] = {}
         self.subsystems: dict[str, Any] = {}
+        self.frames: dict[str, Any] = {}
+        """Named frames fixed on bodies (an importer's links): name ->
+        :class:`~elements.robot_tree.Frame` (body, position from its centre, rotation)."""
+        self.import_report: Any = None
+        """What an importer made of a robot description
+        (:class:`~elements.robot_tree.ImportReport`), None for a mechanism built here."""
 
     def _check_name(self, name: str, what: str):
         if name == "gravity":

@@ -88,9 +88,9 @@ class MechanismModel:
             (a mass must be positive, an inertia valid, a damper non-negative...).
         """
         params = self.model.parameters.updated(values).updated(named or None)
-        for name in self.mechanism.bodies:
+        for name, body in self.mechanism.bodies.items():
             try:
-                Inertia.about_center(_inertia_of(params, name))
+                Inertia(_inertia_of(params, name), body.inertia.check_triangle)
             except ModelError as exc:
                 raise ModelError(f"body '{name}': its inertia parameters give an invalid "
                                  f"inertia: {exc}") from None

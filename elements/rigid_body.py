@@ -74,6 +74,11 @@ class Inertia:
     """
 
     matrix: np.ndarray
+    check_triangle: bool = True
+    """Refuse principal moments that break I1 + I2 >= I3 (no rigid body has them). A
+    robot description may carry such values (Pinocchio and MuJoCo accept them; the
+    equations only need a positive definite tensor): importers pass False after a
+    warning."""
 
     def __post_init__(self):
         try:
@@ -94,7 +99,7 @@ class Inertia:
                              f"moment above {SINGULAR_INERTIA:g} times its largest); its "
                              f"principal moments are {eig.tolist()}")
         tol = 1e-9 * eig.max()
-        if eig[0] + eig[1] < eig[2] - tol:
+        if self.check_triangle and eig[0] + eig[1] < eig[2] - tol:
             raise ModelError(f"inertia {m.tolist()} violates the triangle inequality of "
                              f"principal moments (I1 + I2 >= I3): no rigid body has it")
         object.__setattr__(self, "matrix", m)

@@ -1,20 +1,25 @@
 """URDF import: links, inertials, revolute, continuous, prismatic and fixed joints.
 
 - :func:`load_urdf`, :func:`loads_urdf`: a URDF file or text -> :class:`~elements.Mechanism`.
+- :func:`read_urdf_tree`: the file's links and joints as a
+  :class:`~elements.robot_tree.RobotTree` (before any mapping).
 - :class:`URDFError`: names the element and attribute at fault and what is supported.
 
-Mapping. The root link (never a child) is the ground. Each other link becomes a body whose
-frame has the link frame's axes and its origin at the link's centre of mass (the
-``<inertial><origin>``); the inertia tensor is rotated into the link axes. A joint's
-``<origin>`` places the child link frame in the parent link frame at coordinate 0; its
-``<axis>`` (in the joint frame = the child link frame) becomes the joint axis in parent
-coordinates; revolute and continuous joints become :class:`~elements.RevoluteJoint`,
-prismatic ones :class:`~elements.PrismaticJoint`, fixed ones
-:class:`~elements.FixedJoint`. ``<dynamics damping>`` becomes an axis damper; every
-revolute, continuous and prismatic joint gets an actuator whose effort is
-``efforts[joint]`` (default 0); the ``<limit effort>`` is kept as ``joint.effort_limit``
-(it is not enforced). Joint position limits, friction, mimic joints, planar and floating
-joints, transmissions and geometry are not supported: planar, floating and mimic raise.
+Mapping (:func:`elements.robot_tree.build_mechanism`, shared with other formats). Links
+joined by fixed joints are merged into one body (exact mass, centre and inertia; every
+link stays a named point and frame of its body: ``mechanism.frames``). The root link's
+body is the ground, or a free body with ``floating_base=True``. A body's frame has its
+first link's axes and its origin at the merged centre of mass. A joint's ``<origin>``
+places the child link frame in the parent link frame at coordinate 0; its ``<axis>`` (in
+the joint frame = the child link frame) becomes the joint axis in parent coordinates;
+revolute and continuous joints become :class:`~elements.RevoluteJoint`, prismatic ones
+:class:`~elements.PrismaticJoint`. ``<dynamics damping>`` becomes an axis damper; every
+moving joint gets an actuator whose effort is ``efforts[joint]`` (default 0); the
+``<limit effort>`` is kept as ``joint.effort_limit`` and the position limits as
+``joint.limits`` (neither is enforced). Position limits and friction are listed in
+``mechanism.import_report.not_imported``; transmissions and geometry are ignored;
+planar and floating joints and ``<mimic>`` are refused with a message until
+multi-coordinate joints and couplings exist.
 """
 
 from __future__ import annotations
@@ -28,12 +33,11 @@ import numpy as np
 
 from bondgraph import ModelError
 
-from .joints import AxisActuator, AxisDamper, FixedJoint, PrismaticJoint, RevoluteJoint
 from .file_tables import read_text
 from .mechanism import Mechanism
-from .rigid_body import Inertia, RigidBody
+from .robot_tree import JointSpec, LinkSpec, RobotTree, build_mechanism
 
-__all__ = ["load_urdf", "loads_urdf", "URDFError", "rpy_matrix"]
+__all__ = ["load_urdf", "loads_urdf", "read_urdf_tree", "URDFError", "rpy_matrix"]
 
 
 class URDFError(ModelError):
@@ -74,9 +78,37 @@ def _origin(el, where: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
-               efforts: Mapping[str, Any] | None = None, source: str = "<string>"
+               efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
+               strict: bool = False, mimic: str = "refuse", source: str = "<string>"
                ) -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
+
+    Parameters
+    ----------
+    gravity : 3-vector
+        m/s^2, in the root link's frame (the global frame).
+    efforts : mapping of joint name to effort, optional
+        Each moving joint's actuator effort (N m or N; a number, TimeFunction or
+        StateFunction); 0 where not given.
+    floating_base : bool
+        Make the root link (with the links fixed to it) a free body (6 freedoms) rather
+        than the ground: legged robots, humanoids. Its pose and twist are set with
+        ``initial_state(free={body: {...}})``.
+    strict : bool
+        Refuse inertias that break the triangle inequality (by default they load with a
+        :class:`~elements.robot_tree.RobotImportWarning`, as Pinocchio loads them).
+    mimic : "refuse" or "independent"
+        A ``<mimic>`` joint is refused (couplings are not there yet), or loaded as an
+        independent joint, as Pinocchio's ``buildModel`` does, with a warning.
+    source : str
+        The name used in messages (the file name).
+
+    Returns
+    -------
+    Mechanism
+        With ``mechanism.frames`` (every link's frame by name) and
+        ``mechanism.import_report`` (:class:`~elements.robot_tree.ImportReport`: merged
+        links, renamed names, what was not imported).
 
     Raises
     ------
@@ -84,122 +116,106 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         Naming ``source``, the element and the attribute at fault (for a problem the
         library finds in what the file describes: ``source`` and its message)."""
     try:
-        return _loads_urdf(text, gravity, efforts, source)
+        tree = read_urdf_tree(text, source)
+        return build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
+                               floating_base=floating_base, strict=strict, mimic=mimic,
+                               error=URDFError)
     except URDFError:
         raise
     except ModelError as exc:
         raise URDFError(f"{source}: {exc}") from None
 
 
-def _loads_urdf(text, gravity, efforts, source) -> Mechanism:
+def _number(where: str, el, attr: str, default: float | None = None) -> float | None:
+    if el is None or el.get(attr) is None:
+        return default
+    return float(_floats(where, attr, el.get(attr), 1)[0])
+
+
+def read_urdf_tree(text: str, source: str = "<string>") -> RobotTree:
+    """The links and joints of URDF text, as written (no mapping yet; see
+    :func:`~elements.robot_tree.build_mechanism`).
+
+    Raises
+    ------
+    URDFError
+        For text that is not a URDF: bad XML, a missing or malformed attribute, a
+        duplicate name, naming ``source``, the element and the attribute."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise URDFError(f"{source}: not valid XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
-    mech = Mechanism(root.get("name") or "robot", gravity=gravity)
-    links = {}
+    links: dict[str, LinkSpec] = {}
     for ln in root.findall("link"):
         name = ln.get("name")
         if not name:
             raise URDFError(f"{source}: a <link> has no name")
         if name in links:
             raise URDFError(f"{source}: duplicate link name '{name}'")
-        links[name] = ln
-    joints = root.findall("joint")
-    children = {}
-    names: set[str] = set()
-    for j in joints:
+        links[name] = _link(ln, f"{source}: link '{name}'")
+    joints = []
+    for j in root.findall("joint"):
         jn = j.get("name")
         if not jn:
             raise URDFError(f"{source}: a <joint> has no name")
-        if jn in names:
-            raise URDFError(f"{source}: duplicate joint name '{jn}'")
-        names.add(jn)
+        where = f"{source}: joint '{jn}'"
+        ends = {}
         for tag in ("parent", "child"):
             e = j.find(tag)
             if e is None or e.get("link") not in links:
-                raise URDFError(f"{source}: joint '{jn}': <{tag} link=...> names no link of "
-                                f"the file (got {None if e is None else e.get('link')!r})")
-        c = j.find("child").get("link")
-        if c in children:
-            raise URDFError(f"{source}: link '{c}' is the child of two joints "
-                            f"('{children[c].get('name')}' and '{jn}'): not a tree")
-        children[c] = j
-    roots = [n for n in links if n not in children]
-    if len(roots) != 1:
-        raise URDFError(f"{source}: expected exactly one root link, found {roots}")
-    root_link = roots[0]
-    com: dict[str, np.ndarray] = {root_link: np.zeros(3)}
-    bodies = {root_link: mech.ground}
-    for name, ln in links.items():
-        if name == root_link:
-            continue
-        where = f"{source}: link '{name}'"
-        inertial = ln.find("inertial")
-        if inertial is None:
-            raise URDFError(f"{where} has no <inertial>; a moving link needs mass and inertia")
-        m_el = inertial.find("mass")
-        if m_el is None:
-            raise URDFError(f"{where}: <inertial> has no <mass>")
-        mass = _floats(f"{where} <mass>", "value", m_el.get("value"), 1)[0]
-        i_el = inertial.find("inertia")
-        if i_el is None:
-            raise URDFError(f"{where}: <inertial> has no <inertia>")
-        ixx, ixy, ixz, iyy, iyz, izz = (
-            _floats(f"{where} <inertia>", k, i_el.get(k), 1)[0]
-            for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
-        I_c = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        xyz, R = _origin(inertial, f"{where} <inertial>")
-        try:
-            body = RigidBody(name.replace(".", "_"), mass, Inertia.about_center(R @ I_c @ R.T))
-        except ModelError as exc:
-            raise URDFError(f"{where}: {exc}") from None
-        com[name] = xyz
-        bodies[name] = mech.add_body(body)
-    efforts = dict(efforts or {})
-    for j in joints:
-        jn = j.get("name")
-        where = f"{source}: joint '{jn}'"
-        jtype = j.get("type")
-        if jtype in ("planar", "floating"):
-            raise URDFError(f"{where}: type '{jtype}' is not supported (supported: revolute, "
-                            f"continuous, prismatic, fixed)")
-        if jtype not in ("revolute", "continuous", "prismatic", "fixed"):
-            raise URDFError(f"{where}: unknown type {jtype!r} (supported: revolute, "
-                            f"continuous, prismatic, fixed)")
-        if j.find("mimic") is not None:
-            raise URDFError(f"{where}: <mimic> is not supported")
-        parent = j.find("parent").get("link")
-        child = j.find("child").get("link")
+                raise URDFError(f"{where}: <{tag} link=...> names no link of the file (got "
+                                f"{None if e is None else e.get('link')!r})")
+            ends[tag] = e.get("link")
         xyz, R = _origin(j, where)
-        kw = dict(parent_point=xyz - com[parent], child_point=-com[child], rest_rotation=R)
-        if jtype == "fixed":
-            mech.add_joint(FixedJoint(jn.replace(".", "_"), bodies[parent], bodies[child], **kw))
-            continue
         ax_el = j.find("axis")
-        axis = _floats(f"{where} <axis>", "xyz",
-                       ax_el.get("xyz") if ax_el is not None else None, 3, [1, 0, 0])
-        if np.linalg.norm(axis) == 0:
+        axis = _floats(f"{where} <axis>", "xyz", ax_el.get("xyz") if ax_el is not None
+                       else None, 3, [1, 0, 0])
+        if j.get("type") != "fixed" and np.linalg.norm(axis) == 0:
             raise URDFError(f"{where}: <axis xyz> has zero length")
-        cls = PrismaticJoint if jtype == "prismatic" else RevoluteJoint
-        joint = cls(jn.replace(".", "_"), bodies[parent], bodies[child], axis=R @ axis, **kw)
-        dyn = j.find("dynamics")
-        if dyn is not None and dyn.get("damping") is not None:
-            d = _floats(f"{where} <dynamics>", "damping", dyn.get("damping"), 1)[0]
-            if d > 0:
-                joint.add_damper(AxisDamper(d))
-        lim = j.find("limit")
-        joint.effort_limit = (
-            float(_floats(f"{where} <limit>", "effort", lim.get("effort"), 1)[0])
-            if lim is not None and lim.get("effort") is not None else None)
-        joint.add_actuator(AxisActuator(efforts.pop(jn, 0.0)))
-        mech.add_joint(joint)
-    if efforts:
-        raise URDFError(f"{source}: efforts given for joints the file does not have: "
-                        f"{', '.join(efforts)}")
-    return mech
+        dyn, lim, mim = j.find("dynamics"), j.find("limit"), j.find("mimic")
+        mimic = None
+        if mim is not None:
+            if not mim.get("joint"):
+                raise URDFError(f"{where}: <mimic> has no joint attribute")
+            mimic = (mim.get("joint"), _number(f"{where} <mimic>", mim, "multiplier", 1.0),
+                     _number(f"{where} <mimic>", mim, "offset", 0.0))
+        damping = _number(f"{where} <dynamics>", dyn, "damping", 0.0)
+        if damping < 0:
+            raise URDFError(f"{where}: <dynamics damping> must be >= 0, got {damping}")
+        joints.append(JointSpec(
+            jn, str(j.get("type")), ends["parent"], ends["child"], xyz, R, axis / (
+                np.linalg.norm(axis) or 1.0), damping=damping,
+            friction=_number(f"{where} <dynamics>", dyn, "friction", 0.0),
+            lower=_number(f"{where} <limit>", lim, "lower"),
+            upper=_number(f"{where} <limit>", lim, "upper"),
+            effort_limit=_number(f"{where} <limit>", lim, "effort"),
+            velocity_limit=_number(f"{where} <limit>", lim, "velocity"), mimic=mimic))
+    return RobotTree(root.get("name") or "robot", source, links, joints)
+
+
+def _link(ln, where: str) -> LinkSpec:
+    """A <link>'s inertial in the link frame (a LinkSpec without mass when it has none)."""
+    name = ln.get("name")
+    inertial = ln.find("inertial")
+    if inertial is None:
+        return LinkSpec(name)
+    m_el = inertial.find("mass")
+    if m_el is None:
+        raise URDFError(f"{where}: <inertial> has no <mass>")
+    mass = _floats(f"{where} <mass>", "value", m_el.get("value"), 1)[0]
+    if mass < 0:
+        raise URDFError(f"{where}: <mass value> must be >= 0 (kg), got {mass}")
+    i_el = inertial.find("inertia")
+    if i_el is None:
+        raise URDFError(f"{where}: <inertial> has no <inertia>")
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        _floats(f"{where} <inertia>", k, i_el.get(k), 1)[0]
+        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    I_c = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    xyz, R = _origin(inertial, f"{where} <inertial>")
+    return LinkSpec(name, float(mass), xyz, R @ I_c @ R.T, True)
 
 
 def load_urdf(path: str, **kwargs: Any) -> Mechanism:

@@ -247,8 +247,9 @@ def test_the_singular_inertia_of_a_real_urdf_is_named():
     text = (f'<robot name="cube"><link name="world"/>{link}<joint name="j" '
             f'type="prismatic"><parent link="world"/><child link="x"/><axis xyz="1 0 0"/>'
             f'</joint></robot>')
-    with pytest.raises(BondGraphError, match="cube.urdf: link 'x': inertia must be "
-                                             "positive definite"):
+    with pytest.raises(BondGraphError, match=r"cube.urdf: link x \(body 'x', mass 0.01 "
+                                             r"kg\): the central inertia is not positive "
+                                             r"definite"):
         loads_urdf(text, source="cube.urdf")
 
 

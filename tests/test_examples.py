@@ -65,3 +65,31 @@ def test_results_as_dataframes_and_compact_reprs():
     raw = res.raw.to_dataframe()
     assert "p_m2.linear[2]" in raw.columns
     assert repr(res).startswith("MechanismResult('three_body_prismatic': SUCCESS")
+
+
+def test_robots_gallery_holds_a_real_arm_and_quadruped(tmp_path):
+    """UR5 (fixed base) and Solo12 (floating base, free fall) from their URDFs under PD
+    control: both runs reach the end, their energy ledgers balance (drift below 1e-6 J:
+    the ledger counts the springs', dampers' and gravity's work independently of the
+    kinetic energy), and the 3D pages are written."""
+    if not _has_robot_data():
+        pytest.skip("the test extra's example-robot-data is not installed")
+    p = run("robots_gallery.py", "--out", str(tmp_path), "--t-end", "0.4")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith(("ur5:", "solo12:"))]
+    assert len(lines) == 2, p.stdout
+    for ln in lines:
+        assert "reached the end" in ln, ln
+        drift = float(ln.split("energy balance drift ")[1].split(" J")[0])
+        assert drift < 1e-6, ln
+    assert (tmp_path / "ur5.html").stat().st_size > 10_000
+    assert (tmp_path / "solo12.html").stat().st_size > 10_000
+
+
+def _has_robot_data() -> bool:
+    import importlib.metadata as md
+    try:
+        md.distribution("example-robot-data")
+        return True
+    except md.PackageNotFoundError:
+        return False

@@ -58,7 +58,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.closure",),
     ("elements.mechanism_model",),
     ("elements.mechanism",),
-    ("elements.dynamics", "elements.energy_check"),
+    ("elements.dynamics", "elements.energy_check", "elements.robot_tree"),
     ("elements.modelfile", "elements.urdf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),

@@ -210,6 +210,13 @@ def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
                 submit(pending.pop())
             yield row
     finally:
+        if own_cluster is not None and isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            # the scheduler of our own cluster runs in this process: a task of it cut off
+            # by the interrupt (a scatter whose worker is gone) is logged by asyncio as
+            # "Task exception was never retrieved" with a traceback; the interrupt is
+            # the news, the user sees one line
+            import logging
+            logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         with _interrupts_deferred():
             for f in futures:
                 if not f.done():

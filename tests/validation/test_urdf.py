@@ -74,8 +74,12 @@ DOF = ["shoulder", "slide", "wrist_joint"]
 
 def test_structure_and_mapping():
     mech = loads_urdf(ROBOT)
-    assert sorted(mech.bodies) == ["slider", "tool", "upper", "wrist"]
-    assert [j.type_name for j in mech.joints.values()] == ["revolute", "prismatic", "fixed",
+    # the tool, fixed to the slider, is merged into it (its frame stays, by name)
+    assert sorted(mech.bodies) == ["slider", "upper", "wrist"]
+    assert mech.import_report.merged["slider"] == ["slider", "tool"]
+    assert mech.frames["tool"].body == "slider" and "tool" in mech.bodies["slider"].points
+    assert mech.bodies["slider"].mass == pytest.approx(0.9)
+    assert [j.type_name for j in mech.joints.values()] == ["revolute", "prismatic",
                                                            "revolute"]
     sh = mech.joints["shoulder"]
     assert sh.effort_limit == 40.0 and sh.dampers[0].coefficient == 0.05
@@ -87,20 +91,50 @@ def test_structure_and_mapping():
     assert np.allclose(mech.bodies["upper"].inertia.matrix, R @ Ic @ R.T)
 
 
-def test_single_link_matches_the_compound_pendulum():
-    m, l, g = 2.0, 0.6, 9.81
-    urdf = f"""<robot name="p"><link name="world"/>
+def _pendulum(m: float, l: float) -> str:
+    """A uniform rod of mass m and length l hanging from a continuous joint about y."""
+    return f"""<robot name="p"><link name="world"/>
       <link name="rod"><inertial><origin xyz="0 0 {-l / 2}"/><mass value="{m}"/>
         <inertia ixx="{m * l * l / 12}" ixy="0" ixz="0" iyy="{m * l * l / 12}" iyz="0"
                  izz="1e-6"/></inertial></link>
       <joint name="hinge" type="continuous"><parent link="world"/><child link="rod"/>
         <axis xyz="0 1 0"/></joint></robot>"""
+
+
+def test_single_link_matches_the_compound_pendulum():
+    m, l, g = 2.0, 0.6, 9.81
+    urdf = _pendulum(m, l)
     mm = loads_urdf(urdf, gravity=(0, 0, -g)).assemble()
     for q, qd, tau in [(0.3, 1.0, 0.5), (-1.2, 0.0, -2.0), (2.5, -3.0, 0.0)]:
         qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": tau})["hinge"]
         # right-hand rule about +y: positive q swings the rod's end towards -x
         expected = (tau - m * g * l / 2 * np.sin(q)) / (m * l * l / 3)
         assert qdd == pytest.approx(expected, rel=1e-10)
+
+
+def test_direct_dynamics_with_a_rotor_inertia_on_the_axis():
+    """An armature (an I element on the joint's axis 1-junction, added as a subsystem)
+    adds its inertia to the pendulum's: q'' = (tau - m g l/2 sin q) / (m l^2/3 + J_a).
+    Its momentum is a state of the subsystem, given through ``states`` (J_a qd); without
+    it the message names the state (it was a dead end before)."""
+    from bondgraph import I
+    from bondgraph.errors import ModelError
+    m, l, g, Ja = 2.0, 0.6, 9.81, 0.05
+    urdf = _pendulum(m, l)
+    mech = loads_urdf(urdf, gravity=(0, 0, -g))
+
+    def armature(bg):
+        bg.add(I("hinge.armature", Ja))
+        bg.connect("hinge.axis", "hinge.armature", name="hinge.armature.b")
+    mech.add_subsystem("hinge_armature", armature)
+    mm = mech.assemble()
+    for q, qd, tau in [(0.3, 1.0, 0.5), (-1.2, -2.0, -2.0)]:
+        qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": tau},
+                              states={"p_hinge.armature": Ja * qd})["hinge"]
+        expected = (tau - m * g * l / 2 * np.sin(q)) / (m * l * l / 3 + Ja)
+        assert qdd == pytest.approx(expected, rel=1e-10)
+    with pytest.raises(ModelError, match="p_hinge.armature"):
+        direct_dynamics(mm, {"hinge": 0.1}, {"hinge": 0.0}, {"hinge": 0.0})
 
 
 @pytest.mark.parametrize("text, match", [

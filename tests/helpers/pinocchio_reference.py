@@ -1,0 +1,93 @@
+"""Our dynamics and Pinocchio's for the same URDF at the same state, side by side
+(tests of the URDF import; Pinocchio is the second, independent formulation).
+
+Pinocchio's conventions: a continuous joint has q = (cos, sin); a free flyer has
+q = (position of the root link frame, quaternion x, y, z, w) and v = (linear velocity of
+that origin, angular velocity), both in the root link frame, and its acceleration is the
+derivative of that v (not the classical acceleration of the origin). ABA has no joint
+damping: the damper's effort is taken off tau.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bondgraph.spatial import quat_to_matrix
+
+
+def moving_joints(model) -> list[str]:
+    """Pinocchio's joints with a coordinate of their own (not the universe, not the root
+    joint of a floating base)."""
+    return [model.names[i] for i in range(1, model.njoints)
+            if model.joints[i].shortname() != "JointModelFreeFlyer"]
+
+
+def random_state(model, rng, floating: bool):
+    """(q, v, tau, per-joint angles) for a random state of a Pinocchio model."""
+    q = np.zeros(model.nq)
+    v = rng.normal(size=model.nv)
+    tau = rng.normal(size=model.nv)
+    angles = {}
+    for name in moving_joints(model):
+        jm = model.joints[model.getJointId(name)]
+        th = rng.uniform(-1.2, 1.2)
+        if jm.nq == 2:
+            q[jm.idx_q:jm.idx_q + 2] = np.cos(th), np.sin(th)
+        else:
+            lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]
+            if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+                th = rng.uniform(lo, hi)
+            q[jm.idx_q] = th
+        angles[name] = th
+    if floating:               # (no wrench on the base: it has no actuator)
+        tau[0:6] = 0.0
+        q[0:3] = rng.normal(size=3)
+        quat = rng.normal(size=4)
+        q[3:7] = quat / np.linalg.norm(quat)
+    return q, v, tau, angles
+
+
+def compare(model, data, mm, report, rng, floating: bool, damping) -> float:
+    """The largest error of our accelerations against Pinocchio's ABA at one random state,
+    relative to max(1, the largest of Pinocchio's): joints, and the base for a
+    floating base."""
+    import pinocchio as pin
+    q, v, tau, angles = random_state(model, rng, floating)
+    names = moving_joints(model)
+    ours_q, ours_qd, ours_tau = {}, {}, {}
+    tau_pin = tau.copy()
+    for n in names:
+        jm = model.joints[model.getJointId(n)]
+        mine = report.joints[n]
+        ours_q[mine] = angles[n]
+        ours_qd[mine] = v[jm.idx_v]
+        ours_tau[mine] = tau[jm.idx_v]
+        tau_pin[jm.idx_v] -= damping.get(n, 0.0) * v[jm.idx_v]
+    free = None
+    base = None
+    if floating:
+        base = next(iter(mm.mechanism.free_bodies()))
+        c = -mm.mechanism.body(base).points[report.merged[base][0]]  # centre, root frame
+        x, y, z, w = q[3:7]
+        A = quat_to_matrix(np.array([w, x, y, z]))
+        vl, wl = v[0:3], v[3:6]
+        free = {base: {"rotation": A, "position": q[0:3] + A @ c,
+                       "angular_velocity": A @ wl,
+                       "velocity": A @ (vl + np.cross(wl, c))}}
+    from elements.dynamics import direct_dynamics
+    ours = direct_dynamics(mm, ours_q, ours_qd, ours_tau, free=free)
+    a = pin.aba(model, data, q, v, tau_pin)
+    theirs, mine = [], []
+    for n in names:
+        theirs.append(a[model.joints[model.getJointId(n)].idx_v])
+        mine.append(ours[report.joints[n]])
+    if floating:
+        wl = v[3:6]
+        alpha = ours[f"{base}.alpha"]
+        a_c = A.T @ ours[f"{base}.a"]                 # centre's acceleration, root frame
+        a_o = a_c - np.cross(alpha, c) - np.cross(wl, np.cross(wl, c))
+        vl = v[0:3]
+        theirs += list(a[0:6])
+        mine += list(a_o - np.cross(wl, vl)) + list(alpha)
+    theirs, mine = np.array(theirs), np.array(mine)
+    return float(np.abs(mine - theirs).max() / max(1.0, np.abs(theirs).max()))

@@ -1,0 +1,309 @@
+"""Real robot descriptions: every URDF that ``example-robot-data`` ships (installed by the
+test extra), loaded here and by Pinocchio, with forward dynamics compared to Pinocchio's
+ABA at random states, fixed base and floating base (issue 17).
+
+Pinocchio is the second, independent formulation (joint coordinates, articulated-body
+algorithm); ours is the maximal-coordinate bond graph. A few random states per robot run
+in ``make test``; ``--runslow`` runs 50 per robot and variant.
+
+Tolerance: 1e-8 relative to max(1, |Pinocchio's accelerations|). Both sides are exact to
+rounding; the largest differences seen are 1e-13 (floating-point sums over up to 107
+freedoms of inertias that span seven decades), so 1e-8 leaves five decades of margin and
+still fails on any modelling difference (a wrong inertia, axis, merged centre or sign
+moves the accelerations by orders above 1e-8).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from elements.urdf import URDFError, load_urdf, loads_urdf
+
+from pinocchio_reference import compare      # (tests/helpers)
+
+pin = pytest.importorskip("pinocchio", reason="the test extra's 'pin' (Pinocchio) is not "
+                                              "installed: pip install -e '.[test]'")
+
+
+def _robots_dir() -> str | None:
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("example-robot-data")
+    except md.PackageNotFoundError:
+        return None
+    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
+    return path if os.path.isdir(path) else None
+
+
+ROBOTS = _robots_dir()
+FILES = sorted(glob.glob(os.path.join(ROBOTS, "**", "*.urdf"), recursive=True)) \
+    if ROBOTS else []
+needs_robots = pytest.mark.skipif(
+    ROBOTS is None, reason="the test extra's 'example-robot-data' is not installed "
+                           "(pip install -e '.[test]'): no real robot descriptions")
+
+# Refused, with the reason the message gives (Pinocchio loads them: joint coordinates do
+# not need each body's inertia invertible). Any other refusal fails the test.
+KNOWN_REFUSALS = {
+    # a link without mass between two moving joints (a 3-DOF hip as three revolutes)
+    "human_description/robots/human.urdf": "massless link between moving joints",
+    # r_hip_1: 0.754 kg with a zero inertia tensor, between two moving joints
+    "icub_description/robots/icub.urdf": "point mass on a moving joint",
+    "icub_description/robots/icub_reduced.urdf": "point mass on a moving joint",
+    # LHand moves only a massless link (its fingers follow it through <mimic>, loaded
+    # here as independent joints, as Pinocchio does): its motion has no inertia
+    "romeo_description/urdf/romeo.urdf": "its motion has no inertia",
+    "romeo_description/urdf/romeo_laas_small.urdf": "its motion has no inertia",
+}
+
+
+def _load(path, floating):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_urdf(path, floating_base=floating, mimic="independent")
+
+
+def _pin_model(path, floating):
+    try:
+        return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating \
+            else pin.buildModelFromUrdf(path)
+    except Exception:  # noqa: BLE001 - Pinocchio refuses it (urdfdom's parser)
+        return None
+
+
+COUNTS: dict[str, int] = {}
+
+
+@needs_robots
+def test_every_urdf_pinocchio_loads_loads_here(capsys):
+    """Count both; the refusals are exactly the known ones, each naming its joint/link."""
+    pin_ok, ours_ok, refused = 0, 0, {}
+    for path in FILES:
+        rel = os.path.relpath(path, ROBOTS)
+        if _pin_model(path, True) is None:
+            continue
+        pin_ok += 1
+        try:
+            _load(path, True).assemble()
+            ours_ok += 1
+        except URDFError as exc:
+            refused[rel] = str(exc)
+    with capsys.disabled():
+        print(f"\nexample-robot-data: {len(FILES)} URDFs, Pinocchio loads {pin_ok}, "
+              f"we load {ours_ok} (floating base); refused: {sorted(refused)}")
+    assert pin_ok >= 60, "fewer descriptions than the package has shipped"
+    assert set(refused) == set(KNOWN_REFUSALS), refused
+    for rel, msg in refused.items():
+        assert KNOWN_REFUSALS[rel] in msg and ("joint '" in msg or "link" in msg), msg
+
+
+def _cases():
+    return [pytest.param(os.path.relpath(p, ROBOTS), fl, id=f"{os.path.relpath(p, ROBOTS)}"
+                         f"-{'floating' if fl else 'fixed'}")
+            for p in FILES for fl in (False, True)
+            if os.path.relpath(p, ROBOTS) not in KNOWN_REFUSALS]
+
+
+def _check_dynamics(rel, floating, n_states):
+    path = os.path.join(ROBOTS, rel)
+    model = _pin_model(path, floating)
+    if model is None:
+        pytest.skip(f"Pinocchio does not load {rel}")
+    mech = _load(path, floating)
+    if not mech.bodies:
+        with pytest.raises(Exception, match="no bodies"):
+            mech.assemble()
+        return                       # (nothing moves on a fixed base: refused, named)
+    mm = mech.assemble()
+    report = mech.import_report
+    damping = {}
+    for urdf_name, ours in report.joints.items():
+        j = mech.joints[ours]
+        damping[urdf_name] = j.dampers[0].coefficient if j.dampers else 0.0
+    rng = np.random.default_rng(abs(hash(rel)) % 2 ** 32)
+    data = model.createData()
+    errs = [compare(model, data, mm, report, rng, floating, damping)
+            for _ in range(n_states)]
+    assert max(errs) <= 1e-8, f"{rel}: max relative error {max(errs):.3g}"
+
+
+@needs_robots
+@pytest.mark.parametrize("rel, floating", _cases())
+def test_forward_dynamics_match_pinocchio(rel, floating):
+    _check_dynamics(rel, floating, 2)
+
+
+@pytest.mark.slow
+@needs_robots
+@pytest.mark.parametrize("rel, floating", _cases())
+def test_forward_dynamics_match_pinocchio_50_states(rel, floating):
+    _check_dynamics(rel, floating, 50)
+
+
+@needs_robots
+def test_link_frames_stay_where_pinocchio_puts_them():
+    """The merged links' frames (UR5's ee_link, tool0, base) at a random configuration
+    equal Pinocchio's frame placements."""
+    path = os.path.join(ROBOTS, "ur_description/urdf/ur5_robot.urdf")
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    mech = _load(path, False)
+    mm = mech.assemble()
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-2, 2, model.nq)
+    pin.framesForwardKinematics(model, data, q)
+    x = mm.initial_state({mech.import_report.joints[model.names[i]]: q[i - 1]
+                          for i in range(1, model.njoints)})
+    poses = mm.poses(x)
+    checked = 0
+    for name in ("ee_link", "tool0", "wrist_3_link", "base"):
+        fr = mech.frames[name]
+        A, r = poses[fr.body] if fr.body in poses else (np.eye(3), np.zeros(3))
+        ref = data.oMf[model.getFrameId(name)]
+        assert np.allclose(r + A @ fr.position, ref.translation, atol=1e-12), name
+        assert np.allclose(A @ fr.rotation, ref.rotation, atol=1e-12), name
+        checked += 1
+    assert checked == 4 and mech.frames["ee_link"].body == mech.frames["wrist_3_link"].body
+
+
+SPLIT = """<robot name="split">
+  <link name="base"/>
+  <link name="a"><inertial><origin xyz="0.1 0 0" rpy="0.3 0.1 0"/><mass value="2"/>
+    <inertia ixx="0.02" ixy="0.001" ixz="0" iyy="0.03" iyz="0" izz="0.04"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0 0.2 0.05"/><mass value="0.5"/>
+    <inertia ixx="0.004" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.005"/></inertial></link>
+  <link name="flange"/>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="a"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1"
+    velocity="1"/></joint>
+  <joint name="weld" type="fixed"><parent link="a"/><child link="b"/>
+    <origin xyz="0.4 0 0" rpy="0 0.5 0.2"/></joint>
+  <joint name="tip" type="fixed"><parent link="b"/><child link="flange"/>
+    <origin xyz="0 0 0.1"/></joint>
+</robot>"""
+
+
+def test_merging_fixed_links_keeps_the_dynamics():
+    """Two links welded together and one link with their combined inertial (computed here
+    by hand: masses, centres, parallel axes) have the same pendulum dynamics, equal to
+    the closed form about the hinge."""
+    from elements.dynamics import direct_dynamics
+    from elements.urdf import rpy_matrix
+    mech = loads_urdf(SPLIT, gravity=(0, 0, -9.81))
+    assert list(mech.bodies) == ["a"] and mech.import_report.merged["a"] == ["a", "b",
+                                                                            "flange"]
+    Ra, Rb = rpy_matrix([0.3, 0.1, 0]), rpy_matrix([0, 0.5, 0.2])
+    Ia = Ra @ np.array([[0.02, 0.001, 0], [0.001, 0.03, 0], [0, 0, 0.04]]) @ Ra.T
+    cb = np.array([0.4, 0, 0]) + Rb @ np.array([0, 0.2, 0.05])
+    Ib = Rb @ np.diag([0.004, 0.002, 0.005]) @ Rb.T
+    ca = np.array([0.1, 0, 0])
+    c = (2 * ca + 0.5 * cb) / 2.5
+    # the inertia about the hinge axis (y through the link origin), by hand
+    J_yy = Ia[1, 1] + Ib[1, 1] + 2 * (ca[0] ** 2 + ca[2] ** 2) + \
+        0.5 * (cb[0] ** 2 + cb[2] ** 2)
+    mm = mech.assemble()
+    for q, qd in [(0.2, 0.0), (-1.0, 2.0), (2.5, -1.0)]:
+        qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": 0.7})["hinge"]
+        # gravity's torque about +y on the centre at R_y(q) c: (r x F)_y = -r_x F_z
+        torque = 0.7 + 2.5 * 9.81 * (c[0] * np.cos(q) + c[2] * np.sin(q))
+        assert qdd == pytest.approx(torque / J_yy, rel=1e-12)
+    assert np.allclose(mech.frames["flange"].position,
+                       cb - Rb @ np.array([0, 0.2, 0.05]) + Rb @ [0, 0, 0.1] - c)
+
+
+def test_link_and_joint_names_get_separate_name_spaces():
+    text = SPLIT.replace('name="hinge"', 'name="a"').replace(
+        '<link name="base"/>', '<link name="ground"/>').replace(
+        'link="base"', 'link="ground"')
+    mech = loads_urdf(text)
+    assert list(mech.joints) == ["a"] and list(mech.bodies) == ["a_link"]
+    assert mech.import_report.renamed == {"link a": "a_link"}
+    assert mech.import_report.joints == {"a": "a"}
+    assert mech.import_report.bodies["ground"] == "ground"
+
+
+def test_an_inertia_breaking_the_triangle_inequality_warns_or_is_refused():
+    bad = SPLIT.replace('ixx="0.004" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.005"',
+                        'ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.5"')
+    bad = bad.replace('type="fixed"><parent link="a"/>', 'type="continuous"><parent '
+                      'link="a"/><axis xyz="0 0 1"/>', 1)
+    with pytest.warns(UserWarning, match=r"links? b.*'b'.*triangle inequality"):
+        mech = loads_urdf(bad)
+    assert mech.import_report.warnings
+    mech.assemble().with_parameters({"a.mass": 2.1})   # (parameters keep the exemption)
+    with pytest.raises(URDFError, match=r"links b, flange .*triangle inequality"):
+        loads_urdf(bad, strict=True)
+
+
+@pytest.mark.parametrize("edit, match", [
+    # a massless link between two moving joints
+    (lambda t: t.replace('type="fixed"><parent link="a"/>', 'type="continuous"><parent '
+                         'link="a"/><axis xyz="0 0 1"/>').replace(
+        '<mass value="0.5"/>', '<mass value="0"/>').replace(
+        'type="fixed"><parent link="b"/>', 'type="continuous"><parent link="b"/>'
+        '<axis xyz="1 0 0"/>').replace('<link name="flange"/>', '<link name="flange">'
+        '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+        'izz="1"/></inertial></link>'),
+     r"joint 'weld' moves link\(s\) b without mass, which carry the moving joints tip"),
+    # a moving joint that moves nothing with mass
+    (lambda t: t.replace('type="fixed"><parent link="b"/>', 'type="continuous"><parent '
+                         'link="b"/><axis xyz="1 0 0"/>'),
+     r"joint 'tip' moves only massless links \(flange\): its motion has no inertia"),
+    # pybullet's cube_no_rotation.urdf: a singular inertia on a prismatic joint (this
+    # raised numpy's LinAlgError from assemble())
+    (lambda t: t.replace('ixx="0.02" ixy="0.001" ixz="0" iyy="0.03" iyz="0" izz="0.04"',
+                         'ixx="0.2125" ixy="-0.005" ixz="0.0225" iyy="0.205" iyz="0.045" '
+                         'izz="0.0125"').replace('origin xyz="0.1 0 0" rpy="0.3 0.1 0"',
+                                                 'origin xyz="0 0 0"').replace(
+        '<mass value="0.5"/>', '<mass value="0"/>').replace(
+        '<inertia ixx="0.004"', '<inertia ixx="0"').replace(
+        'iyy="0.002" iyz="0" izz="0.005"', 'iyy="0" iyz="0" izz="0"'),
+     r"links a, b, flange \(body 'a', mass 2 kg\): the central inertia is not positive "
+     r"definite"),
+    (lambda t: t.replace('type="revolute"', 'type="planar"'),
+     "type 'planar' is not supported yet"),
+    (lambda t: t.replace('<joint name="tip" type="fixed">', '<joint name="tip" '
+                         'type="fixed"><mimic joint="hinge"/>'),
+     "<mimic>.*mimic='independent'"),
+    (lambda t: t.replace('<robot name="split">', '<robot name="split"><link name="x"/>'),
+     "exactly one root link.*found 2: x, base"),
+])
+def test_what_cannot_be_loaded_is_named(edit, match):
+    with pytest.raises(URDFError, match=match):
+        loads_urdf(edit(SPLIT)).assemble()
+
+
+def test_a_floating_base_is_a_free_body():
+    """The root becomes a free body: refused without mass (named); with mass, a free
+    flight conserves the total linear and angular momentum (no gravity, no torque)."""
+    with pytest.raises(URDFError, match="floating base: the root link 'base'.*no mass"):
+        loads_urdf(SPLIT, floating_base=True)
+    text = SPLIT.replace('<link name="base"/>', '<link name="base"><inertial><mass '
+                         'value="3"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" '
+                         'izz="0.25"/></inertial></link>')
+    mech = loads_urdf(text, floating_base=True, gravity=(0, 0, 0))
+    assert mech.free_bodies() == ["base"] and sorted(mech.bodies) == ["a", "base"]
+    mm = mech.assemble()
+    res = mm.simulate((0.0, 0.5), {"hinge": 0.4}, {"hinge": 3.0}, free={"base": {
+        "angular_velocity": [0.5, -1.0, 2.0], "velocity": [0.1, 0.0, 0.3]}},
+        rtol=1e-10, atol=1e-12)
+    m = mm.model
+    x0, x1 = res.raw.x[:, 0], res.raw.x[:, -1]
+
+    def momenta(x):
+        p = sum(x[m.state_slices[b.linear_momentum]] for b in mech.bodies.values())
+        L = np.zeros(3)
+        for b in mech.bodies.values():
+            A, r = mm.poses(x)[b.name]
+            L += np.cross(r, x[m.state_slices[b.linear_momentum]]) + \
+                A @ x[m.state_slices[b.angular_momentum]]
+        return p, L
+    (p0, L0), (p1, L1) = momenta(x0), momenta(x1)
+    assert np.abs(p1 - p0).max() <= 1e-9 * np.abs(p0).max()
+    assert np.abs(L1 - L0).max() <= 1e-7 * np.abs(L0).max()
+    assert np.abs(L0).max() > 0.1      # (a motion, not a state at rest)
