@@ -4,12 +4,16 @@ Bodies and loads
     RigidBody, Inertia, Ground, PointForce, BodyMoment, PointVelocityMTF
 Joints
     RevoluteJoint, PrismaticJoint, SphericalJoint, FixedJoint, Joint,
-    AxisSpring, AxisDamper, AxisActuator
+    AxisSpring, AxisDamper, AxisActuator, AxisRotor
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
     EnergyLedger
+Dynamics at a state
+    forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
+    prescribed_motion, PrescribedMotionResult
 Robot descriptions
-    load_urdf, loads_urdf, URDFError, RobotTree, ImportReport, Frame, RobotImportWarning
+    load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
+    mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
 Canonical mechanisms
     elements.models
 Seeing the motion
@@ -24,11 +28,16 @@ from __future__ import annotations
 from . import models
 from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
+from .dynamics import (
+    PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
+    joint_accelerations, prescribed_motion,
+)
 from .joints import (
-    AxisActuator, AxisDamper, AxisSpring, FixedJoint, Joint, PrismaticJoint, RevoluteJoint,
+    AxisActuator, AxisDamper, AxisRotor, AxisSpring, FixedJoint, Joint, PrismaticJoint, RevoluteJoint,
     SphericalJoint,
 )
 from .mechanism import AssemblyError, Mechanism, MechanismModel
+from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
 from .robot_tree import Frame, ImportReport, RobotImportWarning, RobotTree
 from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
@@ -42,11 +51,13 @@ from .video import animate_video
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
-    "AxisSpring", "AxisDamper", "AxisActuator", "Mechanism", "MechanismModel",
+    "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",
-    "RobotImportWarning",
+    "RobotImportWarning", "load_mjcf", "loads_mjcf", "from_mujoco", "mujoco_coordinates",
+    "MJCFError", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
+    "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

@@ -257,7 +257,15 @@ def constraint_jacobian(mm, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         col[f"{b.name}.w"] = 6 * i + 3
     rows, phis = [], []
     for src in m.unknown_sources:
-        blk = mm.block_of(src)
+        try:
+            blk = mm.block_of(src)
+        except ModelError:
+            raise ModelError(
+                f"mechanism '{mm.mechanism.name}': the constraint at '{src}' is not a joint's "
+                f"position constraint (an inertia on a joint axis, a rotor or a subsystem's "
+                f"I, is tied to the joint rate): the constraint Jacobian and projection "
+                f"(projection=True) cover joint constraints only; simulate without "
+                f"projection") from None
         geo = _geometry(blk.bodies, [x[m.state_slices[n]] for n in _deps(blk.bodies)])
         G = np.zeros((blk.dim, 6 * len(bodies)))
         for t in blk.terms:

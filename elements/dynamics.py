@@ -120,7 +120,8 @@ def _driven(mm: MechanismModel, kind: str):
 def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
                     tau: Mapping[str, float], *, t: float = 0.0,
                     free: Mapping[str, Mapping[str, Any]] | None = None,
-                    states: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    states: Mapping[str, Any] | None = None,
+                    bodies: bool = False) -> dict[str, Any]:
     """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
     (N m or N; joints not named get 0), from the bond graph model.
 
@@ -128,10 +129,11 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     gravity act as modelled. ``t`` (s) is the time at which time-dependent sources (loads'
     and attached subsystems' TimeFunctions) are evaluated. ``free`` gives the pose and
     twist of free bodies (a floating base), as for
-    :meth:`~elements.mechanism_model.MechanismModel.initial_state`; for each free body
-    the result also holds ``"<body>.a"``, its centre's acceleration (global, m/s^2,
+    :meth:`~elements.mechanism_model.MechanismModel.initial_state`. For every free body
+    (every body with ``bodies=True``) the result also holds ``"<body>.a"``, its centre's acceleration (global, m/s^2,
     (3,)), and ``"<body>.alpha"``, the rate of its angular velocity in body
-    coordinates (rad/s^2, (3,)). ``states`` gives the states of attached subsystems by
+    coordinates (rad/s^2, (3,); equal to the body-frame components of the angular
+    acceleration). ``states`` gives the states of attached subsystems by
     name (a rotor inertia's momentum, a motor's flux linkage), as for ``initial_state``.
     """
     model, inputs = _driven(mm, "effort")
@@ -146,7 +148,7 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     xdot = model.model.evaluate(float(t), x).xdot
     out: dict[str, Any] = dict(joint_accelerations(model, x, xdot))
     m = model.model
-    for name in model.mechanism.free_bodies():
+    for name in (model.mechanism.bodies if bodies else model.mechanism.free_bodies()):
         b = model.mechanism.body(name)
         out[f"{name}.a"] = xdot[m.state_slices[b.linear_momentum]] / model.mass(name)
         out[f"{name}.alpha"] = np.linalg.solve(model.inertia(name),

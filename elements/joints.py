@@ -24,7 +24,7 @@ that on the parent); any bond graph can attach there too (a DC motor's gyrator, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -35,12 +35,12 @@ from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from
 
 from ._blocks import Block, Term
 from ._kernels import (
-    OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap,
+    Geometry, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap,
 )
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint",
-           "AxisSpring", "AxisDamper", "AxisActuator", "attachment_name"]
+           "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "attachment_name"]
 
 
 def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
@@ -70,6 +70,16 @@ class AxisDamper:
 
 
 @dataclass(frozen=True)
+class AxisRotor:
+    """A rotor inertia on a joint's free direction (MuJoCo's ``armature``, a motor's
+    reflected inertia): kinetic energy inertia * rate^2 / 2, in kg m^2 (revolute) or kg
+    (prismatic). An I element on the axis 1-junction; its momentum is set from the joint
+    rate by :meth:`~elements.mechanism_model.MechanismModel.initial_state`."""
+
+    inertia: float
+
+
+@dataclass(frozen=True)
 class AxisActuator:
     """An effort source on a joint's free direction (N or N m on the child along the axis):
     a number, a TimeFunction or a StateFunction."""
@@ -92,10 +102,11 @@ class Joint:
         Joint axis in parent coordinates (revolute and prismatic).
     rest_rotation : (3, 3) array, optional
         Child orientation relative to the parent at coordinate 0 (default identity).
-    spring, damper, actuator : optional
-        Attachments on the free direction (see AxisSpring, AxisDamper, AxisActuator; a
-        plain number for ``spring`` is a stiffness with rest 0, for ``damper`` a
-        coefficient, for ``actuator`` a constant effort).
+    spring, damper, actuator, rotor : optional
+        Attachments on the free direction (see AxisSpring, AxisDamper, AxisActuator,
+        AxisRotor; a plain number for ``spring`` is a stiffness with rest 0, for
+        ``damper`` a coefficient, for ``actuator`` a constant effort, for ``rotor`` an
+        inertia).
     """
 
     type_name = "joint"
@@ -113,12 +124,12 @@ class Joint:
             return {}
         effort = "N" if u == "m" else "N m"
         return {"q": u, "qd": f"{u}/s", "effort": effort, "k": f"{effort}/{u}",
-                "rest": u, "c": f"{effort} s/{u}"}
+                "rest": u, "c": f"{effort} s/{u}", "inertia": "kg" if u == "m" else "kg m^2"}
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
                  parent_point: Any = (0.0, 0.0, 0.0), child_point: Any = (0.0, 0.0, 0.0),
                  axis: Any = None, rest_rotation: Any = None, spring: Any = None,
-                 damper: Any = None, actuator: Any = None):
+                 damper: Any = None, actuator: Any = None, rotor: Any = None):
         check_name(name, "joint", ".")
         self.name = name
         for role, b in (("parent", parent), ("child", child)):
@@ -162,12 +173,15 @@ class Joint:
         self.springs: list[AxisSpring] = []
         self.dampers: list[AxisDamper] = []
         self.actuators: list[AxisActuator] = []
+        self.rotors: list[AxisRotor] = []
         if spring is not None:
             self.add_spring(spring)
         if damper is not None:
             self.add_damper(damper)
         if actuator is not None:
             self.add_actuator(actuator)
+        if rotor is not None:
+            self.add_rotor(rotor)
 
     # attachments -----------------------------------------------------------------------
     def _need_axis(self, what: str):
@@ -190,20 +204,34 @@ class Joint:
         self.springs.append(s)
         return s
 
+    def _one_number(self, value: Any, cls: type, what: str, positive: bool) -> Any:
+        """``value`` (a ``cls`` or its one number) checked: finite, and > 0 (positive) or
+        >= 0; a ModelError naming the joint and ``what`` otherwise."""
+        raw = getattr(value, fields(cls)[0].name) if isinstance(value, cls) else value
+        try:
+            v = float(raw)
+        except (TypeError, ValueError):
+            raise ModelError(f"joint '{self.name}': {what} must be a number, got "
+                             f"{value!r}") from None
+        if not np.isfinite(v) or (v <= 0 if positive else v < 0):
+            raise ModelError(f"joint '{self.name}': {what} must be "
+                             f"{'positive' if positive else '>= 0'} and finite, got {v}")
+        return cls(v)
+
     def add_damper(self, damper: AxisDamper | float) -> AxisDamper:
         """Attach a linear damper (coefficient >= 0) on the free direction."""
         self._need_axis("damper")
-        d = damper if isinstance(damper, AxisDamper) else AxisDamper(damper)
-        try:
-            d = AxisDamper(float(d.coefficient))
-        except (TypeError, ValueError):
-            raise ModelError(f"joint '{self.name}': damper coefficient must be a number, "
-                             f"got {damper!r}") from None
-        if not np.isfinite(d.coefficient) or d.coefficient < 0:
-            raise ModelError(f"joint '{self.name}': damper coefficient must be >= 0 and "
-                             f"finite, got {d.coefficient}")
+        d = self._one_number(damper, AxisDamper, "damper coefficient", positive=False)
         self.dampers.append(d)
         return d
+
+    def add_rotor(self, rotor: AxisRotor | float) -> AxisRotor:
+        """Attach a rotor inertia (> 0: kg m^2 on a revolute axis, kg on a prismatic one)
+        on the free direction."""
+        self._need_axis("rotor inertia")
+        r = self._one_number(rotor, AxisRotor, "rotor inertia", positive=True)
+        self.rotors.append(r)
+        return r
 
     def add_actuator(self, actuator: AxisActuator | Any) -> AxisActuator:
         """Attach an effort source (constant, TimeFunction or StateFunction)."""
@@ -238,11 +266,11 @@ class Joint:
         return f"{self.name}.coord"
 
     def attachments(self, kind: str) -> list[str]:
-        """The element names of this joint's springs, dampers or actuators (``kind``:
-        ``"spring"``, ``"damper"`` or ``"actuator"``), in the order they were added (see
-        :func:`attachment_name`)."""
+        """The element names of this joint's springs, dampers, actuators or rotor
+        inertias (``kind``: ``"spring"``, ``"damper"``, ``"actuator"`` or ``"rotor"``), in
+        the order they were added (see :func:`attachment_name`)."""
         items = {"spring": self.springs, "damper": self.dampers,
-                 "actuator": self.actuators}[kind]
+                 "actuator": self.actuators, "rotor": self.rotors}[kind]
         return [attachment_name(self.name, kind, i, len(items)) for i in range(len(items))]
 
     # geometry helpers --------------------------------------------------------------------
@@ -300,6 +328,19 @@ class Joint:
     def coordinate(self, A_a, r_a, A_b, r_b) -> float:
         """The joint coordinate computed from the two bodies' poses (principal value)."""
         raise NotImplementedError
+
+    def rate(self, pose, twist) -> float:
+        """The joint rate (rad/s or m/s) from the bodies' poses ``{name: (A, r)}`` and
+        twists ``{name: (omega, v)}`` (global): the axis block's flow sum_k G_k f_k."""
+        blk = self.axis_block()
+        geo = Geometry.of_poses(pose, blk.bodies)
+        total = 0.0
+        for t in blk.terms:
+            body, kind = t.junction.rsplit(".", 1)
+            w, v = twist[body]
+            f = v if kind == "v" else pose[body][0].T @ w
+            total += float((t.G(geo) @ f)[0])
+        return total
 
     def n_constraints(self) -> int:
         return sum(b.dim for b in self.constraint_blocks())

@@ -19,7 +19,7 @@ import numpy as np
 from bondgraph.errors import NameNotFoundError
 
 from bondgraph import (
-    C, BondGraph, KinematicState, ModelError, OneJunction, R, Se, StateFunction,
+    C, BondGraph, I, KinematicState, ModelError, OneJunction, R, Se, StateFunction,
     TimeFunction, WorkState,
 )
 from bondgraph._gc import paused
@@ -240,6 +240,13 @@ class Mechanism:
                     bg.add(R(n, c))
                     bg.connect(ax, n, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.dissipated", n))
+                    attached = True
+                for n, r in zip(j.attachments("rotor"), j.rotors):
+                    inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
+                                               f"rotor inertia on joint {j.name}",
+                                               positive=True)
+                    bg.add(I(n, inertia))
+                    bg.connect(ax, n, name=f"{n}.b")
                     attached = True
                 for n, a in zip(j.attachments("actuator"),
                                 j.actuators if j.name not in drives else ()):

@@ -145,7 +145,7 @@ class MechanismModel:
         for j in self.mechanism.joints.values():
             if j.n_free:
                 out[j.coordinate_state] = j.name
-                for stem in j.attachments("spring"):
+                for stem in j.attachments("spring") + j.attachments("rotor"):
                     out[self.graph.element(stem).state_name] = stem
         for ws in self.graph.work_states:
             out[ws.name] = ws.source
@@ -171,6 +171,12 @@ class MechanismModel:
                 for stem in j.attachments("spring"):
                     vals[self.graph.element(stem).state_name] = \
                         c - self.parameters[f"{stem}.rest"]
+                rotors = j.attachments("rotor")
+                if rotors:
+                    rate = j.rate(pose, twist)
+                    for stem in rotors:
+                        vals[self.graph.element(stem).state_name] = \
+                            self.parameters[f"{stem}.inertia"] * rate
         for ws in self.graph.work_states:
             vals[ws.name] = 0.0
         for k, v in (states or {}).items():

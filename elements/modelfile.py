@@ -85,7 +85,7 @@ from .file_tables import (  # noqa: F401  (signal, read_text, read_toml: re-expo
 )
 from .forces import BodyMoment, PointForce
 from .joints import (
-    AxisActuator, AxisDamper, AxisSpring, FixedJoint, PrismaticJoint, RevoluteJoint,
+    AxisActuator, AxisDamper, AxisRotor, AxisSpring, FixedJoint, PrismaticJoint, RevoluteJoint,
     SphericalJoint,
 )
 from .mechanism import Mechanism
@@ -253,7 +253,8 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     for k, j in enumerate(joints):
         where = f"joint {k + 1}"
         c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
-                          "axis", "rest_rotation", "spring", "damper", "actuator"})
+                          "axis", "rest_rotation", "spring", "damper", "actuator",
+                          "rotor"})
         jname = c.string(j, where, "name")
         where = f"joint '{jname}'"
         if jname in names:
@@ -305,6 +306,9 @@ def _loads_model(text: str, path: str) -> ModelSpec:
             coef = c.number(dp, f"{where} damper", "coefficient", nonneg=True) \
                 if isinstance(dp, dict) else c.number(j, where, "damper", nonneg=True)
             _attach(c, where, "damper", lambda: joint.add_damper(AxisDamper(coef)))
+        if "rotor" in j:
+            inertia = c.number(j, where, "rotor", positive=True)
+            _attach(c, where, "rotor", lambda: joint.add_rotor(AxisRotor(inertia)))
         if "actuator" in j:
             eff = signal(j["actuator"], dim=1, where=f"{where} actuator", ctx=c)
             _attach(c, where, "actuator", lambda: joint.add_actuator(AxisActuator(eff)))

@@ -35,7 +35,9 @@ import numpy as np
 
 from bondgraph import ModelError
 
-from .joints import AxisActuator, AxisDamper, PrismaticJoint, RevoluteJoint
+from .joints import (
+    AxisActuator, AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint, SphericalJoint,
+)
 from .mechanism import Mechanism
 from .rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
 
@@ -43,11 +45,13 @@ __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "build_mechanism"]
 
 MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
-                 "prismatic": PrismaticJoint}
-"""Joint types with one coordinate, and the joint class each becomes."""
+                 "prismatic": PrismaticJoint, "ball": SphericalJoint}
+"""Joint types mapped onto a joint, and the joint class each becomes (a ``floating``
+joint from the ground makes its child a free body instead)."""
 
-NOT_YET = ("planar", "floating")
-"""Joint types read but not yet mapped (they need multi-coordinate joints)."""
+NOT_YET = ("planar",)
+"""Joint types read but not yet mapped (they need multi-coordinate joints); a
+``floating`` joint is mapped only from the ground (its child becomes a free body)."""
 
 
 class RobotImportWarning(UserWarning):
@@ -73,11 +77,15 @@ class JointSpec:
     """A joint as a description gives it.
 
     ``xyz`` and ``rotation`` place the child link frame in the parent link frame at
-    coordinate 0 (m; child axes -> parent axes); ``axis`` is in the child link frame.
-    ``type`` is one of ``revolute``, ``continuous``, ``prismatic``, ``fixed`` (and
-    ``planar``, ``floating``, refused for now). Limits (rad or m, N m or N, rad/s or
-    m/s) and ``friction`` are kept for the report; ``damping`` (N m s/rad or N s/m)
-    becomes an axis damper; ``mimic`` is (leader joint, multiplier, offset)."""
+    coordinate 0 (m; child axes -> parent axes); ``axis`` is in the child link frame, and
+    so is ``anchor``, the point the joint turns about (m; URDF: the link frame's origin,
+    MJCF: the joint's ``pos``). ``type`` is one of ``revolute``, ``continuous``,
+    ``prismatic``, ``ball``, ``fixed``, ``floating`` (from the ground only: the child
+    becomes a free body) and ``planar`` (refused for now). Limits (rad or m, N m or N,
+    rad/s or m/s) and ``friction`` are kept for the report; ``damping`` (N m s/rad or
+    N s/m) becomes an axis damper, ``armature`` (kg m^2 or kg) a rotor inertia on the
+    axis, ``stiffness`` (N m/rad or N/m) an axis spring at rest at ``spring_rest``;
+    ``mimic`` is (leader joint, multiplier, offset)."""
 
     name: str
     type: str
@@ -93,6 +101,10 @@ class JointSpec:
     effort_limit: float | None = None
     velocity_limit: float | None = None
     mimic: tuple[str, float, float] | None = None
+    anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    armature: float = 0.0
+    stiffness: float = 0.0
+    spring_rest: float = 0.0
 
 
 @dataclass
@@ -341,10 +353,10 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         if j.type in NOT_YET:
             raise error(f"{src}: joint '{j.name}': type '{j.type}' is not supported yet "
                         f"(it needs multi-coordinate joints); supported: revolute, "
-                        f"continuous, prismatic, fixed")
-        if j.type != "fixed" and j.type not in MOVING_JOINTS:
+                        f"continuous, prismatic, ball, fixed, and floating from the root")
+        if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
-                        f"revolute, continuous, prismatic, fixed, planar, floating")
+                        f"revolute, continuous, prismatic, ball, fixed, planar, floating")
         if j.mimic is not None and mimic != "independent":
             raise error(f"{src}: joint '{j.name}': <mimic> (a coupling to joint "
                         f"'{j.mimic[0]}') is not supported yet; mimic='independent' "
@@ -356,6 +368,11 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             raise error(f"{src}: joint '{j.name}': <mimic joint='{j.mimic[0]}'> names no "
                         f"moving joint of the file")
     groups, group_of = _groups(tree, root, order)
+    for j in order:
+        if j.type == "floating" and (floating_base or group_of[j.parent] != root):
+            raise error(f"{src}: joint '{j.name}': a floating joint is supported only from "
+                        f"the fixed root (its child becomes a free body); a floating joint "
+                        f"inside the tree needs multi-coordinate joints, not supported yet")
     moving = [j for j in order if j.type != "fixed"]
     moving_children: dict[str, list[JointSpec]] = {}
     for j in moving:
@@ -397,27 +414,41 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             frames[link] = Frame(body.name, p - com, R)
             report.bodies[link] = body.name
     efforts = dict(efforts or {})
-    unknown = [n for n in efforts if n not in joint_names]
+    driven = [j.name for j in moving if MOVING_JOINTS.get(j.type, SphericalJoint).n_free]
+    unknown = [n for n in efforts if n not in driven]
     if unknown:
-        raise error(f"{src}: efforts given for {', '.join(unknown)}, not moving joints of "
-                    f"the file; moving joints: {', '.join(joint_names) or 'none'}")
+        raise error(f"{src}: efforts given for {', '.join(unknown)}, not joints of the file "
+                    f"with an axis; joints with an axis: {', '.join(driven) or 'none'}")
     limited, frictional, mimics = [], [], []
     for j in moving:
+        if j.type == "floating":          # its child is a free body: no joint
+            continue
         gp, gc = groups[group_of[j.parent]], groups[j.child]
         R_p, p_p = gp.pose[j.parent]
         parent = bodies[gp.rep]
         R = R_p @ j.rotation
-        P = p_p + R_p @ j.xyz - (np.zeros(3) if parent.is_ground else gp.com)
+        anchor = np.asarray(j.anchor, dtype=float)
+        P = p_p + R_p @ (j.xyz + j.rotation @ anchor) - (
+            np.zeros(3) if parent.is_ground else gp.com)
         axis = np.asarray(j.axis, dtype=float)
-        if not np.linalg.norm(axis) > 0:
-            raise error(f"{src}: joint '{j.name}': its axis has zero length")
         cls = MOVING_JOINTS[j.type]
+        if cls.n_free and not np.linalg.norm(axis) > 0:
+            raise error(f"{src}: joint '{j.name}': its axis has zero length")
+        if not cls.n_free and j.name in efforts:
+            raise error(f"{src}: joint '{j.name}' ({j.type}) has no axis: no effort of its "
+                        f"own (a load on the body acts instead)")
         try:
             joint = cls(joint_names[j.name], parent, bodies[j.child], parent_point=P,
-                        child_point=-gc.com, axis=R @ axis, rest_rotation=R)
-            if j.damping > 0:
-                joint.add_damper(AxisDamper(j.damping))
-            joint.add_actuator(AxisActuator(efforts.get(j.name, 0.0)))
+                        child_point=anchor - gc.com,
+                        axis=R @ axis if cls.n_free else None, rest_rotation=R)
+            if cls.n_free:
+                if j.damping > 0:
+                    joint.add_damper(AxisDamper(j.damping))
+                if j.stiffness > 0:
+                    joint.add_spring(AxisSpring(j.stiffness, j.spring_rest))
+                if j.armature > 0:
+                    joint.add_rotor(j.armature)
+                joint.add_actuator(AxisActuator(efforts.get(j.name, 0.0)))
         except ModelError as exc:
             raise error(f"{src}: joint '{j.name}': {exc}") from None
         joint.effort_limit = j.effort_limit

@@ -328,3 +328,32 @@ def test_energy_report_lines_hold_python_types():
     from elements.energy_check import CheckLine
     line = CheckLine("x", np.float64(1e-9), np.float64(1e-7), np.float64(1e-9) <= 1e-7)
     assert line.passed is True and type(line.value) is float
+
+
+@pytest.mark.parametrize("value, what", [(0.0, "positive"), (float("nan"), "positive"),
+                                         ("heavy", "a number")])
+def test_a_bad_rotor_inertia_names_the_joint(value, what):
+    from elements import AxisRotor, models
+    mech = models.three_body_prismatic()
+    with pytest.raises(BondGraphError, match=rf"joint 'J1': rotor inertia must be .*{what}"):
+        mech.joint("J1").add_rotor(AxisRotor(value))
+    from elements import Inertia, Mechanism, RigidBody, SphericalJoint
+    m = Mechanism("m")
+    b = m.add_body(RigidBody("b", 1.0, Inertia.principal(1.0, 1.0, 1.0)))
+    with pytest.raises(BondGraphError, match="spherical joint 's' has no free-direction "
+                       "port for a rotor inertia"):
+        m.add_joint(SphericalJoint("s", m.ground, b)).add_rotor(1.0)
+
+
+def test_projection_with_a_rotor_says_it_covers_joint_constraints_only():
+    """A rotor ties its momentum to the joint rate: a constraint that is not a joint's
+    position constraint. Projection used to fail with 'unknown effort source ...'; the
+    message now says what covers what, and the simulation without projection runs."""
+    from elements import models
+    mech = models.three_body_prismatic()
+    mech.joint("J1").add_rotor(0.01)
+    mm = mech.assemble()
+    with pytest.raises(BondGraphError, match=r"'Se\*_J1.axis0' is not a joint's position "
+                       r"constraint .* simulate without projection"):
+        mm.simulate((0.0, 0.01), projection=True)
+    assert mm.simulate((0.0, 0.01)).success

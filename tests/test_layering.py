@@ -59,7 +59,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.mechanism_model",),
     ("elements.mechanism",),
     ("elements.dynamics", "elements.energy_check", "elements.robot_tree"),
-    ("elements.modelfile", "elements.urdf", "elements.models"),
+    ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),
     ("elements.study.outputs", "elements.study.table"),

@@ -265,3 +265,19 @@ def test_a_study_file_given_as_a_model_says_to_use_sweep():
     study = open(os.path.join(ROOT, "examples", "three_body_sweep.toml")).read()
     with pytest.raises(ModelFileError, match="bondgraph sweep"):
         loads_model(study, "three_body_sweep.toml")
+
+
+def test_a_rotor_on_a_joint_adds_its_inertia():
+    """``rotor = J_a`` on the hinge: the pendulum (damper and gust removed) has
+    q'' = -m g l sin q / (I_c + m l^2 + J_a) about the top point (l = 0.3 m); a rotor
+    that is not positive is an error naming the joint and the key."""
+    from elements import direct_dynamics
+    text = PENDULUM.replace("damper = 0.05", "rotor = 0.02").replace(
+        "value = [0.5, 0.0, 0.0]", "value = [0.0, 0.0, 0.0]")
+    mm = loads_model(text, "rotor.toml").mechanism.assemble()
+    q = 0.5
+    qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": 0.7}, {})["hinge"]
+    assert qdd == pytest.approx(-1.2 * 9.81 * 0.3 * np.sin(q) / (0.036 + 1.2 * 0.09 + 0.02),
+                                rel=1e-10)
+    msg = error(PENDULUM.replace("damper = 0.05", "rotor = -1.0"))
+    assert "joint 'hinge'" in msg and "rotor" in msg

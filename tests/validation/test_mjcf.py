@@ -1,0 +1,203 @@
+"""MJCF import (elements.mjcf) against MuJoCo's own forward dynamics.
+
+MuJoCo compiles the files (defaults, classes, orientations, inertias from geoms); the
+mechanism's accelerations at random states are compared with ``mj_forward``'s (a
+joint-space formulation, independent of ours). Tolerance 1e-8 relative to the largest
+acceleration: both sides are exact up to rounding (we see 1e-12 to 1e-13; a wrong joint
+anchor, axis or armature gives 1e-2 or more).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from elements import RobotImportWarning, direct_dynamics
+from tests.helpers.mujoco_reference import compare, comparable
+
+mujoco = pytest.importorskip("mujoco", reason="the MJCF import needs the mujoco package "
+                             "(pip install -e '.[test]' installs it)")
+from elements.mjcf import (  # noqa: E402
+    MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates,
+)
+
+HERE = os.path.join(os.path.dirname(__file__), "mjcf")
+TOL = 1e-8
+
+
+def _load(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        return load_mjcf(path)
+
+
+@pytest.mark.parametrize("name", ["pendulum_chain", "branched_ball", "floating"])
+def test_accelerations_equal_mj_forward(name):
+    """Hinges, slides, balls, free bodies, welded bodies, armature, damping, defaults and
+    classes, every orientation form: qacc and every body's acceleration equal MuJoCo's
+    at five random states."""
+    path = os.path.join(HERE, f"{name}.xml")
+    mech = _load(path)
+    mm = mech.assemble()
+    model = comparable(mujoco.MjModel.from_xml_path(path))
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        err, n = compare(model, mech, mm, rng)
+        assert n >= 8
+        assert err < TOL, f"{name}: relative error {err:.3g}"
+
+
+def _dm_control_suite():
+    try:
+        import dm_control
+    except ImportError:
+        return []
+    return sorted(glob.glob(os.path.join(os.path.dirname(dm_control.__file__), "suite",
+                                         "*.xml")))
+
+
+DM_LOADS = {"acrobot", "cartpole", "finger", "pendulum", "reacher"}
+"""The dm_control suite models that load: the others have bodies with several joints
+(planar roots of cheetah, walker, hopper, swimmer; the humanoids' hips), refused until
+multi-coordinate joints exist; lqr has no body that moves."""
+
+
+@pytest.mark.parametrize("path", _dm_control_suite() or [None],
+                         ids=lambda p: os.path.basename(p or "no-dm_control"))
+def test_dm_control_suite(path):
+    """Real-world MJCF files (DeepMind's control suite, shipped by dm_control): the ones
+    with one joint per body equal mj_forward; the others are refused naming the body
+    and its joints."""
+    if path is None:
+        pytest.skip("dm_control is not installed (pip install -e '.[test]' installs it)")
+    name = os.path.splitext(os.path.basename(path))[0]
+    model = mujoco.MjModel.from_xml_path(path)
+    compound = [model.body(b).name for b in range(model.nbody) if model.body_jntnum[b] > 1]
+    if compound:
+        assert name not in DM_LOADS
+        with pytest.raises(MJCFError, match=rf"body '{compound[0]}' has "
+                           rf"{model.body_jntnum[model.body(compound[0]).id]} joints"):
+            _load(path)
+        return
+    mech = _load(path)
+    if not mech.bodies:
+        assert name == "lqr"
+        return
+    assert name in DM_LOADS
+    mm = mech.assemble()
+    comparable(model)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        err, _ = compare(model, mech, mm, rng)
+        assert err < TOL, f"{name}: relative error {err:.3g}"
+
+
+def test_what_is_not_imported_is_reported_by_name():
+    path = os.path.join(HERE, "unsupported_features.xml")
+    with pytest.warns(RobotImportWarning, match="not imported: position limits"):
+        mech = load_mjcf(path)
+    got = mech.import_report.not_imported
+    assert got == {
+        "position limits (not enforced)": ["u_hinge1"],
+        "friction loss": ["u_hinge2"],
+        "tendons": ["u_coupling_tendon"],
+        "equality constraints": ["u_eq_hinge2_hinge3"],
+        "actuators (each hinge and slide takes efforts= instead)": ["u_motor1"],
+        "contacts (geoms and pairs that may collide)": ["floor", "u_g3", "u_box_floor"],
+    }
+    ball = load_mjcf(os.path.join(HERE, "branched_ball.xml")) if False else None
+    assert ball is None
+    with pytest.warns(RobotImportWarning, match="damping of ball and free joints: a_ball"):
+        mech = load_mjcf(os.path.join(HERE, "branched_ball.xml"))
+    assert mech.import_report.not_imported["armature of ball and free joints"] == ["a_ball"]
+
+
+def test_compound_joint_is_refused_naming_the_body():
+    with pytest.raises(MJCFError, match=r"two_hinges_one_body.xml: body 'gimbal' has 2 "
+                       r"joints \(gimbal_hinge_x, gimbal_hinge_y\)"):
+        load_mjcf(os.path.join(HERE, "two_hinges_one_body.xml"))
+
+
+PENDULUM = """<mujoco model="p"><compiler angle="radian"/>
+  <option gravity="0 0 -{g}"/>
+  <worldbody><body name="rod" pos="0 0 1">
+    <joint name="hinge" type="hinge" axis="0 1 0" armature="{Ja}" stiffness="{k}"
+           springref="{rest}"/>
+    <inertial pos="0 0 -{half}" mass="{m}" diaginertia="{I} {I} 1e-4"/>
+  </body></worldbody></mujoco>"""
+
+
+def test_armature_and_stiffness_against_the_closed_form():
+    """A rod on a hinge with armature J_a and a spring k at springref:
+    q'' = (tau - m g l/2 sin q - k (q - rest)) / (I_c + m l^2/4 + J_a)."""
+    m, l, g, Ja, k, rest = 2.0, 0.6, 9.81, 0.05, 3.0, 0.2
+    Ic = m * l * l / 12
+    mech = loads_mjcf(PENDULUM.format(g=g, Ja=Ja, k=k, rest=rest, half=l / 2, m=m, I=Ic))
+    assert mech.joint("hinge").rotors[0].inertia == Ja
+    mm = mech.assemble()
+    for q, qd, tau in [(0.3, 1.0, 0.5), (-1.2, -2.0, -2.0)]:
+        qdd = direct_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": tau})["hinge"]
+        expected = (tau - m * g * l / 2 * np.sin(q) - k * (q - rest)) / (
+            Ic + m * l * l / 4 + Ja)
+        assert qdd == pytest.approx(expected, rel=1e-10)
+
+
+def test_energy_is_conserved_with_rotors_springs_and_free_bodies():
+    """A simulation of the floating model (free bodies, ball, hinges, slides, armature)
+    and of the chain (springs from classes, rotors, dampers): the energy ledger balances
+    (rotor energy counted) to the solver's tolerance."""
+    for name in ("floating", "pendulum_chain"):
+        mech = _load(os.path.join(HERE, f"{name}.xml"))
+        mm = mech.assemble()
+        model = mujoco.MjModel.from_xml_path(os.path.join(HERE, f"{name}.xml"))
+        rng = np.random.default_rng(1)
+        q, qd, free = mujoco_coordinates(mech, model, *comparable_state(model, rng))
+        res = mm.simulate((0.0, 0.5), q, qd, free=free, rtol=1e-10, atol=1e-10)
+        assert res.success
+        assert res.energy.relative_drift < 1e-6
+
+
+def comparable_state(model, rng):
+    from tests.helpers.mujoco_reference import random_state
+    qpos, qvel, _ = random_state(model, rng)
+    return qpos, qvel
+
+
+@pytest.mark.parametrize("text, match", [
+    ("<mujoco><worldbody><body><joint type='hinge'/></worldbody></mujoco>",
+     r"bad.xml: MuJoCo's compiler refused the model"),
+    ("<mujoco><worldbody>", r"bad.xml: MuJoCo's compiler refused the model"),
+    ("<mujoco><worldbody><body name='a'><joint name='j' type='hinge'/>"
+     "<geom size='0.1' mass='0'/><body name='b'><joint name='k' type='hinge'/>"
+     "<geom size='.1'/></body></body></worldbody></mujoco>",
+     r"bad.xml: MuJoCo's compiler refused the model"),
+])
+def test_bad_mjcf_is_named(text, match):
+    with pytest.raises(MJCFError, match=match):
+        loads_mjcf(text, source="bad.xml")
+
+
+def test_missing_file_and_bad_state_are_named(tmp_path):
+    with pytest.raises(MJCFError, match="nowhere.xml"):
+        load_mjcf(str(tmp_path / "nowhere.xml"))
+    path = os.path.join(HERE, "floating.xml")
+    mech = _load(path)
+    model = mujoco.MjModel.from_xml_path(path)
+    with pytest.raises(MJCFError, match=rf"qpos and qvel must have {model.nq} and "
+                       rf"{model.nv} entries"):
+        mujoco_coordinates(mech, model, np.zeros(3))
+
+
+def test_from_mujoco_takes_a_compiled_model_and_gravity():
+    model = mujoco.MjModel.from_xml_path(os.path.join(HERE, "branched_ball.xml"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        mech = from_mujoco(model)
+        assert np.allclose(mech.gravity, model.opt.gravity)
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_GRAVITY
+        assert np.all(from_mujoco(model).gravity == 0)
+        assert np.allclose(from_mujoco(model, gravity=(0, 0, -1)).gravity, (0, 0, -1))
