@@ -267,7 +267,13 @@ def from_mujoco(model: Any, *, gravity: Any = None,
 
 
 def _compile(text: str | None, path: str | None, source: str):
+    """The compiled model. MuJoCo's compiler warnings (a deprecated attribute, say) become
+    RobotImportWarnings naming ``source``: by default MuJoCo would print them and append
+    them to MUJOCO_LOG.TXT in the working folder, a file the user did not ask for."""
     mujoco = _mujoco()
+    said: list[str] = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda msg: said.append(str(msg).strip()))
     try:
         if path is not None:
             return mujoco.MjModel.from_xml_path(path)
@@ -275,6 +281,11 @@ def _compile(text: str | None, path: str | None, source: str):
     except ValueError as exc:
         raise MJCFError(f"{source}: MuJoCo's compiler refused the model: "
                         f"{str(exc).strip()}") from None
+    finally:
+        mujoco.set_mju_user_warning(previous)
+        for msg in said:
+            warnings.warn(f"{source}: MuJoCo's compiler: {msg}", RobotImportWarning,
+                          stacklevel=3)
 
 
 def loads_mjcf(text: str, *, source: str = "<string>", **kwargs: Any) -> Mechanism:

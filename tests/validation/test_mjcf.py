@@ -29,6 +29,15 @@ HERE = os.path.join(os.path.dirname(__file__), "mjcf")
 TOL = 1e-8
 
 
+def _compiled(path):
+    """MuJoCo's compiled model of ``path`` (through the importer's compile, so that
+    MuJoCo's warnings do not write MUJOCO_LOG.TXT into the working folder)."""
+    from elements.mjcf import _compile
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        return _compile(None, path, path)
+
+
 def _load(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotImportWarning)
@@ -43,7 +52,7 @@ def test_accelerations_equal_mj_forward(name):
     path = os.path.join(HERE, f"{name}.xml")
     mech = _load(path)
     mm = mech.assemble()
-    model = comparable(mujoco.MjModel.from_xml_path(path))
+    model = comparable(_compiled(path))
     rng = np.random.default_rng(7)
     for _ in range(5):
         err, n = compare(model, mech, mm, rng)
@@ -75,7 +84,7 @@ def test_dm_control_suite(path):
     if path is None:
         pytest.skip("dm_control is not installed (pip install -e '.[test]' installs it)")
     name = os.path.splitext(os.path.basename(path))[0]
-    model = mujoco.MjModel.from_xml_path(path)
+    model = _compiled(path)
     compound = [model.body(b).name for b in range(model.nbody) if model.body_jntnum[b] > 1]
     if compound:
         assert name not in DM_LOADS
@@ -153,7 +162,7 @@ def test_energy_is_conserved_with_rotors_springs_and_free_bodies():
     for name in ("floating", "pendulum_chain"):
         mech = _load(os.path.join(HERE, f"{name}.xml"))
         mm = mech.assemble()
-        model = mujoco.MjModel.from_xml_path(os.path.join(HERE, f"{name}.xml"))
+        model = _compiled(os.path.join(HERE, f"{name}.xml"))
         rng = np.random.default_rng(1)
         q, qd, free = mujoco_coordinates(mech, model, *comparable_state(model, rng))
         res = mm.simulate((0.0, 0.5), q, qd, free=free, rtol=1e-10, atol=1e-10)
@@ -186,14 +195,14 @@ def test_missing_file_and_bad_state_are_named(tmp_path):
         load_mjcf(str(tmp_path / "nowhere.xml"))
     path = os.path.join(HERE, "floating.xml")
     mech = _load(path)
-    model = mujoco.MjModel.from_xml_path(path)
+    model = _compiled(path)
     with pytest.raises(MJCFError, match=rf"qpos and qvel must have {model.nq} and "
                        rf"{model.nv} entries"):
         mujoco_coordinates(mech, model, np.zeros(3))
 
 
 def test_from_mujoco_takes_a_compiled_model_and_gravity():
-    model = mujoco.MjModel.from_xml_path(os.path.join(HERE, "branched_ball.xml"))
+    model = _compiled(os.path.join(HERE, "branched_ball.xml"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotImportWarning)
         mech = from_mujoco(model)
@@ -201,3 +210,17 @@ def test_from_mujoco_takes_a_compiled_model_and_gravity():
         model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_GRAVITY
         assert np.all(from_mujoco(model).gravity == 0)
         assert np.allclose(from_mujoco(model, gravity=(0, 0, -1)).gravity, (0, 0, -1))
+
+
+def test_compiler_warnings_are_ours_and_write_no_log(tmp_path, monkeypatch):
+    """MuJoCo's compiler warns about a deprecated attribute by printing and appending to
+    MUJOCO_LOG.TXT in the working folder; the import says it as a RobotImportWarning
+    naming the source and writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    text = ("<mujoco><compiler settotalmass='2'/><worldbody><body name='b'>"
+            "<joint name='j' type='hinge' axis='0 1 0'/><geom size='0.1'/></body>"
+            "</worldbody></mujoco>")
+    with pytest.warns(RobotImportWarning, match="old.xml: MuJoCo's compiler: .*settotalmass"):
+        mech = loads_mjcf(text, source="old.xml")
+    assert mech.body("b").mass == pytest.approx(2.0)
+    assert os.listdir(tmp_path) == []
