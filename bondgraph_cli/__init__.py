@@ -36,15 +36,50 @@ def main(argv: list[str] | None = None) -> int:
         return interrupted()
 
 
+_SIGINT_SEEN = [False]
+
+
+def _on_sigint(signum, frame) -> None:
+    """Python's own Ctrl-C behaviour (raise KeyboardInterrupt), remembering that it
+    came."""
+    _SIGINT_SEEN[0] = True
+    raise KeyboardInterrupt
+
+
 def console() -> None:
     """The ``bondgraph`` program: :func:`main`, then exit with its code (a second
-    Ctrl-C while exiting is ignored: the work is done)."""
+    Ctrl-C while exiting is ignored: the work is done).
+
+    A Ctrl-C that lands in the import of a compiled extension can surface as another
+    error (scipy's HiGHS module raises ``ImportError: initialization failed``); after a
+    Ctrl-C any error is reported as the interrupt it is. And when the KeyboardInterrupt
+    passed through code that an extension ran with ``PyRun_String``, CPython would end
+    the process by SIGINT (exit -2) after the clean report; an interrupted program
+    therefore ends with ``os._exit(130)`` once its streams are flushed (the writers have
+    removed their temporary files by then)."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
         code = main()
     except KeyboardInterrupt:    # (one that came while the first was being reported)
         code = interrupted()
+    except Exception:
+        if not _SIGINT_SEEN[0]:
+            raise
+        code = interrupted()
     finally:
         _ignore_interrupts()
+    if code == EXIT_INTERRUPTED and _SIGINT_SEEN[0]:
+        import os
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     sys.exit(code)
 
 

@@ -5,6 +5,8 @@ Bodies and loads
 Joints
     RevoluteJoint, PrismaticJoint, SphericalJoint, FixedJoint, Joint,
     AxisSpring, AxisDamper, AxisActuator, AxisRotor
+Couplings between joints (gears, racks, mimic joints)
+    JointCoupling
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
     EnergyLedger
@@ -28,6 +30,7 @@ from __future__ import annotations
 from . import models
 from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
+from .couplings import JointCoupling
 from .dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
     joint_accelerations, prescribed_motion,
@@ -51,7 +54,7 @@ from .video import animate_video
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
-    "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "Mechanism", "MechanismModel",
+    "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "JointCoupling", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

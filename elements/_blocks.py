@@ -439,13 +439,15 @@ def term_bond(block: Block, term: Term) -> tuple[str, float]:
     return f"{ename}.b1", -1.0
 
 
-def build_block(bg: BondGraph, block: Block, context: ModulusContext, *,
-                port_from: str | None = None, port_name: str | None = None) -> None:
+def build_block(bg: BondGraph, block: Block, context: ModulusContext | None, *,
+                port_from: str | None = None, port_name: str | None = None,
+                position_constraint: PositionConstraint | None = None) -> None:
     """Add ``block`` to ``bg``: its 0-junction, one MTF (modulus -G, from ``context``, a
     :func:`frames_context` that covers the block's bodies) or TF per term, and, when
     ``port_from`` is given, the port bond ``port_from -> block`` (its flow is
-    sum G_k f_k)."""
-    pc = None
+    sum G_k f_k). ``position_constraint`` gives the Phi of a block whose Phi is not a
+    function of the bodies' geometry (a coupling's reads joint coordinates)."""
+    pc = position_constraint
     if block.phi is not None:
         pc = PositionConstraint(block.phi, context.depends_on, context=context)
     bg.add(ZeroJunction(block.name, dim=block.dim, constraint=block.constraint,

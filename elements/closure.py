@@ -72,12 +72,14 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
     """(pose, twist, coords) of a consistent initial state: loops closed, every joint
     checked (see :meth:`MechanismModel.initial_state`)."""
     q, qd, free = checked_coordinates(mm, q, qd, free)
+    q, qd = coupled(mm.mechanism, q, qd)
     if mm.loop_joints:
         solve_for = [j.name for j in mm.tree if j.n_free and j.name not in q]
         q = close_loops(mm, q, solve_for, tol, max_iterations, dict(guess or {}), free)
         qd = close_rates(mm, q, qd, [j for j in solve_for if j not in qd], free)
     pose, twist = forward(mm, q, qd, free)
     check_closed(mm, pose)
+    _check_coupled(mm.mechanism, {**{j: 0.0 for j in mm.mechanism.joints}, **q})
     coords = {}
     for j in mm.mechanism.joints.values():
         if j.n_free:
@@ -88,6 +90,55 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
                 A_b, r_b = pose[j.child.name]
                 coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
     return pose, twist, coords
+
+
+def _coupling_order(mech) -> list:
+    """The couplings, each after the one that sets its leader (a follower may lead
+    another coupling); an AssemblyError for couplings that form a cycle."""
+    pending = list(mech.couplings.values())
+    order: list = []
+    while pending:
+        followers = {c.follower.name for c in pending}
+        ready = [c for c in pending if c.leader.name not in followers]
+        if not ready:
+            raise AssemblyError(f"mechanism '{mech.name}': couplings "
+                                f"{', '.join(c.name for c in pending)} form a cycle (each "
+                                f"joint's coordinate set by another's): break it")
+        order += ready
+        pending = [c for c in pending if c not in ready]
+    return order
+
+
+def coupled(mech, q: dict, qd: dict) -> tuple[dict, dict]:
+    """Coordinates and rates with each coupling's follower set from its leader (0 where
+    the leader's are not given); a follower given too must agree, or an AssemblyError
+    names the coupling."""
+    q, qd = dict(q), dict(qd)
+    for c in _coupling_order(mech):
+        for values, what, shift in ((q, "coordinate", c.offset), (qd, "rate", 0.0)):
+            want = c.ratio * float(values.get(c.leader.name, 0.0)) + shift
+            got = values.get(c.follower.name)
+            if got is None:
+                values[c.follower.name] = want
+            elif not abs(float(got) - want) <= 1e-9 * max(1.0, abs(want)):
+                raise AssemblyError(
+                    f"coupling '{c.name}': the initial {what} of joint '{c.follower.name}' "
+                    f"({float(got):g}) is not {c.ratio:g} x that of '{c.leader.name}'"
+                    f"{f' + {c.offset:g}' if shift else ''} = {want:g}; give the leader's "
+                    f"only (the follower's is set from it)")
+    return q, qd
+
+
+def _check_coupled(mech, q) -> None:
+    """An AssemblyError naming the coupling whose joints' coordinates (after the loops
+    were closed) do not hold it."""
+    for c in mech.couplings.values():
+        res = float(c.phi(q[c.follower.name], q[c.leader.name])[0])
+        if not abs(res) <= CLOSED_TOL:
+            raise AssemblyError(
+                f"coupling '{c.name}': q_{c.follower.name} - {c.ratio:g} q_{c.leader.name} "
+                f"- {c.offset:g} = {res:.3g} at the initial configuration (a loop closure "
+                f"moved the leader?); give both joints' coordinates consistently")
 
 
 def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
@@ -262,10 +313,10 @@ def constraint_jacobian(mm, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         except ModelError:
             raise ModelError(
                 f"mechanism '{mm.mechanism.name}': the constraint at '{src}' is not a joint's "
-                f"position constraint (an inertia on a joint axis, a rotor or a subsystem's "
-                f"I, is tied to the joint rate): the constraint Jacobian and projection "
-                f"(projection=True) cover joint constraints only; simulate without "
-                f"projection") from None
+                f"position constraint (a coupling between joints, or an inertia on a joint "
+                f"axis, a rotor or a subsystem's I, tied to the joint rate): the constraint "
+                f"Jacobian and projection (projection=True) cover joint constraints only; "
+                f"simulate without projection") from None
         geo = _geometry(blk.bodies, [x[m.state_slices[n]] for n in _deps(blk.bodies)])
         G = np.zeros((blk.dim, 6 * len(bodies)))
         for t in blk.terms:

@@ -19,14 +19,15 @@ import numpy as np
 from bondgraph.errors import NameNotFoundError
 
 from bondgraph import (
-    C, BondGraph, I, KinematicState, ModelError, OneJunction, R, Se, StateFunction,
-    TimeFunction, WorkState,
+    C, BondGraph, I, KinematicState, ModelError, OneJunction, PositionConstraint, R, Se,
+    StateFunction, TimeFunction, WorkState,
 )
 from bondgraph._gc import paused
 from bondgraph.element import check_name
 
 from ._blocks import build_block, frames_context
 from .closure import AssemblyError
+from .couplings import JointCoupling
 from .forces import Load
 from .joints import Joint, attachment_name
 from .mechanism_model import MechanismModel
@@ -71,6 +72,7 @@ class Mechanism:
         self.joints: dict[str, Joint] = {}
         self.loads: dict[str, Load] = {}
         self.subsystems: dict[str, Any] = {}
+        self.couplings: dict[str, JointCoupling] = {}
         self.frames: dict[str, Any] = {}
         """Named frames fixed on bodies (an importer's links): name ->
         :class:`~elements.robot_tree.Frame` (body, position from its centre, rotation)."""
@@ -84,7 +86,8 @@ class Mechanism:
                              f"parameters are gravity.x, gravity.y, gravity.z); choose "
                              f"another name for the {what}")
         taken = set(self.bodies) | set(self.joints) | set(self.loads) | \
-            set(getattr(self, "subsystems", {})) | {self.ground.name}
+            set(getattr(self, "subsystems", {})) | set(getattr(self, "couplings", {})) | \
+            {self.ground.name}
         if name in taken:
             raise ModelError(f"mechanism '{self.name}': duplicate name '{name}' for a {what}; "
                              f"names of bodies, joints and loads must be unique")
@@ -120,6 +123,27 @@ class Mechanism:
                              f"mechanism '{self.name}'")
         self.loads[load.name] = load
         return load
+
+    def add_coupling(self, coupling: JointCoupling) -> JointCoupling:
+        """Add a coupling between two of the mechanism's joints (returns it): a gear, a
+        rack, a belt, a mimic joint (see :class:`~elements.couplings.JointCoupling`)."""
+        if not isinstance(coupling, JointCoupling):
+            raise ModelError(f"mechanism '{self.name}': add_coupling takes a JointCoupling, "
+                             f"got {coupling!r}")
+        self._check_name(coupling.name, "coupling")
+        for role in ("leader", "follower"):
+            j = getattr(coupling, role)
+            if self.joints.get(j.name) is not j:
+                raise ModelError(f"coupling '{coupling.name}': its {role} '{j.name}' is not a "
+                                 f"joint of mechanism '{self.name}' (add it first)")
+        followers = {c.follower.name: c.name for c in self.couplings.values()}
+        if coupling.follower.name in followers:
+            raise ModelError(f"coupling '{coupling.name}': joint '{coupling.follower.name}' "
+                             f"already follows coupling '{followers[coupling.follower.name]}'"
+                             f"; a joint follows at most one coupling (make it the leader "
+                             f"of the other)")
+        self.couplings[coupling.name] = coupling
+        return coupling
 
     def add_subsystem(self, name: str, build) -> None:
         """Attach any bond graph: ``build(bg)`` adds elements and bonds to the mechanism's
@@ -272,6 +296,9 @@ class Mechanism:
                     bg.add(Se(n, 0.0))
                     bg.connect(n, ax, name=f"{n}.b")
                 bg.add_kinematic_state(KinematicState(j.coordinate_state, ax, 1))
+        for c in self.couplings.values():
+            build_block(bg, c.block(), None, position_constraint=PositionConstraint(
+                c.phi, c.depends_on))
         for load in self.loads.values():
             build_block(bg, load.block(), frames)
             value = load.value

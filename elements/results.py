@@ -223,6 +223,19 @@ class MechanismResult:
         return JointResult(name, q, qd, F, Mg, Fj, Mj, point, spring, damper, actuator,
                            phi_max, c_max)
 
+    def coupling_effort(self, name: str) -> np.ndarray:
+        """The effort coupling ``name`` applies on its follower's axis over time (N m or N;
+        on the leader's axis it applies -ratio times this): the Se* effort of its
+        constraint junction, read off the follower's bond."""
+        c = self.model.mechanism.couplings.get(name)
+        if c is None:
+            raise ModelError(f"no coupling '{name}' in mechanism "
+                             f"'{self.model.mechanism.name}'; couplings: "
+                             f"{', '.join(self.model.mechanism.couplings) or 'none'}")
+        # the bond points from the follower's axis junction into the coupling: its effort
+        # is taken from the axis
+        return -np.asarray(self.raw.effort(c.follower_bond()), dtype=float)
+
     def _axis(self, j, kind):
         """The bonds of the joint's springs, dampers or actuators in the model (a drive
         replaces the actuators)."""

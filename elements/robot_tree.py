@@ -35,6 +35,7 @@ import numpy as np
 
 from bondgraph import ModelError
 
+from .couplings import JointCoupling
 from .joints import (
     AxisActuator, AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint, SphericalJoint,
 )
@@ -142,6 +143,8 @@ class ImportReport:
         Each moving joint of the file -> the mechanism's joint.
     renamed : dict of str to str
         ``"link X"`` or ``"joint X"`` -> the mechanism's name, where it differs.
+    couplings : dict of str to str
+        Each mimic joint of the file -> the mechanism's coupling that holds it.
     not_imported : dict of str to list of str
         What the mechanism does not represent, by kind (``"position limits"``,
         ``"friction"``), each with the joints that carry it.
@@ -153,6 +156,7 @@ class ImportReport:
     merged: dict[str, list[str]] = field(default_factory=dict)
     joints: dict[str, str] = field(default_factory=dict)
     renamed: dict[str, str] = field(default_factory=dict)
+    couplings: dict[str, str] = field(default_factory=dict)
     not_imported: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -314,7 +318,7 @@ def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
 
 def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     efforts: dict[str, Any] | None = None, floating_base: bool = False,
-                    strict: bool = False, mimic: str = "refuse",
+                    strict: bool = False, mimic: str = "couple",
                     error: type[ModelError] = ModelError) -> Mechanism:
     """The mechanism of a robot tree (see the module docstring for the mapping).
 
@@ -330,10 +334,12 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         ground.
     strict : bool
         Refuse an inertia that breaks the triangle inequality instead of warning.
-    mimic : "refuse" or "independent"
-        A mimic joint (a coupling q = multiplier q_leader + offset) is refused, or loaded
-        as an independent joint (listed in ``import_report.not_imported`` and warned
-        about). Couplings come with the joint couplings.
+    mimic : "couple", "independent" or "refuse"
+        A mimic joint (q = multiplier q_leader + offset) becomes a
+        :class:`~elements.couplings.JointCoupling` named ``<joint>_mimic`` (its effort
+        reported like any constraint's), or an independent joint (listed in
+        ``import_report.not_imported`` and warned about, as Pinocchio's ``buildModel``
+        loads it by default), or is refused.
     error : ModelError subclass
         The error raised (the importer's, e.g. URDFError).
 
@@ -344,8 +350,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         (:class:`ImportReport`) set.
     """
     src = tree.source
-    if mimic not in ("refuse", "independent"):
-        raise error(f"{src}: mimic must be 'refuse' or 'independent', got {mimic!r}")
+    if mimic not in ("couple", "refuse", "independent"):
+        raise error(f"{src}: mimic must be 'couple', 'independent' or 'refuse', got "
+                    f"{mimic!r}")
     if not tree.links:
         raise error(f"{src}: the description has no links")
     root, order = _tree_order(tree, error)
@@ -357,16 +364,19 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
                         f"revolute, continuous, prismatic, ball, fixed, planar, floating")
-        if j.mimic is not None and mimic != "independent":
+        if j.mimic is not None and mimic == "refuse":
             raise error(f"{src}: joint '{j.name}': <mimic> (a coupling to joint "
-                        f"'{j.mimic[0]}') is not supported yet; mimic='independent' "
-                        f"loads it as an independent joint, as Pinocchio does by default")
+                        f"'{j.mimic[0]}') refused (mimic='refuse'); mimic='couple' couples "
+                        f"the joints, mimic='independent' loads it as an independent joint")
     names = {j.name: j for j in order}
     for j in order:
-        if j.mimic is not None and mimic != "independent" and (j.mimic[0] not in names or
-                                    names[j.mimic[0]].type not in MOVING_JOINTS):
-            raise error(f"{src}: joint '{j.name}': <mimic joint='{j.mimic[0]}'> names no "
-                        f"moving joint of the file")
+        if j.mimic is not None and mimic == "couple" and j.type != "fixed" and (
+                j.mimic[0] not in names or names[j.mimic[0]].type not in MOVING_JOINTS or
+                not MOVING_JOINTS[names[j.mimic[0]].type].n_free or
+                not MOVING_JOINTS.get(j.type, SphericalJoint).n_free):
+            raise error(f"{src}: joint '{j.name}': <mimic joint='{j.mimic[0]}'> must name a "
+                        f"revolute, continuous or prismatic joint of the file, and be on one "
+                        f"(mimic='independent' ignores the coupling)")
     groups, group_of = _groups(tree, root, order)
     for j in order:
         if j.type == "floating" and (floating_base or group_of[j.parent] != root):
@@ -462,12 +472,29 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             frictional.append(j.name)
         if j.mimic is not None:
             mimics.append(j.name)
+    fixed_mimics = [j.name for j in order if j.type == "fixed" and j.mimic is not None]
+    if fixed_mimics:
+        report.not_imported["<mimic> on fixed joints (nothing to couple)"] = fixed_mimics
     if limited:
         report.not_imported["position limits (not enforced)"] = limited
     if frictional:
         report.not_imported["friction"] = frictional
-    if mimics:
+    if mimics and mimic == "independent":
         report.not_imported["mimic couplings (the joints move independently)"] = mimics
+    elif mimics:
+        for name in mimics:
+            leader, multiplier, offset = names[name].mimic
+            stem, cname, k = f"{joint_names[name]}_mimic", f"{joint_names[name]}_mimic", 2
+            while cname in mech.joints or cname in mech.bodies or cname in mech.couplings:
+                cname, k = f"{stem}{k}", k + 1
+            try:
+                mech.add_coupling(JointCoupling(
+                    cname, mech.joint(joint_names[leader]), mech.joint(joint_names[name]),
+                    multiplier, offset))
+            except ModelError as exc:
+                raise error(f"{src}: joint '{name}' <mimic>: {exc}") from None
+            report.couplings[name] = cname
+        mimics = []
     if report.not_imported:
         said = "; ".join(f"{kind} of {len(names)} joint(s): {', '.join(names[:6])}"
                          f"{', ...' if len(names) > 6 else ''}"

@@ -17,9 +17,11 @@ revolute and continuous joints become :class:`~elements.RevoluteJoint`, prismati
 moving joint gets an actuator whose effort is ``efforts[joint]`` (default 0); the
 ``<limit effort>`` is kept as ``joint.effort_limit`` and the position limits as
 ``joint.limits`` (neither is enforced). Position limits and friction are listed in
-``mechanism.import_report.not_imported``; transmissions and geometry are ignored;
-planar and floating joints and ``<mimic>`` are refused with a message until
-multi-coordinate joints and couplings exist.
+``mechanism.import_report.not_imported``; transmissions and geometry are ignored. A
+``<mimic>`` joint is coupled to its leader (:class:`~elements.couplings.JointCoupling`).
+A ``floating`` joint from the root link makes its child a free body; planar joints, and
+floating joints inside the tree, are refused with a message until multi-coordinate
+joints exist.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def _origin(el, where: str) -> tuple[np.ndarray, np.ndarray]:
 
 def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
-               strict: bool = False, mimic: str = "refuse", source: str = "<string>"
+               strict: bool = False, mimic: str = "couple", source: str = "<string>"
                ) -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
@@ -97,9 +99,11 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
     strict : bool
         Refuse inertias that break the triangle inequality (by default they load with a
         :class:`~elements.robot_tree.RobotImportWarning`, as Pinocchio loads them).
-    mimic : "refuse" or "independent"
-        A ``<mimic>`` joint is refused (couplings are not there yet), or loaded as an
-        independent joint, as Pinocchio's ``buildModel`` does, with a warning.
+    mimic : "couple", "independent" or "refuse"
+        A ``<mimic>`` joint is coupled to its leader (q = multiplier q_leader + offset: a
+        :class:`~elements.couplings.JointCoupling` named ``<joint>_mimic``), or loaded as
+        an independent joint, as Pinocchio's ``buildModel`` does by default, with a
+        warning, or refused.
     source : str
         The name used in messages (the file name).
 

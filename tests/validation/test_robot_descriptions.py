@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 import pytest
 
+from elements import direct_dynamics
 from elements.urdf import URDFError, load_urdf, loads_urdf
 
 from pinocchio_reference import compare      # (tests/helpers)
@@ -267,9 +268,9 @@ def test_an_inertia_breaking_the_triangle_inequality_warns_or_is_refused():
      r"definite"),
     (lambda t: t.replace('type="revolute"', 'type="planar"'),
      "type 'planar' is not supported yet"),
-    (lambda t: t.replace('<joint name="tip" type="fixed">', '<joint name="tip" '
-                         'type="fixed"><mimic joint="hinge"/>'),
-     "<mimic>.*mimic='independent'"),
+    (lambda t: t.replace('type="revolute">', 'type="revolute"><mimic joint="nowhere"/>'),
+     "<mimic joint='nowhere'> must name a revolute, continuous or prismatic joint of the "
+     "file, and be on one"),
     (lambda t: t.replace('<robot name="split">', '<robot name="split"><link name="x"/>'),
      "exactly one root link.*found 2: x, base"),
 ])
@@ -307,3 +308,65 @@ def test_a_floating_base_is_a_free_body():
     assert np.abs(p1 - p0).max() <= 1e-9 * np.abs(p0).max()
     assert np.abs(L1 - L0).max() <= 1e-7 * np.abs(L0).max()
     assert np.abs(L0).max() > 0.1      # (a motion, not a state at rest)
+
+
+MIMIC_ROBOTS = ["panda_description/urdf/panda.urdf", "baxter_description/urdf/baxter.urdf",
+                "pr2_description/urdf/pr2.urdf",
+                "tiago_pro_description/robots/tiago_pro.urdf"]
+
+
+@needs_robots
+@pytest.mark.parametrize("rel", MIMIC_ROBOTS)
+def test_mimic_joints_are_couplings(rel):
+    """``<mimic>`` joints (Panda's and Baxter's fingers, PR2's and Tiago's grippers: 1 to
+    10 per robot) load as couplings by default, and forward dynamics equal Pinocchio's
+    model built with ``mimic=True`` (its mimic joints have no freedom of their own:
+    M q'' = tau - b by CRBA and RNEA, which support them; ABA does not) at two random
+    states. The dampers of the followers act on the leaders through the ratio squared
+    (Pinocchio has no damping: taken off tau)."""
+    from elements.urdf import read_urdf_tree
+    path = os.path.join(ROBOTS, rel)
+    model = pin.buildModelFromUrdf(path, mimic=True)
+    data = model.createData()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = load_urdf(path)
+    report = mech.import_report
+    with open(path, encoding="utf-8") as fh:
+        specs = {j.name: j for j in read_urdf_tree(fh.read(), path).joints}
+    mimics = [n for n, j in specs.items() if j.mimic is not None and j.type != "fixed"]
+    assert sorted(report.couplings) == sorted(mimics) and mimics
+    mm = mech.assemble()
+    own = [i for i in range(1, model.njoints) if "Mimic" not in model.joints[i].shortname()]
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        q, v, tau = pin.neutral(model), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        ours_q, ours_qd, ours_tau, tau_pin = {}, {}, {}, tau.copy()
+        for i in own:
+            jm, name = model.joints[i], model.names[i]
+            th = rng.uniform(-1.0, 1.0)
+            if jm.nq == 2:
+                q[jm.idx_q:jm.idx_q + 2] = np.cos(th), np.sin(th)
+            else:
+                lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]
+                if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+                    th = rng.uniform(lo, hi)
+                q[jm.idx_q] = th
+            mine = report.joints[name]
+            ours_q[mine], ours_qd[mine], ours_tau[mine] = th, v[jm.idx_v], tau[jm.idx_v]
+            tau_pin[jm.idx_v] -= specs[name].damping * v[jm.idx_v]
+        for follower in mimics:
+            leader, ratio, _ = specs[follower].mimic
+            k = model.joints[model.getJointId(leader)].idx_v
+            tau_pin[k] -= ratio * ratio * specs[follower].damping * v[k]
+        M = pin.crba(model, data, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        qdd = np.linalg.solve(M, tau_pin - pin.rnea(model, data, q, v, np.zeros(model.nv)))
+        ours = direct_dynamics(mm, ours_q, ours_qd, ours_tau)
+        err = max(abs(ours[report.joints[model.names[i]]] - qdd[model.joints[i].idx_v])
+                  for i in own)
+        assert err < 1e-8 * max(1.0, np.abs(qdd).max()), f"{rel}: {err:.3g}"
+        for follower in mimics:             # and the followers move with their leaders
+            leader, ratio, _ = specs[follower].mimic
+            assert ours[report.joints[follower]] == pytest.approx(
+                ratio * ours[report.joints[leader]], rel=1e-9, abs=1e-9)
