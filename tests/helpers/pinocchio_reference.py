@@ -22,6 +22,20 @@ def moving_joints(model) -> list[str]:
             if model.joints[i].shortname() != "JointModelFreeFlyer"]
 
 
+def random_angle(model, jm, q, rng, span: float = 1.2) -> float:
+    """A random coordinate of joint model ``jm`` (within its limits, else within
+    +-span), written into ``q`` (as (cos, sin) for a continuous joint); returned."""
+    th = rng.uniform(-span, span)
+    if jm.nq == 2:
+        q[jm.idx_q:jm.idx_q + 2] = np.cos(th), np.sin(th)
+    else:
+        lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]
+        if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+            th = rng.uniform(lo, hi)
+        q[jm.idx_q] = th
+    return th
+
+
 def random_state(model, rng, floating: bool):
     """(q, v, tau, per-joint angles) for a random state of a Pinocchio model."""
     q = np.zeros(model.nq)
@@ -29,16 +43,7 @@ def random_state(model, rng, floating: bool):
     tau = rng.normal(size=model.nv)
     angles = {}
     for name in moving_joints(model):
-        jm = model.joints[model.getJointId(name)]
-        th = rng.uniform(-1.2, 1.2)
-        if jm.nq == 2:
-            q[jm.idx_q:jm.idx_q + 2] = np.cos(th), np.sin(th)
-        else:
-            lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]
-            if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
-                th = rng.uniform(lo, hi)
-            q[jm.idx_q] = th
-        angles[name] = th
+        angles[name] = random_angle(model, model.joints[model.getJointId(name)], q, rng)
     if floating:               # (no wrench on the base: it has no actuator)
         tau[0:6] = 0.0
         q[0:3] = rng.normal(size=3)

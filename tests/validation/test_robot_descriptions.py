@@ -25,7 +25,7 @@ import pytest
 from elements import direct_dynamics
 from elements.urdf import URDFError, load_urdf, loads_urdf
 
-from pinocchio_reference import compare      # (tests/helpers)
+from pinocchio_reference import compare, random_angle      # (tests/helpers)
 
 pin = pytest.importorskip("pinocchio", reason="the test extra's 'pin' (Pinocchio) is not "
                                               "installed: pip install -e '.[test]'")
@@ -344,14 +344,7 @@ def test_mimic_joints_are_couplings(rel):
         ours_q, ours_qd, ours_tau, tau_pin = {}, {}, {}, tau.copy()
         for i in own:
             jm, name = model.joints[i], model.names[i]
-            th = rng.uniform(-1.0, 1.0)
-            if jm.nq == 2:
-                q[jm.idx_q:jm.idx_q + 2] = np.cos(th), np.sin(th)
-            else:
-                lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]
-                if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
-                    th = rng.uniform(lo, hi)
-                q[jm.idx_q] = th
+            th = random_angle(model, jm, q, rng, 1.0)
             mine = report.joints[name]
             ours_q[mine], ours_qd[mine], ours_tau[mine] = th, v[jm.idx_v], tau[jm.idx_v]
             tau_pin[jm.idx_v] -= specs[name].damping * v[jm.idx_v]
