@@ -33,6 +33,13 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     damper = { coefficient = 0.1 }                 # or a number
     actuator = { type = "sine", amplitude = 0.5, omega = 3.0 }   # or a number
 
+    [[coupling]]                         # q_follower = ratio q_leader + offset
+    name = "gear"
+    leader = "J1"
+    follower = "J2"
+    ratio = -0.5                         # rad/rad, m/m, m/rad or rad/m
+    offset = 0.0
+
     [[load]]
     name = "push"
     type = "force"                       # force | moment
@@ -61,6 +68,18 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     y = ["rod.x", "rod.y"]
     title = "rod centre"
 
+A robot description can stand in for (or beside) the bodies and joints::
+
+    [robot]
+    file = "ur5.urdf"                    # .urdf, or MJCF (.xml with <mujoco>, .mjcf);
+                                         #   relative to this file's folder
+    floating_base = false                # URDF only
+    mimic = "couple"                     # URDF only: couple | independent | refuse
+    strict = false                       # refuse inertias breaking the triangle inequality
+    efforts = { shoulder_pan_joint = 2.0 }   # joint = number or signal table (N m, N)
+
+``[model] gravity`` is then optional (URDF: (0, 0, -9.81); MJCF: the file's).
+
 Signals: ``{ type = "constant", value = v }``, ``{ type = "step", time, before, after }``,
 ``{ type = "ramp", slope, start = 0, offset = 0 }``, ``{ type = "sine", amplitude,
 omega (rad/s) or frequency (Hz), phase = 0, offset = 0 }``, ``{ type = "table", t = [..],
@@ -83,7 +102,10 @@ from bondgraph.spatial import as_rotation
 from .file_tables import (  # noqa: F401  (signal, read_text, read_toml: re-exported)
     ModelFileError, TableReader, read_text, read_toml, signal,
 )
+from .couplings import JointCoupling
 from .forces import BodyMoment, PointForce
+from .mjcf import load_mjcf
+from .urdf import load_urdf
 from .joints import (
     AxisActuator, AxisDamper, AxisRotor, AxisSpring, FixedJoint, PrismaticJoint, RevoluteJoint,
     SphericalJoint,
@@ -217,15 +239,22 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     if "study" in doc and "model" not in doc:
         c.fail("top level", "study", "this is a study file: run it with `bondgraph sweep "
                "FILE --out DIR` (a model file has [model], [[body]], [[joint]], ...)")
-    c.only(doc, "top level", {"model", "body", "joint", "load", "initial", "solver", "output"})
+    c.only(doc, "top level", {"model", "robot", "body", "joint", "coupling", "load",
+                              "initial", "solver", "output"})
     model = c.table(doc, "model", "model")
     c.only(model, "model", {"name", "gravity"})
     name = c.string(model, "model", "name", required=False,
                     default=os.path.splitext(os.path.basename(path))[0])
-    gravity = c.vector(model["gravity"], "model", "gravity") if "gravity" in model else \
-        c.fail("model", "gravity", "missing; give [gx, gy, gz] in m/s^2 ([0, 0, 0] for none)")
-    mech = Mechanism(name, gravity=gravity)
-    names: set[str] = {"ground"}
+    if "robot" in doc:
+        mech = _robot(c, c.table(doc, "robot", "robot"), path,
+                      c.vector(model["gravity"], "model", "gravity")
+                      if "gravity" in model else None)
+    else:
+        gravity = c.vector(model["gravity"], "model", "gravity") if "gravity" in model \
+            else c.fail("model", "gravity", "missing; give [gx, gy, gz] in m/s^2 ([0, 0, 0] "
+                                            "for none)")
+        mech = Mechanism(name, gravity=gravity)
+    names: set[str] = {"ground", *mech.bodies, *mech.joints}
     bodies = c.tables(doc, "body", "body", "body")
     joints = c.tables(doc, "joint", "joint", "joint")
     loads = c.tables(doc, "load", "load", "load")
@@ -313,6 +342,25 @@ def _loads_model(text: str, path: str) -> ModelSpec:
             eff = signal(j["actuator"], dim=1, where=f"{where} actuator", ctx=c)
             _attach(c, where, "actuator", lambda: joint.add_actuator(AxisActuator(eff)))
         mech.add_joint(joint)
+    for k, cp in enumerate(c.tables(doc, "coupling", "coupling", "coupling")):
+        where = f"coupling {k + 1}"
+        c.only(cp, where, {"name", "leader", "follower", "ratio", "offset"})
+        cname = c.string(cp, where, "name")
+        where = f"coupling '{cname}'"
+        if cname in names:
+            c.fail(where, "name", f"duplicate name {cname!r}; names must be unique")
+        names.add(cname)
+        ends = {}
+        for role in ("leader", "follower"):
+            jn = c.string(cp, where, role)
+            if jn not in mech.joints:
+                c.fail(where, role, f"names joint {jn!r}, which the model does not have; "
+                                    f"joints: {', '.join(mech.joints) or 'none'}")
+            ends[role] = mech.joints[jn]
+        ratio = c.number(cp, where, "ratio")
+        offset = c.number(cp, where, "offset", required=False, default=0.0)
+        _attach(c, where, "leader", lambda: mech.add_coupling(JointCoupling(
+            cname, ends["leader"], ends["follower"], ratio, offset)))
     for k, ld in enumerate(loads):
         where = f"load {k + 1}"
         c.only(ld, where, {"name", "type", "body", "point", "frame", "value"})
@@ -385,6 +433,53 @@ def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -
         return as_rotation(c.vector(v, "initial", full, len(v)))
     except ValueError as exc:
         c.fail("initial", full, f"spherical joint '{jn}': {exc}")
+
+
+ROBOT_FORMATS = {".urdf": "urdf", ".xml": None, ".mjcf": "mjcf"}
+"""Robot description files by extension (``.xml``: MJCF when its root is <mujoco>)."""
+
+
+def _robot(c: TableReader, r: dict, path: str, gravity: Any) -> Mechanism:
+    """The mechanism of the ``[robot]`` table: a URDF or MJCF file (relative to the
+    model file's folder), imported with the options the table gives."""
+    c.only(r, "robot", {"file", "format", "floating_base", "mimic", "strict", "efforts"})
+    rel = c.string(r, "robot", "file")
+    base = os.path.dirname(path) if path not in ("<string>", "") else ""
+    file = os.path.join(base, rel) if not os.path.isabs(rel) else rel
+    if not os.path.isfile(file):
+        c.fail("robot", "file", f"{rel!r}: no such file (looked for {file}; a path is "
+                                f"relative to the model file's folder)")
+    fmt = c.string(r, "robot", "format", required=False,
+                   default=ROBOT_FORMATS.get(os.path.splitext(file)[1].lower()),
+                   choices=("urdf", "mjcf"))
+    if fmt is None:           # .xml: MuJoCo's or a URDF written as .xml
+        with open(file, encoding="utf-8", errors="replace") as fh:
+            fmt = "mjcf" if "<mujoco" in fh.read(4096) else "urdf"
+    efforts_table = r.get("efforts", {})
+    if not isinstance(efforts_table, dict):
+        c.fail("robot", "efforts", "must be a table of joint = effort (a number or a signal "
+                                   "table)")
+    efforts = {jn: signal(v, dim=1, where=f"robot efforts.{jn}", ctx=c)
+               for jn, v in efforts_table.items()}
+    for key in ("floating_base", "strict"):
+        if key in r and not isinstance(r[key], bool):
+            c.fail("robot", key, f"must be true or false, got {r[key]!r}")
+    kw: dict[str, Any] = {"efforts": efforts, "strict": bool(r.get("strict", False))}
+    if gravity is not None:
+        kw["gravity"] = gravity
+    if fmt == "urdf":
+        kw["floating_base"] = bool(r.get("floating_base", False))
+        kw["mimic"] = c.string(r, "robot", "mimic", required=False, default="couple",
+                               choices=("couple", "independent", "refuse"))
+    else:
+        for key in ("floating_base", "mimic"):
+            if key in r:
+                c.fail("robot", key, "a URDF option; an MJCF file says which bodies float "
+                                     "(free joints) and has no mimic joints")
+    try:
+        return (load_urdf if fmt == "urdf" else load_mjcf)(file, **kw)
+    except ModelError as exc:
+        c.fail("robot", "file", str(exc))
 
 
 def _attach(c, where, key, fn):

@@ -281,3 +281,75 @@ def test_a_rotor_on_a_joint_adds_its_inertia():
                                 rel=1e-10)
     msg = error(PENDULUM.replace("damper = 0.05", "rotor = -1.0"))
     assert "joint 'hinge'" in msg and "rotor" in msg
+
+
+ROBOT_MODEL = '''
+[model]
+name = "chain"
+[robot]
+file = "{file}"
+efforts = {{ hinge1 = {{ type = "sine", amplitude = 0.5, omega = 3.0 }} }}
+[initial]
+q = {{ hinge2 = 0.3 }}
+[solver]
+t_end = 0.4
+points = 5
+'''
+
+
+def test_a_robot_description_in_a_model_file(tmp_path):
+    """``[robot] file = ...`` imports an MJCF file (path relative to the model file):
+    `bondgraph run` writes the joints' motion, equal to the same import and simulation
+    done through the Python API (same solver settings)."""
+    import csv
+    import shutil
+    import warnings
+    from bondgraph import TimeFunction
+    from elements import load_mjcf
+    src = os.path.join(ROOT, "tests", "validation", "mjcf", "pendulum_chain.xml")
+    shutil.copy(src, tmp_path / "chain.xml")
+    (tmp_path / "chain.toml").write_text(ROBOT_MODEL.format(file="chain.xml"))
+    r = cli("run", str(tmp_path / "chain.toml"), "--out", str(tmp_path / "out"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "out" / "joints.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = load_mjcf(src, efforts={"hinge1": TimeFunction.sine(0.5, 3.0)})
+    res = mech.assemble().simulate((0.0, 0.4), {"hinge2": 0.3}, t_eval=np.linspace(0, 0.4, 5))
+    for name in ("hinge1", "hinge3", "slide4"):
+        got = np.array([float(row[f"{name}.q"]) for row in rows])
+        assert np.allclose(got, res.joint(name).q, rtol=1e-9, atol=1e-12), name
+    assert abs(res.joint("hinge1").q[-1]) > 1e-3          # (it moved)
+
+
+def test_a_coupling_in_a_model_file(tmp_path):
+    """``[[coupling]]`` between two joints of a URDF robot: the fingers move together,
+    (m_l + k^2 m_r) a_l = f (no gravity)."""
+    from elements import direct_dynamics
+    from mechanisms import gripper_urdf           # (tests/helpers)
+    (tmp_path / "g.urdf").write_text(gripper_urdf())
+    text = ('[model]\ngravity = [0.0, 0.0, 0.0]\n[robot]\nfile = "g.urdf"\n'
+            'efforts = { l = 2.0 }\n[[coupling]]\nname = "link"\nleader = "l"\n'
+            'follower = "r"\nratio = 1.5\n[solver]\nt_end = 0.1\n')
+    (tmp_path / "g.toml").write_text(text)
+    from elements.modelfile import load_model
+    spec = load_model(str(tmp_path / "g.toml"))
+    acc = direct_dynamics(spec.mechanism.assemble(), {}, {}, {"l": 2.0})
+    assert acc["l"] == pytest.approx(2.0 / (0.2 + 1.5 ** 2 * 0.3), rel=1e-10)
+    assert acc["r"] == pytest.approx(1.5 * acc["l"], rel=1e-10)
+    for edit, what in [
+        (lambda t: t.replace('file = "g.urdf"', 'file = "nowhere.urdf"'),
+         r"\[robot\] 'file': 'nowhere.urdf': no such file"),
+        (lambda t: t.replace('follower = "r"', 'follower = "x"'),
+         r"\[coupling 'link'\] 'follower': names joint 'x'"),
+        (lambda t: t.replace('ratio = 1.5', 'ratio = "big"'), r"'ratio'"),
+        (lambda t: t.replace('name = "link"', 'name = "l"'), r"duplicate name 'l'"),
+        (lambda t: t.replace('file = "g.urdf"', 'file = "g.urdf"\nmimic = "maybe"'),
+         r"\[robot\] 'mimic': unknown value 'maybe'"),
+        (lambda t: t.replace('efforts = { l = 2.0 }', 'efforts = { q = 2.0 }'),
+         r"\[robot\] 'file': .*efforts given for q"),
+    ]:
+        (tmp_path / "bad.toml").write_text(edit(text))
+        with pytest.raises(ModelFileError, match=what):
+            load_model(str(tmp_path / "bad.toml"))

@@ -70,3 +70,21 @@ def random_states(mech, mm, rng, count, stabilization):
         x[:model.n_energy] += rng.normal(size=model.n_energy)
         out.append((float(rng.uniform(0, 2)), x, stabilization if k % 2 else None))
     return out
+
+
+def gripper_urdf(mimic: str = "", extra: str = "") -> str:
+    """A two-finger URDF gripper: fingers ``l`` (0.2 kg, along +y) and ``r`` (0.3 kg,
+    along -y) on prismatic joints from ``base``; ``mimic`` goes inside joint ``r`` (a
+    ``<mimic .../>`` element), ``extra`` before ``</robot>``."""
+    inertia = ('<inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/>')
+    return f"""<robot name="gripper">
+  <link name="base"/>
+  <link name="left"><inertial><mass value="0.2"/>{inertia}</inertial></link>
+  <link name="right"><inertial><mass value="0.3"/>{inertia}</inertial></link>
+  <joint name="l" type="prismatic"><parent link="base"/><child link="left"/>
+    <axis xyz="0 1 0"/><limit lower="0" upper="0.04" effort="20" velocity="1"/></joint>
+  <joint name="r" type="prismatic"><parent link="base"/><child link="right"/>
+    <axis xyz="0 -1 0"/><limit lower="0" upper="0.04" effort="20" velocity="1"/>
+    {mimic}</joint>
+  {extra}
+</robot>"""

@@ -20,6 +20,7 @@ from elements import (
     SphericalJoint, direct_dynamics, loads_urdf,
 )
 from elements.couplings import JointCoupling
+from mechanisms import gripper_urdf      # (tests/helpers)
 
 J1, J2, RATIO, OFFSET, TAU = 0.02, 0.05, -0.4, 0.1, 0.3
 
@@ -122,21 +123,12 @@ def test_bad_couplings_are_named():
         mm.simulate((0, 0.01), projection=True)
 
 
-URDF = """<robot name="gripper">
-  <link name="base"/>
-  <link name="left"><inertial><mass value="0.2"/><inertia ixx="1e-4" ixy="0" ixz="0"
-    iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
-  <link name="right"><inertial><mass value="0.3"/><inertia ixx="1e-4" ixy="0" ixz="0"
-    iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>
-  <link name="pad"/>
-  <joint name="l" type="prismatic"><parent link="base"/><child link="left"/>
-    <axis xyz="0 1 0"/><limit lower="0" upper="0.04" effort="20" velocity="1"/></joint>
-  <joint name="r" type="prismatic"><parent link="base"/><child link="right"/>
-    <axis xyz="0 -1 0"/><limit lower="0" upper="0.04" effort="20" velocity="1"/>
-    <mimic joint="l" multiplier="{m}" offset="0.001"/></joint>
-  <joint name="p" type="fixed"><parent link="right"/><child link="pad"/>
-    <mimic joint="l"/></joint>
-</robot>"""
+def _urdf(multiplier):
+    """The helpers' gripper, its right finger mimicking the left, and a pad fixed to the
+    right finger by a fixed joint that carries a (meaningless) <mimic>."""
+    return gripper_urdf(f'<mimic joint="l" multiplier="{multiplier}" offset="0.001"/>',
+                        '<link name="pad"/><joint name="p" type="fixed"><parent '
+                        'link="right"/><child link="pad"/><mimic joint="l"/></joint>')
 
 
 def test_urdf_mimic_joints_couple_by_default():
@@ -146,7 +138,7 @@ def test_urdf_mimic_joints_couple_by_default():
     k, f = 1.5, 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mech = loads_urdf(URDF.format(m=k), gravity=(0, 0, 0))
+        mech = loads_urdf(_urdf(k), gravity=(0, 0, 0))
     rep = mech.import_report
     assert rep.couplings == {"r": "r_mimic"}
     assert rep.not_imported["<mimic> on fixed joints (nothing to couple)"] == ["p"]
@@ -154,8 +146,8 @@ def test_urdf_mimic_joints_couple_by_default():
     assert acc["l"] == pytest.approx(f / (0.2 + k * k * 0.3), rel=1e-10)
     assert acc["r"] == pytest.approx(k * acc["l"], rel=1e-10)
     with pytest.warns(UserWarning, match="mimic couplings"):
-        free = loads_urdf(URDF.format(m=k), gravity=(0, 0, 0), mimic="independent")
+        free = loads_urdf(_urdf(k), gravity=(0, 0, 0), mimic="independent")
     assert not free.couplings
     assert direct_dynamics(free.assemble(), {}, {}, {"l": f})["l"] == pytest.approx(f / 0.2)
     with pytest.raises(ModelError, match="joint 'r': <mimic> .* refused"):
-        loads_urdf(URDF.format(m=k), mimic="refuse")
+        loads_urdf(_urdf(k), mimic="refuse")
