@@ -161,7 +161,7 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
                      states: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
     every joint with an axis (all must be given), from the bond graph model with flow
-    sources on the axes. ``t`` (s) is the time at which time-dependent sources (loads' and
+    sources on the axes (rotor inertias on a driven axis add J qdd). ``t`` (s) is the time at which time-dependent sources (loads' and
     attached subsystems' TimeFunctions) are evaluated; ``states`` gives attached
     subsystems' states by name, as for ``initial_state``."""
     model, inputs = _driven(mm, "flow")
@@ -177,8 +177,15 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     out = {}
     for n in inputs.value:
         e, _ = model.model.bond_index(f"{n}.drive.b")
-        out[n] = float(ev.bond_values[e][0])
+        out[n] = float(ev.bond_values[e][0]) + _rotor_inertia(mm, n) * float(qdd[n])
     return out
+
+
+def _rotor_inertia(mm: MechanismModel, joint: str) -> float:
+    """The rotor inertias on a joint's axis, summed (kg m^2 or kg; a flow drive leaves
+    them out of the driven model, so their effort J qdd is added to the drive's)."""
+    return sum(mm.parameters[f"{stem}.inertia"]
+               for stem in mm.mechanism.joint(joint).attachments("rotor"))
 
 
 class PrescribedMotionResult:
@@ -239,5 +246,7 @@ def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
     for n, f in fns.items():
         q[n], qd[n] = f[0](t0), f[1](t0)
     result = model.simulate(t_span, q, qd, **simulate_kwargs)
-    efforts = {n: np.asarray(result.raw.effort(f"{n}.drive.b"), dtype=float) for n in fns}
+    efforts = {n: np.asarray(result.raw.effort(f"{n}.drive.b"), dtype=float) +
+               _rotor_inertia(mm, n) * np.array([fns[n][2](t) for t in result.t])
+               for n in fns}
     return PrescribedMotionResult(result, efforts)

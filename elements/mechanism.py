@@ -20,7 +20,7 @@ from bondgraph.errors import NameNotFoundError
 
 from bondgraph import (
     C, BondGraph, I, KinematicState, ModelError, OneJunction, PositionConstraint, R, Se,
-    StateFunction, TimeFunction, WorkState,
+    Sf, StateFunction, TimeFunction, WorkState,
 )
 from bondgraph._gc import paused
 from bondgraph.element import check_name
@@ -265,7 +265,11 @@ class Mechanism:
                     bg.connect(ax, n, name=f"{n}.b")
                     bg.add_work_state(WorkState(f"{n}.dissipated", n))
                     attached = True
-                for n, r in zip(j.attachments("rotor"), j.rotors):
+                # a flow drive sets the rate: a rotor there would be a storage element in
+                # differential causality; its effort J qdd is added where the drive's
+                # effort is read (dynamics.inverse_dynamics, prescribed_motion)
+                rotors = j.rotors if not isinstance(drives.get(j.name), Sf) else ()
+                for n, r in zip(j.attachments("rotor"), rotors):
                     inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
                                                f"rotor inertia on joint {j.name}",
                                                positive=True)

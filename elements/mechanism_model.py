@@ -134,6 +134,10 @@ class MechanismModel:
         """(rotation body -> global, centre of mass) of every body at state ``x``."""
         return {n: self._body_state(x, b) for n, b in self.mechanism.bodies.items()}
 
+    def _rotors(self, joint) -> list[str]:
+        """The joint's rotor inertias in this model (a flow drive leaves them out)."""
+        return [stem for stem in joint.attachments("rotor") if stem in self.graph]
+
     def mechanism_states(self) -> dict[str, str]:
         """The states the mechanism itself owns, name -> what holds it: the bodies'
         positions, orientations and momenta, the joints' coordinates, their springs'
@@ -145,7 +149,7 @@ class MechanismModel:
         for j in self.mechanism.joints.values():
             if j.n_free:
                 out[j.coordinate_state] = j.name
-                for stem in j.attachments("spring") + j.attachments("rotor"):
+                for stem in j.attachments("spring") + self._rotors(j):
                     out[self.graph.element(stem).state_name] = stem
         for ws in self.graph.work_states:
             out[ws.name] = ws.source
@@ -171,7 +175,7 @@ class MechanismModel:
                 for stem in j.attachments("spring"):
                     vals[self.graph.element(stem).state_name] = \
                         c - self.parameters[f"{stem}.rest"]
-                rotors = j.attachments("rotor")
+                rotors = self._rotors(j)
                 if rotors:
                     rate = j.rate(pose, twist)
                     for stem in rotors:

@@ -16,7 +16,9 @@ import warnings
 import numpy as np
 import pytest
 
-from elements import RobotImportWarning, direct_dynamics
+from elements import (
+    RobotImportWarning, direct_dynamics, inverse_dynamics, prescribed_motion,
+)
 from tests.helpers.mujoco_reference import compare, comparable
 
 mujoco = pytest.importorskip("mujoco", reason="the MJCF import needs the mujoco package "
@@ -153,6 +155,18 @@ def test_armature_and_stiffness_against_the_closed_form():
         expected = (tau - m * g * l / 2 * np.sin(q) - k * (q - rest)) / (
             Ic + m * l * l / 4 + Ja)
         assert qdd == pytest.approx(expected, rel=1e-10)
+        # and back: a flow drive leaves the rotor out of the driven model (it would be
+        # in differential causality) and adds J_a qdd to the drive's effort
+        back = inverse_dynamics(mm, {"hinge": q}, {"hinge": qd}, {"hinge": qdd})["hinge"]
+        assert back == pytest.approx(tau, rel=1e-10)
+    motion = (lambda t: 0.5 * np.sin(2 * t), lambda t: np.cos(2 * t),
+              lambda t: -2 * np.sin(2 * t))
+    pm = prescribed_motion(mm, {"hinge": motion}, (0.0, 1.0),
+                           t_eval=np.linspace(0, 1, 6))
+    t = pm.t
+    q_t, qdd_t = 0.5 * np.sin(2 * t), -2 * np.sin(2 * t)
+    need = (Ic + m * l * l / 4 + Ja) * qdd_t + m * g * l / 2 * np.sin(q_t) + k * (q_t - rest)
+    assert np.allclose(pm.efforts["hinge"], need, rtol=1e-8, atol=1e-9)
 
 
 def test_energy_is_conserved_with_rotors_springs_and_free_bodies():
