@@ -103,10 +103,13 @@ class _Inputs:
 
 def _driven(mm: MechanismModel, kind: str):
     """The mechanism assembled with Se (kind 'effort') or Sf (kind 'flow') drives on every
-    joint that has an axis; cached on the model."""
+    joint that has an axis (for 'flow', but the followers of couplings: their rates are
+    set by their leaders'); cached on the model."""
     key = f"_driven_{kind}"
     if not hasattr(mm, key):
-        names = [j.name for j in mm.mechanism.joints.values() if j.n_free]
+        followers = {c.follower.name for c in mm.mechanism.couplings.values()}
+        names = [j.name for j in mm.mechanism.joints.values() if j.n_free and
+                 not (kind == "flow" and j.name in followers)]
         inputs = _Inputs(names)
         cls = Se if kind == "effort" else Sf
         drives = {n: cls(f"{n}.drive", TimeFunction(lambda t, n=n: inputs.value[n],
@@ -161,7 +164,10 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
                      states: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
     every joint with an axis (all must be given), from the bond graph model with flow
-    sources on the axes (rotor inertias on a driven axis add J qdd). ``t`` (s) is the time at which time-dependent sources (loads' and
+    sources on the axes (rotor inertias on a driven axis add J qdd). The follower of a
+    coupling is passive: its qdd (optional) must be the leader's times the ratio, its
+    effort is 0, and the leader's effort carries its load (as in Pinocchio's mimic
+    joints). ``t`` (s) is the time at which time-dependent sources (loads' and
     attached subsystems' TimeFunctions) are evaluated; ``states`` gives attached
     subsystems' states by name, as for ``initial_state``."""
     model, inputs = _driven(mm, "flow")
@@ -169,6 +175,14 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     if missing:
         raise ModelError(f"inverse dynamics needs qdd for every joint with an axis; missing "
                          f"{', '.join(missing)} (use prescribed_motion for some joints only)")
+    followers = {c.follower.name: c for c in mm.mechanism.couplings.values()}
+    for name, c in followers.items():
+        lead = float(qdd.get(c.leader.name, 0.0))
+        if name in qdd and not abs(float(qdd[name]) - c.ratio * lead) <= \
+                1e-9 * max(1.0, abs(c.ratio * lead)):
+            raise ModelError(f"coupling '{c.name}': qdd of joint '{name}' ({qdd[name]:g}) is "
+                             f"not {c.ratio:g} x that of '{c.leader.name}' "
+                             f"= {c.ratio * lead:g}; give the leader's only")
     for n in inputs.value:
         inputs.value[n] = float(qd.get(n, 0.0))
         inputs.rate[n] = float(qdd[n])
@@ -178,6 +192,8 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     for n in inputs.value:
         e, _ = model.model.bond_index(f"{n}.drive.b")
         out[n] = float(ev.bond_values[e][0]) + _rotor_inertia(mm, n) * float(qdd[n])
+    for name, c in followers.items():   # passive: its load reaches the leader's effort
+        out[name] = 0.0
     return out
 
 

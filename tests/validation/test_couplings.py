@@ -151,3 +151,19 @@ def test_urdf_mimic_joints_couple_by_default():
     assert direct_dynamics(free.assemble(), {}, {}, {"l": f})["l"] == pytest.approx(f / 0.2)
     with pytest.raises(ModelError, match="joint 'r': <mimic> .* refused"):
         loads_urdf(_urdf(k), mimic="refuse")
+
+
+def test_inverse_dynamics_puts_the_follower_load_on_the_leader():
+    """Both axes driven would leave the split of the effort between leader and follower
+    undetermined (a least-squares split came out before); the follower is passive (0) and
+    the leader's effort is the whole (J1 + r^2 J2) q_a'' = tau, as in Pinocchio's mimic
+    joints."""
+    from elements import inverse_dynamics
+    mm = gears().assemble()
+    qdd = TAU / (J1 + RATIO ** 2 * J2)
+    for given in ({"a": qdd}, {"a": qdd, "b": RATIO * qdd}):
+        eff = inverse_dynamics(mm, {"a": 0.2}, {"a": 1.0}, given)
+        assert eff["a"] == pytest.approx(TAU, rel=1e-10) and eff["b"] == 0.0
+    with pytest.raises(ModelError, match=r"coupling 'mesh': qdd of joint 'b' \(1\) is not "
+                       r"-0.4 x that of 'a'"):
+        inverse_dynamics(mm, {"a": 0.2}, {"a": 1.0}, {"a": qdd, "b": 1.0})
