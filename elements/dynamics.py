@@ -253,6 +253,11 @@ def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
         Passed to :meth:`MechanismModel.simulate` (t_eval, rtol, ...).
     """
     _axis_joints(mm, motion)
+    for c in mm.mechanism.couplings.values():
+        if c.follower.name in motion:
+            raise ModelError(f"joint '{c.follower.name}' follows coupling '{c.name}': its "
+                             f"motion is set by joint '{c.leader.name}'; prescribe the "
+                             f"leader's")
     fns = {n: _motion(spec, n) for n, spec in motion.items()}
     drives = {n: Sf(f"{n}.drive", TimeFunction(f[1], f[2])) for n, f in fns.items()}
     model = MechanismModel(mm.mechanism, strict=mm.strict, drives=drives)

@@ -167,3 +167,11 @@ def test_inverse_dynamics_puts_the_follower_load_on_the_leader():
     with pytest.raises(ModelError, match=r"coupling 'mesh': qdd of joint 'b' \(1\) is not "
                        r"-0.4 x that of 'a'"):
         inverse_dynamics(mm, {"a": 0.2}, {"a": 1.0}, {"a": qdd, "b": 1.0})
+    # prescribed motion of the leader: the drive's effort is (J1 + r^2 J2) q_a''
+    from elements import prescribed_motion
+    motion = (lambda t: t * t, lambda t: 2 * t, lambda t: 2.0)
+    pm = prescribed_motion(mm, {"a": motion}, (0, 1), t_eval=np.linspace(0, 1, 3))
+    assert np.allclose(pm.efforts["a"], (J1 + RATIO ** 2 * J2) * 2.0, rtol=1e-9)
+    with pytest.raises(ModelError, match="joint 'b' follows coupling 'mesh'.*prescribe the "
+                       "leader's"):
+        prescribed_motion(mm, {"b": motion}, (0, 1))
