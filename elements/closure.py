@@ -115,16 +115,17 @@ def coupled(mech, q: dict, qd: dict) -> tuple[dict, dict]:
     names the coupling."""
     q, qd = dict(q), dict(qd)
     for c in _coupling_order(mech):
-        for values, what, shift in ((q, "coordinate", c.offset), (qd, "rate", 0.0)):
-            want = c.ratio * float(values.get(c.leader.name, 0.0)) + shift
+        for values, what, rate in ((q, "coordinate", False), (qd, "rate", True)):
+            lead = float(values.get(c.leader.name, 0.0))
+            want = c.expected(lead, rate=rate)
             got = values.get(c.follower.name)
             if got is None:
                 values[c.follower.name] = want
-            elif not abs(float(got) - want) <= 1e-9 * max(1.0, abs(want)):
+            elif not c.agrees(got, lead, rate=rate):
                 raise AssemblyError(
                     f"coupling '{c.name}': the initial {what} of joint '{c.follower.name}' "
                     f"({float(got):g}) is not {c.ratio:g} x that of '{c.leader.name}'"
-                    f"{f' + {c.offset:g}' if shift else ''} = {want:g}; give the leader's "
+                    f"{'' if rate else f' + {c.offset:g}'} = {want:g}; give the leader's "
                     f"only (the follower's is set from it)")
     return q, qd
 

@@ -83,6 +83,17 @@ class JointCoupling:
             terms.append(Term(self.leader.axis_junction, constant=np.array([[-self.ratio]])))
         return Block(self.name, 1, terms, (), constraint=True)
 
+    def expected(self, leader: float, *, rate: bool = False) -> float:
+        """The follower's coordinate (or, with ``rate``, its rate or acceleration) for the
+        leader's: ratio * leader (+ offset for a coordinate)."""
+        return self.ratio * float(leader) + (0.0 if rate else self.offset)
+
+    def agrees(self, follower: float, leader: float, *, rate: bool = False) -> bool:
+        """Whether a follower's value given beside the leader's holds the coupling (to
+        1e-9 relative, at least 1e-9 absolute)."""
+        want = self.expected(leader, rate=rate)
+        return abs(float(follower) - want) <= 1e-9 * max(1.0, abs(want))
+
     @property
     def depends_on(self) -> tuple[str, ...]:
         """The states Phi reads: the follower's and the leader's coordinates."""

@@ -133,10 +133,10 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     and attached subsystems' TimeFunctions) are evaluated. ``free`` gives the pose and
     twist of free bodies (a floating base), as for
     :meth:`~elements.mechanism_model.MechanismModel.initial_state`. For every free body
-    (every body with ``bodies=True``) the result also holds ``"<body>.a"``, its centre's acceleration (global, m/s^2,
-    (3,)), and ``"<body>.alpha"``, the rate of its angular velocity in body
-    coordinates (rad/s^2, (3,); equal to the body-frame components of the angular
-    acceleration). ``states`` gives the states of attached subsystems by
+    (every body with ``bodies=True``) the result also holds ``"<body>.a"``, its
+    centre's acceleration (global, m/s^2, (3,)), and ``"<body>.alpha"``, the rate of its
+    angular velocity in body coordinates (rad/s^2, (3,); equal to the body-frame
+    components of the angular acceleration). ``states`` gives the states of attached subsystems by
     name (a rotor inertia's momentum, a motor's flux linkage), as for ``initial_state``.
     """
     model, inputs = _driven(mm, "effort")
@@ -178,11 +178,10 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     followers = {c.follower.name: c for c in mm.mechanism.couplings.values()}
     for name, c in followers.items():
         lead = float(qdd.get(c.leader.name, 0.0))
-        if name in qdd and not abs(float(qdd[name]) - c.ratio * lead) <= \
-                1e-9 * max(1.0, abs(c.ratio * lead)):
+        if name in qdd and not c.agrees(qdd[name], lead, rate=True):
             raise ModelError(f"coupling '{c.name}': qdd of joint '{name}' ({qdd[name]:g}) is "
                              f"not {c.ratio:g} x that of '{c.leader.name}' "
-                             f"= {c.ratio * lead:g}; give the leader's only")
+                             f"= {c.expected(lead, rate=True):g}; give the leader's only")
     for n in inputs.value:
         inputs.value[n] = float(qd.get(n, 0.0))
         inputs.rate[n] = float(qdd[n])

@@ -55,6 +55,11 @@ NOT_YET = ("planar",)
 ``floating`` joint is mapped only from the ground (its child becomes a free body)."""
 
 
+def _has_axis(joint_type: str) -> bool:
+    """Whether a joint type becomes a joint with one free coordinate (an axis port)."""
+    return joint_type in MOVING_JOINTS and MOVING_JOINTS[joint_type].n_free > 0
+
+
 class RobotImportWarning(UserWarning):
     """A robot description loaded with something the mechanism changes or leaves out
     (an inertia breaking the triangle inequality, limits or friction not imported)."""
@@ -371,9 +376,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     names = {j.name: j for j in order}
     for j in order:
         if j.mimic is not None and mimic == "couple" and j.type != "fixed" and (
-                j.mimic[0] not in names or names[j.mimic[0]].type not in MOVING_JOINTS or
-                not MOVING_JOINTS[names[j.mimic[0]].type].n_free or
-                not MOVING_JOINTS.get(j.type, SphericalJoint).n_free):
+                j.mimic[0] not in names or not _has_axis(names[j.mimic[0]].type) or
+                not _has_axis(j.type)):
             raise error(f"{src}: joint '{j.name}': <mimic joint='{j.mimic[0]}'> must name a "
                         f"revolute, continuous or prismatic joint of the file, and be on one "
                         f"(mimic='independent' ignores the coupling)")
@@ -424,7 +428,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             frames[link] = Frame(body.name, p - com, R)
             report.bodies[link] = body.name
     efforts = dict(efforts or {})
-    driven = [j.name for j in moving if MOVING_JOINTS.get(j.type, SphericalJoint).n_free]
+    driven = [j.name for j in moving if _has_axis(j.type)]
     unknown = [n for n in efforts if n not in driven]
     if unknown:
         raise error(f"{src}: efforts given for {', '.join(unknown)}, not joints of the file "
