@@ -2,8 +2,10 @@
 
 Bodies and loads
     RigidBody, Inertia, Ground, PointForce, BodyMoment, PointVelocityMTF
-Joints
-    RevoluteJoint, PrismaticJoint, SphericalJoint, FixedJoint, Joint,
+Joints (the contract, the registry, the library's kinds)
+    Joint, JointAxis, register_joint, joint_type, joint_types,
+    RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
+    PlanarJoint, SphericalJoint, FixedJoint,
     AxisSpring, AxisDamper, AxisActuator, AxisRotor
 Couplings between joints (gears, racks, mimic joints)
     JointCoupling
@@ -36,8 +38,9 @@ from .dynamics import (
     joint_accelerations, prescribed_motion,
 )
 from .joints import (
-    AxisActuator, AxisDamper, AxisRotor, AxisSpring, FixedJoint, Joint, PrismaticJoint, RevoluteJoint,
-    SphericalJoint,
+    AxisActuator, AxisDamper, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, Joint,
+    JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
+    UniversalJoint, joint_type, joint_types, register_joint,
 )
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
@@ -54,7 +57,8 @@ from .video import animate_video
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
-    "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "JointCoupling", "Mechanism", "MechanismModel",
+    "CylindricalJoint", "ScrewJoint", "UniversalJoint", "PlanarJoint", "JointAxis",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "JointCoupling", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

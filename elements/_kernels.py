@@ -7,7 +7,8 @@ written once for stacks of instances.
   value, its rate along the motion, and, for a Phi, its :meth:`Kernel.closure`
   residual); :class:`Sandwich` (L A_x^T A_y R: every term but one),
   :class:`PrismaticRotation`, and the gaps that are joints' Phi: :class:`PointGap`,
-  :class:`SlideGap`, :class:`OrientationGap`, :class:`RevoluteGap`.
+  :class:`SlideGap`, :class:`OrientationGap`, :class:`RevoluteGap`, :class:`AxesDot`
+  (universal joints, with :class:`AxesCross` their constraint row) and :class:`ScrewGap`.
 
 :mod:`elements._blocks` builds blocks of them into the bond graph, and batches them
 (with :mod:`elements._compiled` where numba is enabled).
@@ -23,7 +24,7 @@ import numpy as np
 from bondgraph.spatial import body_rate_from_quat_rate, cross3, quat_to_matrix, skew, vee
 
 __all__ = ["Geometry", "Kernel", "Sandwich", "PrismaticRotation", "PointGap",
-           "OrientationGap", "RevoluteGap", "SlideGap"]
+           "OrientationGap", "RevoluteGap", "SlideGap", "AxesCross", "AxesDot", "ScrewGap"]
 
 
 def _T(m: np.ndarray) -> np.ndarray:
@@ -327,3 +328,70 @@ class RevoluteGap(Kernel):
         ia, ib = _rows([self], geo.index)
         ax, D = self.params
         return geo.A[ia[0]] @ ax - geo.A[ib[0]] @ np.cross(D[:, 0], D[:, 1])
+
+
+class AxesCross(Kernel):
+    """G = sign (u x v)^T A_x, u = A_a ``u`` (fixed on a), v = A_b ``v`` (fixed on b), x
+    the body ``which`` (0: a, 1: b): a universal joint's constraint row on body x's
+    angular velocity (body coordinates). Its rate differentiates u, v and A_x."""
+
+    def __init__(self, a: str | None, b: str, u: Any, v: Any, which: int, sign: float):
+        self.bodies = (a, b)
+        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float),
+                       np.array([float(which), float(sign)]))
+        self.shape = (1, 3)
+
+    @staticmethod
+    def compute(geo, ia, ib, u, v, flags, *, rate):
+        Aa, Ab = geo.A[ia], geo.A[ib]
+        ug, vg = _mv(Aa, u), _mv(Ab, v)
+        w = cross3(ug, vg)
+        on_b = (flags[:, 0] > 0.5)[:, None, None]
+        M = np.where(on_b, Ab, Aa)
+        if rate:
+            Ad = geo.Adot
+            wd = cross3(_mv(Ad[ia], u), vg) + cross3(ug, _mv(Ad[ib], v))
+            Md = np.where(on_b, Ad[ib], Ad[ia])
+            out = _mv(_T(M), wd) + _mv(_T(Md), w)
+        else:
+            out = _mv(_T(M), w)
+        return (flags[:, 1:2] * out)[:, None, :]
+
+
+class AxesDot(Kernel):
+    """Phi = (A_a u) . (A_b v) (rad, small): zero when an axis fixed on a is perpendicular
+    to one fixed on b (a universal joint's cross)."""
+
+    def __init__(self, a: str | None, b: str, u: Any, v: Any):
+        self.bodies = (a, b)
+        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float))
+        self.shape = (1,)
+
+    @staticmethod
+    def compute(geo, ia, ib, u, v, *, rate):
+        return np.einsum("ni,ni->n", _mv(geo.A[ia], u), _mv(geo.A[ib], v))[:, None]
+
+
+class ScrewGap(Kernel):
+    """Phi = s - pitch theta (m): a screw joint's slide s = (A_a ax) . (r_Q - r_P) against
+    its turn theta about ``ax`` (parent coordinates; ``F`` the parent's joint frame with
+    ``ax`` its third column, ``C`` the child's rest rotation), theta's turn chosen so that
+    |Phi| is least (the angle is known only modulo a turn, the slide is not)."""
+
+    def __init__(self, a: str | None, b: str, F: Any, R0: Any, P: Any, Q: Any, pitch: float):
+        self.bodies = (a, b)
+        self.params = tuple(np.asarray(p, dtype=float) for p in (F, R0, P, Q)) + \
+            (np.array([float(pitch)]),)
+        self.shape = (1,)
+
+    @staticmethod
+    def compute(geo, ia, ib, F, R0, P, Q, pitch, *, rate):
+        Aa, Ab = geo.A[ia], geo.A[ib]
+        s = np.einsum("ni,ni->n", _mv(Aa, F[:, :, 2]), -_gap(geo, ia, ib, P, Q))
+        rel = _T(F) @ _T(Aa) @ Ab @ _T(R0) @ F
+        theta = np.arctan2(rel[:, 1, 0], rel[:, 0, 0])
+        p = pitch[:, 0]
+        raw = s - p * theta
+        turn = 2.0 * np.pi * p
+        k = np.where(turn != 0.0, np.round(raw / np.where(turn != 0.0, turn, 1.0)), 0.0)
+        return (raw - k * turn)[:, None]

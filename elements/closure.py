@@ -74,9 +74,9 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
     q, qd, free = checked_coordinates(mm, q, qd, free)
     q, qd = coupled(mm.mechanism, q, qd)
     if mm.loop_joints:
-        solve_for = [j.name for j in mm.tree if j.n_free and j.name not in q]
-        q = close_loops(mm, q, solve_for, tol, max_iterations, dict(guess or {}), free)
-        qd = close_rates(mm, q, qd, [j for j in solve_for if j not in qd], free)
+        solve_for = [j for j in mm.tree if j.n_free and j.name not in q]
+        q = close_loops(mm, q, solve_for, tol, max_iterations, _guesses(mm, guess), free)
+        qd = close_rates(mm, q, qd, [j for j in solve_for if j.name not in qd], free)
     pose, twist = forward(mm, q, qd, free)
     check_closed(mm, pose)
     _check_coupled(mm.mechanism, {**{j: 0.0 for j in mm.mechanism.joints}, **q})
@@ -84,12 +84,40 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
     for j in mm.mechanism.joints.values():
         if j.n_free:
             if j.name in q:
-                coords[j.name] = float(q[j.name])
+                coords[j.name] = q[j.name]
             else:
                 A_a, r_a = pose[j.parent.name]
                 A_b, r_b = pose[j.child.name]
                 coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
     return pose, twist, coords
+
+
+def _guesses(mm, guess) -> dict:
+    """The user's starting guesses for loop closure, by joint name, checked as initial
+    coordinates (a number, or several for a joint with several coordinates)."""
+    out = {}
+    for name, v in dict(guess or {}).items():
+        if name not in mm.mechanism.joints:
+            raise ModelError(f"guess given for unknown joint '{name}'; joints: "
+                             f"{', '.join(mm.mechanism.joints)}")
+        out[name] = mm.mechanism.joints[name].initial_values(v, None)[0]
+    return out
+
+
+def _flat(joints, values) -> np.ndarray:
+    """The coordinates of ``joints`` (from ``values``, by name) as one vector."""
+    return np.concatenate([np.atleast_1d(np.asarray(values[j.name], dtype=float))
+                           for j in joints]) if joints else np.zeros(0)
+
+
+def _unflat(joints, z) -> dict:
+    """Coordinates by joint name from one vector (a number for a one-coordinate joint)."""
+    out, k = {}, 0
+    for j in joints:
+        n = j.n_free
+        out[j.name] = float(z[k]) if n == 1 else np.array(z[k:k + n], dtype=float)
+        k += n
+    return out
 
 
 def _coupling_order(mech) -> list:
@@ -155,8 +183,8 @@ def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
     for j in mm.tree:
         A_a, r_a = pose[j.parent.name]
         w_a, v_a = twist[j.parent.name]
-        qj = q.get(j.name, 0.0 if j.n_free else None)
-        qdj = qd.get(j.name, 0.0 if j.n_free else None)
+        qj = q.get(j.name, j.zero())
+        qdj = qd.get(j.name, j.zero())
         A_b, r_b = j.child_pose(A_a, r_a, qj)
         pose[j.child.name] = (A_b, r_b)
         twist[j.child.name] = j.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qdj)
@@ -216,11 +244,11 @@ def close_loops(mm, q, solve, tol, max_iterations, guess, free):
     close (free bodies at ``free``): Gauss-Newton on the closure residual, each step cut
     back until it lowers |residual|."""
     q = dict(q)
-    for n in solve:
-        q.setdefault(n, float(guess.get(n, 0.0)))
+    for j in solve:
+        q.setdefault(j.name, guess.get(j.name, j.zero()))
 
     def residual(zz):
-        pose, _ = forward(mm, dict(q, **dict(zip(solve, zz))), {}, free)
+        pose, _ = forward(mm, dict(q, **_unflat(solve, zz)), {}, free)
         return closure(mm, pose, mm.loop_joints)
 
     if not solve:
@@ -229,12 +257,12 @@ def close_loops(mm, q, solve, tol, max_iterations, guess, free):
             raise AssemblyError(_loop_message(mm, res, "the coordinates given do not close "
                                                        "the loop and none is left free"))
         return q
-    z = np.array([q[n] for n in solve], dtype=float)
+    z = _flat(solve, q)
     res = residual(z)
     why = f"Newton's method did not converge in {max_iterations} iterations"
     for _ in range(max_iterations):
         if np.abs(res).max() < tol:
-            return dict(q, **dict(zip(solve, z)))
+            return dict(q, **_unflat(solve, z))
         h = 1e-7
         Jm = np.empty((res.size, z.size))
         for k in range(z.size):
@@ -255,7 +283,7 @@ def close_loops(mm, q, solve, tol, max_iterations, guess, free):
             break
         z, res = z_new, r_new
     if np.abs(res).max() < max(tol, 1e-10):
-        return dict(q, **dict(zip(solve, z)))
+        return dict(q, **_unflat(solve, z))
     raise AssemblyError(_loop_message(mm, res, why))
 
 
@@ -270,25 +298,25 @@ def close_rates(mm, q, qd, solve, free):
     """Rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
     c = 0 (linear in the rates: one least-squares solve)."""
     qd = dict(qd)
-    for n in solve:
-        qd.setdefault(n, 0.0)
+    for j in solve:
+        qd.setdefault(j.name, j.zero())
     if not solve:
         return qd
     sources = [mm.source_of(blk) for j in mm.loop_joints for blk in mm.blocks[j.name]]
+    coords = {j.name: j.zero() for j in mm.mechanism.joints.values() if j.n_free}
+    coords.update({k: v for k, v in q.items() if mm.mechanism.joints[k].n_free})
 
     def c_of(z):
-        pose, twist = forward(mm, q, dict(qd, **dict(zip(solve, z))), free)
-        coords = {j.name: 0.0 for j in mm.mechanism.joints.values() if j.n_free}
-        coords.update({k: float(v) for k, v in q.items() if np.ndim(v) == 0})
+        pose, twist = forward(mm, q, dict(qd, **_unflat(solve, z)), free)
         x = mm.state_from_poses(pose, twist, coords, _other_states_zero(mm))
         ev = mm.model.evaluate(0.0, x)
         return np.concatenate([ev.constraint_flow[mm.model.u2_slices[s]] for s in sources])
 
-    z0 = np.zeros(len(solve))
-    c0 = c_of(z0)
-    Jm = np.column_stack([c_of(np.eye(len(solve))[k]) - c0 for k in range(len(solve))])
+    size = sum(j.n_free for j in solve)
+    c0 = c_of(np.zeros(size))
+    Jm = np.column_stack([c_of(np.eye(size)[k]) - c0 for k in range(size)])
     z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
-    return dict(qd, **dict(zip(solve, z)))
+    return dict(qd, **_unflat(solve, z))
 
 
 def _other_states_zero(mm):

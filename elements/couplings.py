@@ -58,7 +58,7 @@ class JointCoupling:
         check_name(name, "coupling", ".")
         self.name = name
         for role, j in (("leader", leader), ("follower", follower)):
-            if not isinstance(j, Joint) or not j.n_free:
+            if not isinstance(j, Joint) or j.n_free != 1:
                 raise ModelError(f"coupling '{name}': the {role} must be a joint with an axis "
                                  f"(revolute or prismatic), got {j!r}")
         if leader is follower:

@@ -53,43 +53,67 @@ def forward_kinematics(mm: MechanismModel, q: Mapping[str, Any] | None = None,
 
 
 def joint_accelerations(mm: MechanismModel, x: np.ndarray, xdot: np.ndarray
-                        ) -> dict[str, float]:
-    """qdd of every joint with an axis: d/dt (sum_k G_k f_k) = sum_k (dG_k/dt f_k + G_k df_k/dt)
-    with f_k the bodies' velocities, from the state and its derivative."""
+                        ) -> dict[str, Any]:
+    """qdd of every joint with an axis (a number, or an array (n,) for a joint with n > 1
+    coordinates): d/dt (sum_k G_k f_k) = sum_k (dG_k/dt f_k + G_k df_k/dt) of each axis
+    block, with f_k the bodies' velocities, from the state and its derivative."""
     m = mm.model
-    out = {}
+    out: dict[str, Any] = {}
     for j in mm.mechanism.joints.values():
-        if not j.n_free:
-            continue
-        blk = j.axis_block()
-        deps = _deps(blk.bodies)
-        geo = _geometry(blk.bodies, [x[m.state_slices[d]] for d in deps],
-                        [xdot[m.state_slices[d]] for d in deps])
-        acc = 0.0
-        for t in blk.terms:
-            body, kind = t.junction.rsplit(".", 1)
-            b = mm.mechanism.body(body)
-            if kind == "v":
-                f = x[m.state_slices[b.linear_momentum]] / mm.mass(body)
-                fd = xdot[m.state_slices[b.linear_momentum]] / mm.mass(body)
-            else:
-                J = mm.inertia(body)
-                f = np.linalg.solve(J, x[m.state_slices[b.angular_momentum]])
-                fd = np.linalg.solve(J, xdot[m.state_slices[b.angular_momentum]])
-            if t.constant is not None:
-                acc += float((t.constant @ fd)[0])
-            else:
-                acc += float((t.G_rate(geo) @ f + t.G(geo) @ fd)[0])
-        out[j.name] = acc
+        accs = []
+        for blk in j.axis_blocks():
+            deps = _deps(blk.bodies)
+            geo = _geometry(blk.bodies, [x[m.state_slices[d]] for d in deps],
+                            [xdot[m.state_slices[d]] for d in deps])
+            acc = 0.0
+            for t in blk.terms:
+                body, kind = t.junction.rsplit(".", 1)
+                b = mm.mechanism.body(body)
+                if kind == "v":
+                    f = x[m.state_slices[b.linear_momentum]] / mm.mass(body)
+                    fd = xdot[m.state_slices[b.linear_momentum]] / mm.mass(body)
+                else:
+                    J = mm.inertia(body)
+                    f = np.linalg.solve(J, x[m.state_slices[b.angular_momentum]])
+                    fd = np.linalg.solve(J, xdot[m.state_slices[b.angular_momentum]])
+                if t.constant is not None:
+                    acc += float((t.constant @ fd)[0])
+                else:
+                    acc += float((t.G_rate(geo) @ f + t.G(geo) @ fd)[0])
+            accs.append(acc)
+        if accs:
+            out[j.name] = _join(j, accs)
     return out
 
 
-def _axis_joints(mm: MechanismModel, names) -> list[str]:
+def _join(j, values) -> Any:
+    """Per-coordinate values of joint ``j`` as the API gives them: a number for one
+    coordinate, an array for several."""
+    return float(values[0]) if j.n_free == 1 else np.array(values, dtype=float)
+
+
+def _split(j, value: Any, what: str) -> list[float]:
+    """A joint's value (a number, or several as a sequence or a mapping by coordinate
+    name) as one number per coordinate, checked (a ModelError naming the joint)."""
+    if value is None:
+        return [0.0] * j.n_free
+    try:
+        v = j.initial_values(value, None)[0]
+    except ModelError as exc:
+        raise ModelError(str(exc).replace("initial coordinate", what)) from None
+    return [float(c) for c in np.atleast_1d(v)]
+
+
+def _axis_joints(mm: MechanismModel, names, *, single: bool = False) -> list[str]:
     for n in names:
         j = mm.mechanism.joint(n)
         if not j.n_free:
             raise ModelError(f"joint '{n}' ({j.type_name}) has no axis: no effort or "
                              f"acceleration of its own")
+        if single and j.n_free != 1:
+            raise ModelError(f"joint '{n}' ({j.type_name}) has coordinates "
+                             f"{', '.join(j.coordinate_names)}: prescribing the motion of a "
+                             f"joint with several coordinates is not supported yet")
     return list(names)
 
 
@@ -108,8 +132,8 @@ def _driven(mm: MechanismModel, kind: str):
     key = f"_driven_{kind}"
     if not hasattr(mm, key):
         followers = {c.follower.name for c in mm.mechanism.couplings.values()}
-        names = [j.name for j in mm.mechanism.joints.values() if j.n_free and
-                 not (kind == "flow" and j.name in followers)]
+        names = [ax.port for j in mm.mechanism.joints.values() for ax in j.axes
+                 if not (kind == "flow" and j.name in followers)]
         inputs = _Inputs(names)
         cls = Se if kind == "effort" else Sf
         drives = {n: cls(f"{n}.drive", TimeFunction(lambda t, n=n: inputs.value[n],
@@ -140,13 +164,18 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     name (a rotor inertia's momentum, a motor's flux linkage), as for ``initial_state``.
     """
     model, inputs = _driven(mm, "effort")
-    unknown = [n for n in tau if n not in inputs.value]
+    axes = {j.name: j for j in mm.mechanism.joints.values() if j.n_free}
+    unknown = [n for n in tau if n not in axes]
     if unknown:
         raise ModelError(f"tau given for {', '.join(unknown)}: not joints with an axis; "
-                         f"valid: {', '.join(inputs.value)}")
+                         f"valid: {', '.join(axes)}")
     for n in inputs.value:
-        inputs.value[n] = float(tau.get(n, 0.0))
+        inputs.value[n] = 0.0
         inputs.rate[n] = 0.0
+    for n, value in tau.items():
+        j = axes[n]
+        for ax, v in zip(j.axes, _split(j, value, "effort")):
+            inputs.value[ax.port] = v
     x = model.initial_state(q, qd, free=free, states=states)
     xdot = model.model.evaluate(float(t), x).xdot
     out: dict[str, Any] = dict(joint_accelerations(model, x, xdot))
@@ -171,36 +200,44 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     attached subsystems' TimeFunctions) are evaluated; ``states`` gives attached
     subsystems' states by name, as for ``initial_state``."""
     model, inputs = _driven(mm, "flow")
-    missing = [n for n in inputs.value if n not in qdd]
+    followers = {c.follower.name: c for c in mm.mechanism.couplings.values()}
+    driven = [j for j in mm.mechanism.joints.values() if j.n_free and j.name not in followers]
+    missing = [j.name for j in driven if j.name not in qdd]
     if missing:
         raise ModelError(f"inverse dynamics needs qdd for every joint with an axis; missing "
                          f"{', '.join(missing)} (use prescribed_motion for some joints only)")
-    followers = {c.follower.name: c for c in mm.mechanism.couplings.values()}
     for name, c in followers.items():
         lead = float(qdd.get(c.leader.name, 0.0))
         if name in qdd and not c.agrees(qdd[name], lead, rate=True):
             raise ModelError(f"coupling '{c.name}': qdd of joint '{name}' ({qdd[name]:g}) is "
                              f"not {c.ratio:g} x that of '{c.leader.name}' "
                              f"= {c.expected(lead, rate=True):g}; give the leader's only")
-    for n in inputs.value:
-        inputs.value[n] = float(qd.get(n, 0.0))
-        inputs.rate[n] = float(qdd[n])
+    acc = {}
+    for j in driven:
+        rates = _split(j, qd.get(j.name), "rate")
+        for ax, v, a in zip(j.axes, rates, _split(j, qdd[j.name], "acceleration")):
+            inputs.value[ax.port] = v
+            inputs.rate[ax.port] = acc[ax.port] = a
     x = model.initial_state(q, qd, states=states)
     ev = model.model.evaluate(float(t), x)
-    out = {}
-    for n in inputs.value:
-        e, _ = model.model.bond_index(f"{n}.drive.b")
-        out[n] = float(ev.bond_values[e][0]) + _rotor_inertia(mm, n) * float(qdd[n])
+    out: dict[str, Any] = {}
+    for j in driven:
+        efforts = []
+        for ax in j.axes:
+            e, _ = model.model.bond_index(f"{ax.port}.drive.b")
+            efforts.append(float(ev.bond_values[e][0]) + _rotor_inertia(mm, ax) *
+                           acc[ax.port])
+        out[j.name] = _join(j, efforts)
     for name, c in followers.items():   # passive: its load reaches the leader's effort
         out[name] = 0.0
     return out
 
 
-def _rotor_inertia(mm: MechanismModel, joint: str) -> float:
-    """The rotor inertias on a joint's axis, summed (kg m^2 or kg; a flow drive leaves
-    them out of the driven model, so their effort J qdd is added to the drive's)."""
-    return sum(mm.parameters[f"{stem}.inertia"]
-               for stem in mm.mechanism.joint(joint).attachments("rotor"))
+def _rotor_inertia(mm: MechanismModel, axis) -> float:
+    """The rotor inertias on a coordinate's port, summed (kg m^2 or kg; a flow drive
+    leaves them out of the driven model, so their effort J qdd is added to the
+    drive's)."""
+    return sum(mm.parameters[f"{stem}.inertia"] for stem in axis.attachments("rotor"))
 
 
 class PrescribedMotionResult:
@@ -251,7 +288,7 @@ def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
     simulate_kwargs
         Passed to :meth:`MechanismModel.simulate` (t_eval, rtol, ...).
     """
-    _axis_joints(mm, motion)
+    _axis_joints(mm, motion, single=True)
     for c in mm.mechanism.couplings.values():
         if c.follower.name in motion:
             raise ModelError(f"joint '{c.follower.name}' follows coupling '{c.name}': its "
@@ -267,6 +304,7 @@ def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
         q[n], qd[n] = f[0](t0), f[1](t0)
     result = model.simulate(t_span, q, qd, **simulate_kwargs)
     efforts = {n: np.asarray(result.raw.effort(f"{n}.drive.b"), dtype=float) +
-               _rotor_inertia(mm, n) * np.array([fns[n][2](t) for t in result.t])
+               _rotor_inertia(mm, mm.mechanism.joint(n).axis()) *
+               np.array([fns[n][2](t) for t in result.t])
                for n in fns}
     return PrescribedMotionResult(result, efforts)

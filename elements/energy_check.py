@@ -185,7 +185,7 @@ def motion_from_result(result) -> MotionData:
     ks, th = [], []
     for jn, _, k, rest in mm.springs():
         ks.append(k)
-        th.append(result.joint(jn).q - rest)
+        th.append(result.coordinate(jn) - rest)
     led = result.energy
     diss = sum(led.dissipated.values()) if led.dissipated else 0.0
     work = (sum(led.work.values()) if led.work else 0.0) - diss

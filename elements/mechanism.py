@@ -29,7 +29,7 @@ from ._blocks import build_block, frames_context
 from .closure import AssemblyError
 from .couplings import JointCoupling
 from .forces import Load
-from .joints import Joint, attachment_name
+from .joints import Joint, JointAxis, attachment_name
 from .mechanism_model import MechanismModel
 from .rigid_body import Ground, RigidBody
 
@@ -226,10 +226,14 @@ class Mechanism:
             raise ModelError(f"mechanism '{self.name}' has no bodies: nothing to simulate; "
                              f"add one with add_body(RigidBody(...))")
         drives = dict(drives or {})
-        for jn in drives:
-            j = self.joint(jn)
-            if not j.n_free:
-                raise ModelError(f"joint '{jn}' ({j.type_name}) has no axis to drive")
+        ports = {ax.port: (j, ax) for j in self.joints.values() for ax in j.axes}
+        for name in drives:
+            if name not in ports:
+                j = self.joints.get(name)
+                if j is not None and not j.n_free:
+                    raise ModelError(f"joint '{name}' ({j.type_name}) has no axis to drive")
+                raise ModelError(f"no joint coordinate '{name}' to drive; coordinates: "
+                                 f"{', '.join(ports) or 'none'}")
         bg = BondGraph(self.name)
         gravity = [bg.add_parameter(f"gravity.{ax}", float(g), "m/s^2",
                                     f"gravity's global {ax} component")
@@ -241,65 +245,8 @@ class Mechanism:
         for j in self.joints.values():
             for blk in j.constraint_blocks():
                 build_block(bg, blk, frames)
-            if j.n_free:
-                ax = j.axis_junction
-                bg.add(OneJunction(ax))
-                build_block(bg, j.axis_block(), frames, port_from=ax,
-                            port_name=j.axis_bond)
-                attached = False
-                u = j.units()
-                for n, s in zip(j.attachments("spring"), j.springs):
-                    k = bg.add_parameter(f"{n}.k", s.stiffness, u["k"],
-                                         f"stiffness of a spring on joint {j.name}",
-                                         positive=True)
-                    bg.add_parameter(f"{n}.rest", s.rest, u["rest"], f"rest position of a "
-                                     f"spring on joint {j.name} (its coordinate there)")
-                    bg.add(C(n, k))
-                    bg.connect(ax, n, name=f"{n}.b")
-                    attached = True
-                for n, d in zip(j.attachments("damper"), j.dampers):
-                    c = bg.add_parameter(f"{n}.c", d.coefficient, u["c"],
-                                         f"coefficient of a damper on joint {j.name} "
-                                         f"(>= 0)")
-                    bg.add(R(n, c))
-                    bg.connect(ax, n, name=f"{n}.b")
-                    bg.add_work_state(WorkState(f"{n}.dissipated", n))
-                    attached = True
-                # a flow drive sets the rate: a rotor there would be a storage element in
-                # differential causality; its effort J qdd is added where the drive's
-                # effort is read (dynamics.inverse_dynamics, prescribed_motion)
-                rotors = j.rotors if not isinstance(drives.get(j.name), Sf) else ()
-                for n, r in zip(j.attachments("rotor"), rotors):
-                    inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
-                                               f"rotor inertia on joint {j.name}",
-                                               positive=True)
-                    bg.add(I(n, inertia))
-                    bg.connect(ax, n, name=f"{n}.b")
-                    attached = True
-                for n, a in zip(j.attachments("actuator"),
-                                j.actuators if j.name not in drives else ()):
-                    effort = a.effort
-                    if not isinstance(effort, (TimeFunction, StateFunction)):
-                        effort = bg.add_parameter(n, float(effort), u["effort"],
-                                                  f"constant effort of an actuator on "
-                                                  f"joint {j.name}, on the child")
-                    bg.add(Se(n, effort))
-                    bg.connect(n, ax, name=f"{n}.b")
-                    bg.add_work_state(WorkState(f"{n}.work", n))
-                    attached = True
-                if j.name in drives:
-                    el = drives[j.name]
-                    bg.add(el)
-                    bg.connect(el.name, ax, name=f"{j.name}.drive.b")
-                    # the drive's work (an Sf's effort is whatever the motion needs), so
-                    # that the energy ledger balances under prescribed motion too
-                    bg.add_work_state(WorkState(f"{j.name}.drive.work", el.name))
-                    attached = True
-                if not attached:      # a free axis: zero effort keeps the junction valid
-                    n = f"{j.name}.free"
-                    bg.add(Se(n, 0.0))
-                    bg.connect(n, ax, name=f"{n}.b")
-                bg.add_kinematic_state(KinematicState(j.coordinate_state, ax, 1))
+            for axis, blk in zip(j.axes, j.axis_blocks()):
+                self._build_port(bg, j, axis, blk, frames, drives.get(axis.port))
         for c in self.couplings.values():
             build_block(bg, c.block(), None, position_constraint=PositionConstraint(
                 c.phi, c.depends_on))
@@ -318,6 +265,65 @@ class Mechanism:
         for name, build in self.subsystems.items():
             build(bg)
         return bg
+
+    @staticmethod
+    def _build_port(bg: BondGraph, j: Joint, axis: JointAxis, blk, frames, drive) -> None:
+        """A coordinate's port: its 1-junction, axis block, attachments (or ``drive``,
+        which replaces the actuators) and the kinematic state of the coordinate."""
+        ax = axis.junction
+        port = axis.port
+        bg.add(OneJunction(ax))
+        build_block(bg, blk, frames, port_from=ax, port_name=axis.bond)
+        attached = False
+        u = axis.units()
+        for n, s in zip(axis.attachments("spring"), axis.springs):
+            k = bg.add_parameter(f"{n}.k", s.stiffness, u["k"],
+                                 f"stiffness of a spring on joint {port}", positive=True)
+            bg.add_parameter(f"{n}.rest", s.rest, u["rest"], f"rest position of a "
+                             f"spring on joint {port} (its coordinate there)")
+            bg.add(C(n, k))
+            bg.connect(ax, n, name=f"{n}.b")
+            attached = True
+        for n, d in zip(axis.attachments("damper"), axis.dampers):
+            c = bg.add_parameter(f"{n}.c", d.coefficient, u["c"],
+                                 f"coefficient of a damper on joint {port} (>= 0)")
+            bg.add(R(n, c))
+            bg.connect(ax, n, name=f"{n}.b")
+            bg.add_work_state(WorkState(f"{n}.dissipated", n))
+            attached = True
+        # a flow drive sets the rate: a rotor there would be a storage element in
+        # differential causality; its effort J qdd is added where the drive's effort is
+        # read (dynamics.inverse_dynamics, prescribed_motion)
+        rotors = axis.rotors if not isinstance(drive, Sf) else ()
+        for n, r in zip(axis.attachments("rotor"), rotors):
+            inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
+                                       f"rotor inertia on joint {port}", positive=True)
+            bg.add(I(n, inertia))
+            bg.connect(ax, n, name=f"{n}.b")
+            attached = True
+        for n, a in zip(axis.attachments("actuator"),
+                        axis.actuators if drive is None else ()):
+            effort = a.effort
+            if not isinstance(effort, (TimeFunction, StateFunction)):
+                effort = bg.add_parameter(n, float(effort), u["effort"],
+                                          f"constant effort of an actuator on joint "
+                                          f"{port}, on the child")
+            bg.add(Se(n, effort))
+            bg.connect(n, ax, name=f"{n}.b")
+            bg.add_work_state(WorkState(f"{n}.work", n))
+            attached = True
+        if drive is not None:
+            bg.add(drive)
+            bg.connect(drive.name, ax, name=f"{port}.drive.b")
+            # the drive's work (an Sf's effort is whatever the motion needs), so that
+            # the energy ledger balances under prescribed motion too
+            bg.add_work_state(WorkState(f"{port}.drive.work", drive.name))
+            attached = True
+        if not attached:      # a free axis: zero effort keeps the junction valid
+            n = f"{port}.free"
+            bg.add(Se(n, 0.0))
+            bg.connect(n, ax, name=f"{n}.b")
+        bg.add_kinematic_state(KinematicState(axis.state, ax, 1))
 
     def assemble(self, *, strict: bool = False,
                  drives: Mapping[str, Any] | None = None) -> MechanismModel:

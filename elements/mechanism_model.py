@@ -107,13 +107,16 @@ class MechanismModel:
         return _inertia_of(self.parameters, body)
 
     def springs(self) -> list[tuple[str, str, float, float]]:
-        """Every axis spring in this model: (joint, element name, stiffness, rest)
-        (N/m or N m/rad; m or rad)."""
+        """Every axis spring in this model: (port, element name, stiffness, rest)
+        (N/m or N m/rad; m or rad); the port is the joint's name for a one-coordinate
+        joint, ``<joint>.<coordinate>`` otherwise (see
+        :meth:`~elements.results.MechanismResult.coordinate`)."""
         p = self.parameters
         out = []
         for j in self.mechanism.joints.values():
-            for stem in j.attachments("spring"):
-                out.append((j.name, stem, p[f"{stem}.k"], p[f"{stem}.rest"]))
+            for ax in j.axes:
+                for stem in ax.attachments("spring"):
+                    out.append((ax.port, stem, p[f"{stem}.k"], p[f"{stem}.rest"]))
         return out
 
     @property
@@ -134,9 +137,9 @@ class MechanismModel:
         """(rotation body -> global, centre of mass) of every body at state ``x``."""
         return {n: self._body_state(x, b) for n, b in self.mechanism.bodies.items()}
 
-    def _rotors(self, joint) -> list[str]:
-        """The joint's rotor inertias in this model (a flow drive leaves them out)."""
-        return [stem for stem in joint.attachments("rotor") if stem in self.graph]
+    def _rotors(self, axis) -> list[str]:
+        """A port's rotor inertias in this model (a flow drive leaves them out)."""
+        return [stem for stem in axis.attachments("rotor") if stem in self.graph]
 
     def mechanism_states(self) -> dict[str, str]:
         """The states the mechanism itself owns, name -> what holds it: the bodies'
@@ -147,9 +150,9 @@ class MechanismModel:
             for s in (b.r, b.q, b.linear_momentum, b.angular_momentum):
                 out[s] = b.name
         for j in self.mechanism.joints.values():
-            if j.n_free:
-                out[j.coordinate_state] = j.name
-                for stem in j.attachments("spring") + self._rotors(j):
+            for ax in j.axes:
+                out[ax.state] = j.name
+                for stem in ax.attachments("spring") + self._rotors(ax):
                     out[self.graph.element(stem).state_name] = stem
         for ws in self.graph.work_states:
             out[ws.name] = ws.source
@@ -158,7 +161,8 @@ class MechanismModel:
     def state_from_poses(self, pose, twist, coords: Mapping[str, float],
                          states: Mapping[str, Any] | None = None) -> np.ndarray:
         """The state vector from body poses (A, r) and twists (omega, v; global), joint
-        coordinates, and values of any other states (subsystems) by name."""
+        coordinates (by joint name: a number, or an array for a joint with several), and
+        values of any other states (subsystems) by name."""
         m = self.model
         vals: dict[str, Any] = {}
         for n, b in self.mechanism.bodies.items():
@@ -169,18 +173,23 @@ class MechanismModel:
             vals[b.linear_momentum] = self.mass(n) * v
             vals[b.angular_momentum] = self.inertia(n) @ (A.T @ w)
         for j in self.mechanism.joints.values():
-            if j.n_free:
-                c = float(coords[j.name])
-                vals[j.coordinate_state] = c
-                for stem in j.attachments("spring"):
+            if not j.axes:
+                continue
+            cs = np.atleast_1d(np.asarray(coords[j.name], dtype=float))
+            rates = None
+            for ax, c in zip(j.axes, cs):
+                c = float(c)
+                vals[ax.state] = c
+                for stem in ax.attachments("spring"):
                     vals[self.graph.element(stem).state_name] = \
                         c - self.parameters[f"{stem}.rest"]
-                rotors = self._rotors(j)
+                rotors = self._rotors(ax)
                 if rotors:
-                    rate = j.rate(pose, twist)
+                    if rates is None:
+                        rates = j.rates(pose, twist)
                     for stem in rotors:
                         vals[self.graph.element(stem).state_name] = \
-                            self.parameters[f"{stem}.inertia"] * rate
+                            self.parameters[f"{stem}.inertia"] * rates[ax.index]
         for ws in self.graph.work_states:
             vals[ws.name] = 0.0
         for k, v in (states or {}).items():

@@ -23,7 +23,9 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
 
     [[joint]]
     name = "J1"
-    type = "revolute"                    # revolute | prismatic | spherical | fixed
+    type = "revolute"                    # a registered kind: revolute | prismatic |
+                                         # cylindrical | screw | universal | planar |
+                                         # spherical | fixed (see joint_types())
     parent = "ground"                    # a body name or "ground"
     child = "rod"
     parent_point = [0.0, 0.0, 0.0]       # or a point name
@@ -106,18 +108,12 @@ from .couplings import JointCoupling
 from .forces import BodyMoment, PointForce
 from .mjcf import load_mjcf
 from .urdf import load_urdf
-from .joints import (
-    AxisActuator, AxisDamper, AxisRotor, AxisSpring, FixedJoint, PrismaticJoint, RevoluteJoint,
-    SphericalJoint,
-)
+from .joints import AxisActuator, AxisDamper, AxisRotor, AxisSpring, joint_type, joint_types
 from .mechanism import Mechanism
 from .rigid_body import Inertia, RigidBody
 
 __all__ = ["load_model", "loads_model", "ModelSpec", "ModelFileError", "signal",
            "SolverSettings", "OutputSettings", "PlotSpec"]
-
-JOINT_TYPES = {"revolute": RevoluteJoint, "prismatic": PrismaticJoint,
-               "spherical": SphericalJoint, "fixed": FixedJoint}
 
 
 @dataclass(frozen=True)
@@ -281,15 +277,16 @@ def _loads_model(text: str, path: str) -> ModelSpec:
         mech.add_body(body)
     for k, j in enumerate(joints):
         where = f"joint {k + 1}"
-        c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
-                          "axis", "rest_rotation", "spring", "damper", "actuator",
-                          "rotor"})
         jname = c.string(j, where, "name")
         where = f"joint '{jname}'"
         if jname in names:
             c.fail(where, "name", f"duplicate name {jname!r}; names must be unique")
         names.add(jname)
-        jtype = c.string(j, where, "type", choices=tuple(JOINT_TYPES))
+        jtype = c.string(j, where, "type", choices=tuple(joint_types()))
+        cls = joint_type(jtype)
+        c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
+                          "axis", "rest_rotation", "spring", "damper", "actuator",
+                          "rotor", *cls.options})
         ends = {}
         for role in ("parent", "child"):
             bn = c.string(j, where, role)
@@ -307,40 +304,36 @@ def _loads_model(text: str, path: str) -> ModelSpec:
                 kw[key] = _point(c, j[key], where, key, ends[role])
         if "axis" in j:
             kw["axis"] = c.vector(j["axis"], where, "axis")
-        elif jtype in ("revolute", "prismatic"):
+        elif cls.needs_axis:
             c.fail(where, "axis", f"missing; a {jtype} joint needs [x, y, z] in parent "
                                   f"coordinates")
         if "rest_rotation" in j:
             kw["rest_rotation"] = c.matrix(j["rest_rotation"], where, "rest_rotation")
+        for key, kind in cls.options.items():
+            if key in j:
+                kw[key] = {"vector": c.vector, "matrix": c.matrix}[kind](j[key], where, key) \
+                    if kind in ("vector", "matrix") else c.number(j, where, key)
         try:
-            joint = JOINT_TYPES[jtype](jname, ends["parent"], ends["child"], **kw)
+            joint = cls(jname, ends["parent"], ends["child"], **kw)
         except ModelFileError:
             raise
         except ModelError as exc:
             raise ModelFileError(f"{path}: [{where}]: {exc}") from None
-        if "spring" in j:
-            sp = j["spring"]
-            if isinstance(sp, dict):
-                c.only(sp, f"{where} spring", {"stiffness", "rest"})
-                spring = AxisSpring(c.number(sp, f"{where} spring", "stiffness", positive=True),
-                                    c.number(sp, f"{where} spring", "rest", required=False,
-                                             default=0.0))
+        for kind in ("spring", "damper", "rotor", "actuator"):
+            if kind not in j:
+                continue
+            if joint.n_free > 1:
+                per = j[kind]
+                if not isinstance(per, dict):
+                    c.fail(where, kind, f"joint '{jname}' ({jtype}) has coordinates "
+                                        f"{', '.join(joint.coordinate_names)}: give a table "
+                                        f"by coordinate, e.g. {kind} = {{ "
+                                        f"{joint.coordinate_names[0]} = ... }}")
+                c.only(per, f"{where} {kind}", set(joint.coordinate_names))
+                for coord in per:
+                    _attachment(c, joint, kind, per, coord, f"{where} {kind}", coord)
             else:
-                spring = AxisSpring(c.number(j, where, "spring", positive=True))
-            _attach(c, where, "spring", lambda: joint.add_spring(spring))
-        if "damper" in j:
-            dp = j["damper"]
-            if isinstance(dp, dict):
-                c.only(dp, f"{where} damper", {"coefficient"})
-            coef = c.number(dp, f"{where} damper", "coefficient", nonneg=True) \
-                if isinstance(dp, dict) else c.number(j, where, "damper", nonneg=True)
-            _attach(c, where, "damper", lambda: joint.add_damper(AxisDamper(coef)))
-        if "rotor" in j:
-            inertia = c.number(j, where, "rotor", positive=True)
-            _attach(c, where, "rotor", lambda: joint.add_rotor(AxisRotor(inertia)))
-        if "actuator" in j:
-            eff = signal(j["actuator"], dim=1, where=f"{where} actuator", ctx=c)
-            _attach(c, where, "actuator", lambda: joint.add_actuator(AxisActuator(eff)))
+                _attachment(c, joint, kind, j, kind, where, None)
         mech.add_joint(joint)
     for k, cp in enumerate(c.tables(doc, "coupling", "coupling", "coupling")):
         where = f"coupling {k + 1}"
@@ -402,6 +395,38 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     return ModelSpec(mech, q0, qd0, solver, output, source=path)
 
 
+def _attachment(c: TableReader, joint: Any, kind: str, table: dict, key: str, where: str,
+                coordinate: str | None) -> None:
+    """Read ``table[key]`` as a ``kind`` attachment (spring, damper, rotor, actuator)
+    and add it on ``coordinate`` of ``joint`` (None: its only one)."""
+    v = table[key]
+    if kind == "spring":
+        if isinstance(v, dict):
+            c.only(v, f"{where} {key}", {"stiffness", "rest"})
+            item: Any = AxisSpring(
+                c.number(v, f"{where} {key}", "stiffness", positive=True),
+                c.number(v, f"{where} {key}", "rest", required=False, default=0.0))
+        else:
+            item = AxisSpring(c.number(table, where, key, positive=True))
+        _attach(c, where, key, lambda: joint.add_spring(item, coordinate=coordinate))
+    elif kind == "damper":
+        if isinstance(v, dict):
+            c.only(v, f"{where} {key}", {"coefficient"})
+            coef = c.number(v, f"{where} {key}", "coefficient", nonneg=True)
+        else:
+            coef = c.number(table, where, key, nonneg=True)
+        _attach(c, where, key, lambda: joint.add_damper(AxisDamper(coef),
+                                                        coordinate=coordinate))
+    elif kind == "rotor":
+        inertia = c.number(table, where, key, positive=True)
+        _attach(c, where, key, lambda: joint.add_rotor(AxisRotor(inertia),
+                                                       coordinate=coordinate))
+    else:
+        eff = signal(v, dim=1, where=f"{where} {key}", ctx=c)
+        _attach(c, where, key, lambda: joint.add_actuator(AxisActuator(eff),
+                                                          coordinate=coordinate))
+
+
 def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -> Any:
     """A joint's initial coordinate (``key`` "q") or rate ("qd") from ``[initial]``,
     named in messages by its full key (``q.J1``)."""
@@ -409,6 +434,12 @@ def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -
     if jn not in mech.joints:
         c.fail("initial", full, f"no joint {jn!r}; joints: {', '.join(mech.joints)}")
     joint = mech.joints[jn]
+    if joint.n_free > 1:
+        try:
+            return joint.initial_values(v if key == "q" else None,
+                                        v if key == "qd" else None)[key == "qd"]
+        except ModelError as exc:
+            c.fail("initial", full, str(exc))
     if joint.n_free:
         unit = joint.coordinate_unit
         if isinstance(v, list):

@@ -55,14 +55,16 @@ class BodyResult:
 class JointResult:
     """A joint over time.
 
-    q, qd : (n,) coordinate and rate (rad, rad/s or m, m/s); NaN for joints without one.
+    q, qd : (n,) coordinate and rate (rad, rad/s or m, m/s); NaN for joints without one;
+        (k, n) for a joint with k > 1 coordinates, rows in ``coordinates`` order.
     force, moment : (3, n) the constraint reaction of the parent on the child (N, N m),
         global coordinates, the moment about the joint's point on the child.
     force_joint, moment_joint : (3, n) the same in the child's joint frame (d1, d2, axis).
     point : (3, n) the joint's point on the child (global, m).
     spring, damper, actuator : (n,) efforts on the child along the joint axis (N or N m;
         the parent feels the opposite), zero where absent: a spring gives -k (q - rest), a
-        damper -d qd.
+        damper -d qd; (k, n) like q for several coordinates.
+    coordinates : the coordinates' names (empty for a joint without one).
     """
 
     name: str
@@ -78,6 +80,7 @@ class JointResult:
     actuator: np.ndarray
     max_abs_phi: float
     max_abs_constraint_flow: float
+    coordinates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,19 +212,25 @@ class MechanismResult:
         Fj = np.einsum("nji,jn->in", frame, F)
         Mj = np.einsum("nji,jn->in", frame, Mg)
         zeros = np.zeros(n)
-        if j.n_free:
-            q = raw.state(j.coordinate_state)
-            qd = raw.flow(j.axis_bond)
+        per_axis = []
+        for ax in j.axes:
             # efforts on the child along the axis: springs and dampers hang off the axis
             # junction (their bonds point away from it), actuators feed it
-            spring = -sum((raw.effort(b) for b in self._axis(j, "spring")), zeros)
-            damper = -sum((raw.effort(b) for b in self._axis(j, "damper")), zeros)
-            actuator = sum((raw.effort(b) for b in self._axis(j, "actuator")), zeros)
-        else:
+            per_axis.append((
+                np.asarray(raw.state(ax.state), dtype=float).reshape(n),
+                np.asarray(raw.flow(ax.bond), dtype=float).reshape(n),
+                -sum((raw.effort(b) for b in self._axis(ax, "spring")), zeros),
+                -sum((raw.effort(b) for b in self._axis(ax, "damper")), zeros),
+                sum((raw.effort(b) for b in self._axis(ax, "actuator")), zeros)))
+        if not per_axis:
             q = qd = np.full(n, np.nan)
             spring = damper = actuator = zeros
+        elif len(per_axis) == 1:
+            q, qd, spring, damper, actuator = per_axis[0]
+        else:
+            q, qd, spring, damper, actuator = (np.array(v) for v in zip(*per_axis))
         return JointResult(name, q, qd, F, Mg, Fj, Mj, point, spring, damper, actuator,
-                           phi_max, c_max)
+                           phi_max, c_max, j.coordinate_names)
 
     def coupling_effort(self, name: str) -> np.ndarray:
         """The effort coupling ``name`` applies on its follower's axis over time (N m or N;
@@ -236,11 +245,27 @@ class MechanismResult:
         # is taken from the axis
         return -np.asarray(self.raw.effort(c.follower_bond()), dtype=float)
 
-    def _axis(self, j, kind):
-        """The bonds of the joint's springs, dampers or actuators in the model (a drive
+    def _axis(self, ax, kind):
+        """The bonds of a port's springs, dampers or actuators in the model (a drive
         replaces the actuators)."""
         graph = self.model.graph
-        return [graph.bonds_of(e)[0].name for e in j.attachments(kind) if e in graph]
+        return [graph.bonds_of(e)[0].name for e in ax.attachments(kind) if e in graph]
+
+    def _ports(self, name: str) -> list[str]:
+        """The column stems of a joint's coordinates (its name when it has none)."""
+        return [ax.port for ax in self.model.mechanism.joint(name).axes] or [name]
+
+    def coordinate(self, port: str) -> np.ndarray:
+        """A coordinate's history (rad or m, (n,)) by port name: the joint's name for a
+        one-coordinate joint, ``<joint>.<coordinate>`` for one with several."""
+        for j in self.model.mechanism.joints.values():
+            for ax in j.axes:
+                if ax.port == port:
+                    return np.asarray(self.raw.state(ax.state), dtype=float).ravel()
+        ports = [ax.port for j in self.model.mechanism.joints.values() for ax in j.axes]
+        raise NameNotFoundError(f"no joint coordinate '{port}' in mechanism "
+                                f"'{self.model.mechanism.name}'; coordinates: "
+                                f"{', '.join(ports) or 'none'}")
 
     # -- energy ------------------------------------------------------------------------------
     @property
@@ -339,8 +364,11 @@ class MechanismResult:
         joints: dict[str, np.ndarray] = {"t": self.t}
         for name in self.model.mechanism.joints:
             j = self.joint(name)
-            joints[f"{name}.q"] = j.q
-            joints[f"{name}.qd"] = j.qd
+            ports = self._ports(name)
+            for k, port in enumerate(ports):
+                pick = (lambda v: v) if len(ports) == 1 else (lambda v, k=k: v[k])
+                joints[f"{port}.q"] = pick(j.q)
+                joints[f"{port}.qd"] = pick(j.qd)
             for k, ax in enumerate("xyz"):
                 joints[f"{name}.F{ax}"] = j.force[k]
             for k, ax in enumerate("xyz"):
@@ -350,9 +378,11 @@ class MechanismResult:
                 joints[f"{name}.F_{ax}"] = j.force_joint[k]
             for k, ax in enumerate(("d1", "d2", "axis")):
                 joints[f"{name}.M_{ax}"] = j.moment_joint[k]
-            joints[f"{name}.spring"] = j.spring
-            joints[f"{name}.damper"] = j.damper
-            joints[f"{name}.actuator"] = j.actuator
+            for k, port in enumerate(ports):
+                pick = (lambda v: v) if len(ports) == 1 else (lambda v, k=k: v[k])
+                joints[f"{port}.spring"] = pick(j.spring)
+                joints[f"{port}.damper"] = pick(j.damper)
+                joints[f"{port}.actuator"] = pick(j.actuator)
         led = self.energy
         energy = {"t": self.t, "kinetic": led.kinetic, "gravity": led.gravity,
                   "springs": led.springs}
@@ -381,7 +411,7 @@ class MechanismResult:
         joints = {}
         for n, j in mech.joints.items():
             q = np.asarray(result.raw.state(j.coordinate_state), dtype=float).ravel() \
-                if j.n_free else None
+                if j.n_free == 1 else None
             joints[n] = joint_from_table(n, geo["joints"][n], q)
 
         def columns():
@@ -436,9 +466,15 @@ class MechanismResult:
                 out[f"{name}.q{ax}"] = {"unit": "1", "frame": "body -> global",
                                         "meaning": "orientation quaternion, scalar first"}
         for name, j in self.model.mechanism.joints.items():
-            u = j.units() or {"q": "rad", "qd": "rad/s", "effort": "N m"}   # (no axis)
-            out[f"{name}.q"] = {"unit": u["q"], "meaning": "joint coordinate"}
-            out[f"{name}.qd"] = {"unit": u["qd"], "meaning": "joint rate"}
+            ports = {ax.port: ax.units() for ax in j.axes} or \
+                {name: {"q": "rad", "qd": "rad/s", "effort": "N m"}}        # (no axis)
+            for port, u in ports.items():
+                out[f"{port}.q"] = {"unit": u["q"], "meaning": "joint coordinate"}
+                out[f"{port}.qd"] = {"unit": u["qd"], "meaning": "joint rate"}
+                for k in ("spring", "damper", "actuator"):
+                    out[f"{port}.{k}"] = {"unit": u["effort"],
+                                          "meaning": f"{k} effort along the axis, on the "
+                                                     f"child"}
             for ax in "xyz":
                 out[f"{name}.F{ax}"] = {"unit": "N", "frame": "global",
                                         "meaning": "constraint force, parent on child"}
@@ -449,9 +485,6 @@ class MechanismResult:
             for ax in ("d1", "d2", "axis"):
                 out[f"{name}.F_{ax}"] = {"unit": "N", "frame": "child joint frame"}
                 out[f"{name}.M_{ax}"] = {"unit": "N m", "frame": "child joint frame"}
-            for k in ("spring", "damper", "actuator"):
-                out[f"{name}.{k}"] = {"unit": u["effort"],
-                                      "meaning": f"{k} effort along the axis, on the child"}
         for k in ("kinetic", "gravity", "springs", "balance"):
             out[k] = {"unit": "J"}
         led = self.energy

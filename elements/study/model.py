@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 
 from ..forces import Load
@@ -71,14 +73,28 @@ def _initial_conditions(spec: ModelSpec) -> dict[str, ParameterInfo]:
     """The joints' initial coordinates and rates (``J2.q0``, ``J2.qd0``)."""
     out = {}
     for j in spec.mechanism.joints.values():
-        if not j.n_free:
-            continue
-        u = j.units()
-        out[f"{j.name}.q0"] = ParameterInfo(f"{j.name}.q0", u["q"], "initial coordinate",
-                                            _as_float(spec.q0.get(j.name, 0.0)))
-        out[f"{j.name}.qd0"] = ParameterInfo(f"{j.name}.qd0", u["qd"], "initial rate",
-                                             _as_float(spec.qd0.get(j.name, 0.0)))
+        for ax in j.axes:
+            u = ax.units()
+            out[f"{ax.port}.q0"] = ParameterInfo(
+                f"{ax.port}.q0", u["q"], "initial coordinate",
+                _as_float(_pick(spec.q0.get(j.name, 0.0), j, ax)))
+            out[f"{ax.port}.qd0"] = ParameterInfo(
+                f"{ax.port}.qd0", u["qd"], "initial rate",
+                _as_float(_pick(spec.qd0.get(j.name, 0.0), j, ax)))
     return out
+
+
+def _pick(value: Any, joint: Joint, axis) -> Any:
+    """One coordinate's part of a joint's initial value (the value itself for a
+    one-coordinate joint)."""
+    if joint.n_free == 1:
+        return value
+    if isinstance(value, Mapping):
+        return value.get(axis.name, 0.0)
+    try:
+        return np.asarray(value, dtype=float).reshape(-1)[axis.index]
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _structural(spec: ModelSpec) -> dict[str, ParameterInfo]:
@@ -86,22 +102,21 @@ def _structural(spec: ModelSpec) -> dict[str, ParameterInfo]:
     constants in place of a joint's or a load's signal."""
     out = {}
     for j in spec.mechanism.joints.values():
-        if not j.n_free:
-            continue
-        u = j.units()
-        for kind, key, unit in (("spring", "k", u["k"]), ("damper", "c", u["c"]),
-                                ("actuator", None, u["effort"])):
-            items = _items(j, kind)
-            name = f"{j.name}.{kind}" + ("" if key is None else f".{key}")
-            if not items:
-                out[name] = ParameterInfo(
-                    name, unit, f"{kind} on the axis; the joint has no {kind}, so the model "
-                    f"is built once more with one", None, True)
-        for name, a in zip(j.attachments("actuator"), j.actuators):
-            if isinstance(a.effort, (TimeFunction, StateFunction)):
-                out[name] = ParameterInfo(name, u["effort"], "actuator effort on the axis "
-                                          "(a signal in the model: a value replaces it by "
-                                          "a constant)", None, True)
+        for ax in j.axes:
+            u = ax.units()
+            for kind, key, unit in (("spring", "k", u["k"]), ("damper", "c", u["c"]),
+                                    ("actuator", None, u["effort"])):
+                items = ax.items(kind)
+                name = f"{ax.port}.{kind}" + ("" if key is None else f".{key}")
+                if not items:
+                    out[name] = ParameterInfo(
+                        name, unit, f"{kind} on the axis; the joint has no {kind}, so the model "
+                        f"is built once more with one", None, True)
+            for name, a in zip(ax.attachments("actuator"), ax.actuators):
+                if isinstance(a.effort, (TimeFunction, StateFunction)):
+                    out[name] = ParameterInfo(name, u["effort"], "actuator effort on the axis "
+                                              "(a signal in the model: a value replaces it by "
+                                              "a constant)", None, True)
     for ld in spec.mechanism.loads.values():
         if isinstance(ld.value, (TimeFunction, StateFunction)):
             for ax in "xyz":
@@ -110,11 +125,6 @@ def _structural(spec: ModelSpec) -> dict[str, ParameterInfo]:
                     f"the load is a signal: a value replaces it by a constant vector",
                     None, True)
     return out
-
-
-def _items(joint: Joint, kind: str) -> list:
-    return {"spring": joint.springs, "damper": joint.dampers,
-            "actuator": joint.actuators}[kind]
 
 
 def _as_float(v: Any) -> float | None:
@@ -134,17 +144,29 @@ def _change_structure(spec: ModelSpec, name: str) -> None:
         ld: Load = mech.loads[owner]
         ld.value = _zeros3()
         return
-    j = mech.joints[owner]
+    j, ax, rest = _port_of(mech, name)
     kind = rest.split(".")[0].rstrip("0123456789")
-    items = _items(j, kind)
+    items = ax.items(kind)
     if not items:
-        {"spring": lambda: j.add_spring(AxisSpring(1.0)),
-         "damper": lambda: j.add_damper(AxisDamper(0.0)),
-         "actuator": lambda: j.add_actuator(AxisActuator(0.0))}[kind]()
+        c = ax.name if j.n_free > 1 else None
+        {"spring": lambda: j.add_spring(AxisSpring(1.0), coordinate=c),
+         "damper": lambda: j.add_damper(AxisDamper(0.0), coordinate=c),
+         "actuator": lambda: j.add_actuator(AxisActuator(0.0), coordinate=c)}[kind]()
         return
     digits = rest.split(".")[0][len(kind):]
     i = int(digits) if digits else 0
     items[i] = AxisActuator(0.0)
+
+
+def _port_of(mech: Mechanism, name: str):
+    """(joint, port, the rest of the name) of a joint parameter's name: ``J3.spring.k``
+    (a one-coordinate joint) or ``C1.slide.spring.k`` (a joint with several)."""
+    owner, _, rest = name.partition(".")
+    j = mech.joints[owner]
+    if j.n_free > 1:
+        coord, _, rest = rest.partition(".")
+        return j, j.axis(coord), rest
+    return j, j.axis(), rest
 
 
 def _zeros3():
@@ -383,9 +405,18 @@ class ParametricModel:
             if name in build:
                 continue
             owner, _, what = name.partition(".")
-            if what in ("q0", "qd0") and owner in spec.mechanism.joints:
-                target = q0 if what == "q0" else qd0
-                target[owner] = _finite(name, v)
+            last = name.rpartition(".")[2]
+            if last in ("q0", "qd0") and owner in spec.mechanism.joints:
+                target = q0 if last == "q0" else qd0
+                j, ax, _ = _port_of(spec.mechanism, name)
+                if j.n_free == 1:
+                    target[owner] = _finite(name, v)
+                else:
+                    old = target.get(owner)
+                    vals = np.zeros(j.n_free) if old is None else \
+                        np.array([_pick(old, j, a) for a in j.axes], dtype=float)
+                    vals[ax.index] = _finite(name, v)
+                    target[owner] = vals
             else:
                 params[name] = v
         if params:
@@ -467,10 +498,10 @@ def _set_in_mechanism(mech: Mechanism, name: str, value: float) -> None:
         vec["xyz".index(what)] = v
         ld.value = vec
     else:
-        j = mech.joints[owner]
+        j, ax, what = _port_of(mech, name)
         stem, _, key = what.partition(".")
         kind = stem.rstrip("0123456789")
-        items = _items(j, kind)
+        items = ax.items(kind)
         i = int(stem[len(kind):]) if stem[len(kind):] else 0
         if kind == "spring":
             items[i] = dataclasses.replace(items[i], **{

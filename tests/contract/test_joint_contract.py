@@ -1,0 +1,204 @@
+"""The joint contract, checked for every registered joint kind (``joint_types()``).
+
+A kind without a sample here fails :func:`test_every_registered_kind_has_a_sample`: a
+new kind is covered by adding one line to SAMPLES. Each kind is checked on a parent that
+moves (a body on a revolute joint) with joint points off both centres, a rest rotation
+and random coordinates and rates:
+
+- the pose/coordinate round trip (``coordinate(child_pose(q)) == q``);
+- each axis block's flow equals the coordinate's rate (``rates(child_twist(qd)) == qd``);
+- each constraint block's flow equals dPhi/dt, by central differences along an
+  arbitrary (inadmissible) rigid motion of both bodies, and is zero along an admissible
+  one;
+- the reaction the result reports, with gravity, is the child's whole Newton-Euler
+  wrench;
+- the compiled (numba) and numpy evaluations give the same state derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.linalg import expm
+
+from bondgraph.spatial import as_rotation, skew
+from elements import Inertia, Mechanism, RevoluteJoint, RigidBody, joint_type, joint_types
+from elements._kernels import Geometry
+
+# kind -> (constructor keywords, a coordinate sample generator)
+SAMPLES = {
+    "revolute": dict(axis=(0.2, 1.0, -0.3)),
+    "prismatic": dict(axis=(0.2, 1.0, -0.3)),
+    "cylindrical": dict(axis=(0.2, 1.0, -0.3)),
+    "screw": dict(axis=(0.2, 1.0, -0.3), pitch=0.03),
+    "universal": dict(axis=(0.0, 0.0, 1.0), axis2=(1.0, 1.0, 0.0)),
+    "planar": dict(axis=(0.0, 0.3, 1.0), x_axis=(1.0, 0.0, 0.0)),
+    "spherical": dict(),
+    "fixed": dict(),
+}
+
+REST = as_rotation([0.3, -0.2, 0.5])
+
+
+def test_every_registered_kind_has_a_sample():
+    missing = sorted(set(joint_types()) - set(SAMPLES))
+    assert not missing, f"add a sample to SAMPLES for the joint kinds {missing}"
+
+
+def _mechanism(kind: str) -> Mechanism:
+    mech = Mechanism(f"contract_{kind}", gravity=(0.4, -9.81, 1.3))
+    a = mech.add_body(RigidBody("a", 1.3, Inertia.about_center(
+        [[0.05, 0.004, -0.002], [0.004, 0.03, 0.001], [-0.002, 0.001, 0.04]])))
+    b = mech.add_body(RigidBody("b", 0.7, Inertia.about_center(
+        [[0.02, -0.003, 0.001], [-0.003, 0.015, 0.002], [0.001, 0.002, 0.025]])))
+    mech.add_joint(RevoluteJoint("J0", mech.ground, a, axis=(0.0, 0.3, 1.0),
+                                 child_point=(0.1, 0.2, -0.05)))
+    mech.add_joint(joint_type(kind)("K", a, b, parent_point=(0.2, -0.1, 0.05),
+                                    child_point=(0.03, 0.1, -0.02), rest_rotation=REST,
+                                    **SAMPLES[kind]))
+    return mech
+
+
+def _coordinates(joint, rng):
+    """Random coordinates and rates in the joint's own form."""
+    if joint.type_name == "spherical":
+        return as_rotation(rng.uniform(-1, 1, 3)), rng.uniform(-2, 2, 3)
+    if not joint.n_free:
+        return None, None
+    q = rng.uniform(-1.2, 1.2, joint.n_free)
+    qd = rng.uniform(-2.0, 2.0, joint.n_free)
+    return (float(q[0]), float(qd[0])) if joint.n_free == 1 else (q, qd)
+
+
+def _parent_state(rng):
+    A = as_rotation(rng.uniform(-1, 1, 3))
+    return A, rng.uniform(-1, 1, 3), rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+
+
+def _flow(blk, pose, twist) -> np.ndarray:
+    """sum_k G_k f_k of a block at poses and twists (global omega, v)."""
+    geo = Geometry.of_poses(pose, blk.bodies)
+    out = np.zeros(blk.dim)
+    for t in blk.terms:
+        body, kind = t.junction.rsplit(".", 1)
+        w, v = twist[body]
+        f = v if kind == "v" else pose[body][0].T @ w
+        out += t.G(geo) @ f
+    return out
+
+
+def _phi(blk, pose) -> np.ndarray:
+    return np.asarray(blk.phi(Geometry.of_poses(pose, blk.bodies)), dtype=float)
+
+
+def _wrapped(d):
+    return (np.asarray(d) + np.pi) % (2 * np.pi) - np.pi
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_pose_coordinates_and_rates_round_trip(kind):
+    """coordinate(child_pose(q)) = q (angles modulo a turn) and the axis blocks' flows
+    are the rates, to round-off (1e-12)."""
+    rng = np.random.default_rng(3)
+    joint = _mechanism(kind).joint("K")
+    for _ in range(10):
+        A_a, r_a, w_a, v_a = _parent_state(rng)
+        q, qd = _coordinates(joint, rng)
+        A_b, r_b = joint.child_pose(A_a, r_a, q)
+        w_b, v_b = joint.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qd)
+        if kind == "spherical":
+            assert np.allclose(joint.rotation(A_a, r_a, A_b, r_b), q, atol=1e-12)
+            assert np.allclose(A_a.T @ (w_b - w_a), qd, atol=1e-12)
+            continue
+        if not joint.n_free:
+            continue
+        units = [u for _, u in joint.coordinates]
+        got = np.atleast_1d(joint.coordinate(A_a, r_a, A_b, r_b))
+        err = [(_wrapped(g - w) if u == "rad" and kind != "screw" else g - w)
+               for g, w, u in zip(got, np.atleast_1d(q), units)]
+        assert np.abs(err).max() < 1e-12, (kind, got, q)
+        pose = {"a": (A_a, r_a), "b": (A_b, r_b)}
+        twist = {"a": (w_a, v_a), "b": (w_b, v_b)}
+        assert np.allclose(joint.rates(pose, twist), np.atleast_1d(qd), atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_constraint_flows_are_the_rates_of_phi(kind):
+    """At a pose where the joint holds: Phi = 0, each block's flow is zero for the motion
+    the joint allows, and equals dPhi/dt (central differences, step 1e-5: error ~h^2 |d3
+    Phi| ~ 1e-10; tolerance 1e-8) for an arbitrary rigid motion of both bodies."""
+    rng = np.random.default_rng(5)
+    joint = _mechanism(kind).joint("K")
+    blocks = joint.constraint_blocks()
+    assert sum(b.dim for b in blocks) + joint.n_free + (3 if kind == "spherical" else 0) == 6
+    for _ in range(10):
+        A_a, r_a, w_a, v_a = _parent_state(rng)
+        q, qd = _coordinates(joint, rng)
+        A_b, r_b = joint.child_pose(A_a, r_a, q)
+        pose = {"a": (A_a, r_a), "b": (A_b, r_b)}
+        allowed = {"a": (w_a, v_a), "b": joint.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qd)}
+        any_twist = {n: (rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)) for n in "ab"}
+        h = 1e-5
+        for blk in blocks:
+            assert np.abs(_phi(blk, pose)).max() < 1e-12, blk.name
+            assert np.abs(_flow(blk, pose, allowed)).max() < 1e-12, blk.name
+
+            def moved(s):
+                return {n: (expm(s * skew(any_twist[n][0])) @ A, r + s * any_twist[n][1])
+                        for n, (A, r) in pose.items()}
+            dphi = (_phi(blk, moved(h)) - _phi(blk, moved(-h))) / (2 * h)
+            assert np.abs(_flow(blk, pose, any_twist) - dphi).max() < 1e-8, blk.name
+
+
+def _start(mm, kind, rng):
+    joint = mm.mechanism.joint("K")
+    q, qd = _coordinates(joint, rng)
+    if kind == "spherical":
+        q = {"J0": 0.4, "K": q}
+        qd = {"J0": -0.7, "K": qd}
+    else:
+        q = {"J0": 0.4, **({"K": q} if joint.n_free else {})}
+        qd = {"J0": -0.7, **({"K": qd} if joint.n_free else {})}
+    return mm.initial_state(q, qd)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_reaction_is_the_childs_newton_euler_wrench(kind):
+    """The child carries only gravity and the joint: m a = F + m g and
+    dh/dt + omega x h = A^T (M + (r_Q - r_c) x F) (body axes), with F, M the reported
+    reaction (M about the joint point on the child), to 1e-9 relative."""
+    mm = _mechanism(kind).assemble()
+    x0 = _start(mm, kind, np.random.default_rng(7))
+    res = mm.simulate((0.0, 1e-4), x0=x0, t_eval=[0.0, 1e-4], rtol=1e-12, atol=1e-12)
+    m = mm.model
+    xdot = m.evaluate(0.0, x0).xdot
+    b = mm.mechanism.body("b")
+    jr = res.joint("K")
+    F, M = jr.force[:, 0], jr.moment[:, 0]
+    mass = mm.mass("b")
+    A = res.body("b").rotation[0]
+    r_c = x0[m.state_slices[b.r]]
+    r_Q = r_c + A @ mm.mechanism.joint("K").Q
+    h = x0[m.state_slices[b.angular_momentum]]
+    w = np.linalg.solve(mm.inertia("b"), h)
+    lin = xdot[m.state_slices[b.linear_momentum]]
+    ang = xdot[m.state_slices[b.angular_momentum]] + np.cross(w, h)
+    scale = max(np.abs(lin).max(), mass * 9.81)
+    assert np.abs(lin - (F + mass * mm.gravity)).max() < 1e-9 * scale
+    assert np.abs(ang - A.T @ (M + np.cross(r_Q - r_c, F))).max() < \
+        1e-9 * max(np.abs(ang).max(), 1.0)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_compiled_and_numpy_evaluations_agree(kind, monkeypatch):
+    """The state derivative with the compiled kernels (numba) equals the numpy one to
+    1e-12 relative (the same formulas in another implementation)."""
+    pytest.importorskip("numba", reason="numba is not installed: no compiled form")
+    mech = _mechanism(kind)
+    fast = mech.assemble()
+    monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+    slow = mech.assemble()
+    x0 = _start(fast, kind, np.random.default_rng(11))
+    a = fast.model.evaluate(0.0, x0).xdot
+    b = slow.model.evaluate(0.0, x0).xdot
+    assert np.abs(a - b).max() <= 1e-12 * max(np.abs(a).max(), 1.0)
