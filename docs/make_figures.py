@@ -18,7 +18,8 @@ from bondgraph import (  # noqa: E402
     assign_causality, models, render,
 )
 from elements import (  # noqa: E402
-    Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody, SphericalJoint,
+    CylindricalJoint, Inertia, Mechanism, PlanarJoint, PrismaticJoint, RevoluteJoint,
+    RigidBody, ScrewJoint, SphericalJoint, UniversalJoint,
 )
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "img")
@@ -87,6 +88,15 @@ def main() -> None:
         "J", a, b, parent_point=(0, 0, -0.05), axis=(0, 0, 1), spring=500.0))
     figures["spherical"] = mech("spherical", lambda a, b: SphericalJoint(
         "J", a, b, parent_point=(0.1, 0, 0), child_point=(0, 0, 0.1)))
+    figures["cylindrical"] = mech("cylindrical", lambda a, b: CylindricalJoint(
+        "J", a, b, parent_point=(0, 0, -0.05), axis=(0, 0, 1),
+        spring={"angle": 1.0, "slide": 500.0}))
+    figures["screw"] = mech("screw", lambda a, b: ScrewJoint(
+        "J", a, b, parent_point=(0, 0, -0.05), axis=(0, 0, 1), pitch=0.01))
+    figures["universal"] = mech("universal", lambda a, b: UniversalJoint(
+        "J", a, b, parent_point=(0.1, 0, 0), axis=(0, 0, 1), axis2=(1, 0, 0)))
+    figures["planar"] = mech("planar", lambda a, b: PlanarJoint(
+        "J", a, b, parent_point=(0.1, 0, 0), axis=(0, 0, 1), spring={"x": 10.0}))
     for name, obj in figures.items():
         print(render(obj, os.path.join(OUT, f"{name}.svg")))
     import graphviz
