@@ -92,16 +92,14 @@ def _join(j, values) -> Any:
     return float(values[0]) if j.n_free == 1 else np.array(values, dtype=float)
 
 
-def _split(j, value: Any, what: str) -> list[float]:
+def _split(j, value: Any, what: str, key: str) -> list[float]:
     """A joint's value (a number, or several as a sequence or a mapping by coordinate
-    name) as one number per coordinate, checked (a ModelError naming the joint)."""
+    name) as one number per coordinate, checked (a ModelError naming the joint; ``key``
+    the unit of each, from :meth:`JointAxis.units`)."""
     if value is None:
         return [0.0] * j.n_free
-    try:
-        v = j.initial_values(value, None)[0]
-    except ModelError as exc:
-        raise ModelError(str(exc).replace("initial coordinate", what)) from None
-    return [float(c) for c in np.atleast_1d(v)]
+    units = [ax.units()[key] for ax in j.axes]
+    return [float(c) for c in np.atleast_1d(j.values(value, what, units))]
 
 
 def _axis_joints(mm: MechanismModel, names, *, single: bool = False) -> list[str]:
@@ -174,7 +172,7 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
         inputs.rate[n] = 0.0
     for n, value in tau.items():
         j = axes[n]
-        for ax, v in zip(j.axes, _split(j, value, "effort")):
+        for ax, v in zip(j.axes, _split(j, value, "effort", "effort")):
             inputs.value[ax.port] = v
     x = model.initial_state(q, qd, free=free, states=states)
     xdot = model.model.evaluate(float(t), x).xdot
@@ -214,8 +212,8 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
                              f"= {c.expected(lead, rate=True):g}; give the leader's only")
     acc = {}
     for j in driven:
-        rates = _split(j, qd.get(j.name), "rate")
-        for ax, v, a in zip(j.axes, rates, _split(j, qdd[j.name], "acceleration")):
+        rates = _split(j, qd.get(j.name), "rate", "qd")
+        for ax, v, a in zip(j.axes, rates, _split(j, qdd[j.name], "acceleration", "qdd")):
             inputs.value[ax.port] = v
             inputs.rate[ax.port] = acc[ax.port] = a
     x = model.initial_state(q, qd, states=states)

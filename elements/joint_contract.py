@@ -149,13 +149,14 @@ class JointAxis:
         return [attachment_name(self.port, kind, i, n) for i in range(n)]
 
     def units(self) -> dict[str, str]:
-        """The units of what attaches here: the coordinate ``q`` and rate ``qd``, the
+        """The units of what attaches here: the coordinate ``q``, rate ``qd`` and
+        acceleration ``qdd``, the
         ``effort``, a spring's ``k`` and ``rest``, a damper's ``c``, a rotor's
         ``inertia``."""
         u = self.unit
         effort = "N" if u == "m" else "N m"
-        return {"q": u, "qd": f"{u}/s", "effort": effort, "k": f"{effort}/{u}",
-                "rest": u, "c": f"{effort} s/{u}", "inertia": "kg" if u == "m" else "kg m^2"}
+        return {"q": u, "qd": f"{u}/s", "qdd": f"{u}/s^2", "effort": effort,
+                "k": f"{effort}/{u}", "rest": u, "c": f"{effort} s/{u}", "inertia": "kg" if u == "m" else "kg m^2"}
 
     def __repr__(self) -> str:
         return f"JointAxis({self.port!r}, {self.unit})"
@@ -323,6 +324,17 @@ class Joint(abc.ABC):
             return frame_from_axis(v)[:, 2]
         except ValueError as exc:
             raise ModelError(f"joint '{self.name}': {exc}; give a non-zero {what}") from None
+
+    def _normal_to_axis(self, value: Any, what: str, problem: str) -> np.ndarray:
+        """The unit vector of ``value`` (see :meth:`_vector`), checked perpendicular to
+        the axis (to 1e-9 in cosine); ``problem`` says in the ModelError what it breaks."""
+        a = self.Fa[:, 2]
+        e = self._vector(value, what)
+        if abs(a @ e) > 1e-9:
+            raise ModelError(f"{self.type_name} joint '{self.name}': {what} "
+                             f"{np.round(e, 6).tolist()} {problem} (it is not perpendicular "
+                             f"to axis {np.round(a, 6).tolist()}: cosine {a @ e:.3g})")
+        return e
 
     def _set_frame(self, Fa: np.ndarray) -> None:
         """The joint frame: ``Fa`` in parent coordinates (columns d1, d2, axis), ``Fb`` the
@@ -577,17 +589,21 @@ class Joint(abc.ABC):
                                  f"give no initial coordinate or rate for it")
             return None, None
         out = []
-        for what, v, rate in (("coordinate", q, False), ("rate", qd, True)):
-            out.append(None if v is None else self._numbers(what, v, rate))
+        for what, v, key in (("initial coordinate", q, "q"), ("initial rate", qd, "qd")):
+            out.append(None if v is None else
+                       self.values(v, what, [ax.units()[key] for ax in self.axes]))
         return out[0], out[1]
 
-    def _numbers(self, what: str, v: Any, rate: bool) -> Any:
-        units = [u + ("/s" if rate else "") for _, u in self.coordinates]
+    def values(self, v: Any, what: str, units: list[str]) -> Any:
+        """``v``, one value per coordinate (a number; several as a sequence in coordinate
+        order or a mapping by coordinate name, those not named 0), checked finite: a
+        number for one coordinate, an array (n,) for several. ``what`` and ``units`` (one
+        per coordinate) name them in the ModelError raised otherwise."""
         n = self.n_free
         if n > 1 and isinstance(v, Mapping):
             bad = [k for k in v if k not in self.coordinate_names]
             if bad:
-                raise ModelError(f"{self.type_name} joint '{self.name}': initial {what} "
+                raise ModelError(f"{self.type_name} joint '{self.name}': {what} "
                                  f"names {', '.join(map(repr, bad))}; its coordinates: "
                                  f"{', '.join(self.coordinate_names)}")
             v = [v.get(c, 0.0) for c in self.coordinate_names]
@@ -602,7 +618,7 @@ class Joint(abc.ABC):
             want = (f"one finite number ({units[0]}, " if n == 1 else
                     f"{n} finite numbers ({', '.join(f'{c} in {u}' for c, u in zip(self.coordinate_names, units))}"
                     f") in order, or a mapping by coordinate name (")
-            raise ModelError(f"{self.type_name} joint '{self.name}': initial {what} must "
+            raise ModelError(f"{self.type_name} joint '{self.name}': {what} must "
                              f"be {want}at most {MAX_MAGNITUDE:.0e} in magnitude), got {v!r}")
         return float(arr[0]) if n == 1 else arr
 

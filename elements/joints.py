@@ -205,11 +205,7 @@ class UniversalJoint(Joint):
                              f"axis (parent coordinates at coordinates 0, perpendicular "
                              f"to axis)")
         a1 = self.Fa[:, 2]
-        a2 = self._vector(axis2, "axis2")
-        if abs(a1 @ a2) > 1e-9:
-            raise ModelError(f"universal joint '{name}': axis2 {np.round(a2, 6).tolist()} is "
-                             f"not perpendicular to axis {np.round(a1, 6).tolist()} (cosine "
-                             f"{a1 @ a2:.3g}); give perpendicular axes")
+        a2 = self._normal_to_axis(axis2, "axis2", "cannot be the cross's second arm")
         self._set_frame(np.column_stack([a2, np.cross(a1, a2), a1]))
 
     def constraint_blocks(self) -> list[Block]:
@@ -272,11 +268,7 @@ class PlanarJoint(Joint):
         super().__init__(name, parent, child, **kwargs)
         if x_axis is not None:
             n = self.Fa[:, 2]
-            e1 = self._vector(x_axis, "x_axis")
-            if abs(n @ e1) > 1e-9:
-                raise ModelError(f"planar joint '{name}': x_axis {np.round(e1, 6).tolist()} "
-                                 f"does not lie in the plane (it is not perpendicular to "
-                                 f"axis {np.round(n, 6).tolist()}: cosine {n @ e1:.3g})")
+            e1 = self._normal_to_axis(x_axis, "x_axis", "does not lie in the plane")
             self._set_frame(np.column_stack([e1, np.cross(n, e1), n]))
 
     def constraint_blocks(self) -> list[Block]:
