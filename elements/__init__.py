@@ -6,7 +6,7 @@ Joints (the contract, the registry, the library's kinds)
     Joint, JointAxis, register_joint, joint_type, joint_types,
     RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
     PlanarJoint, SphericalJoint, FixedJoint,
-    AxisSpring, AxisDamper, AxisActuator, AxisRotor
+    AxisSpring, AxisDamper, AxisActuator, AxisRotor, AxisLimit, AxisFriction
 Couplings between joints (gears, racks, mimic joints)
     JointCoupling
 Assembly and results
@@ -38,7 +38,7 @@ from .dynamics import (
     joint_accelerations, prescribed_motion,
 )
 from .joints import (
-    AxisActuator, AxisDamper, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, Joint,
+    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, Joint,
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
     UniversalJoint, joint_type, joint_types, register_joint,
 )
@@ -58,7 +58,7 @@ __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "PlanarJoint", "JointAxis",
-    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "JointCoupling", "Mechanism", "MechanismModel",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

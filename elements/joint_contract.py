@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,131 +35,14 @@ from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from
 
 from ._blocks import Block
 from ._kernels import Geometry
+from .joint_axis import (
+    _KINDS, AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
+    attachment_name,
+)
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
-           "attachment_name", "register_joint", "joint_type", "joint_types"]
-
-
-def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
-    """The element name of a port's i-th spring, damper or actuator (of ``count``):
-    ``J3.spring`` for one, ``J3.spring0``, ``J3.spring1`` for several; its parameters
-    are named after it (``J3.spring.k``, ``J3.spring.rest``, ``J3.damper.c``, and the
-    actuator's constant effort ``J1.actuator``). ``joint`` is the port's name: the
-    joint's, or ``<joint>.<coordinate>`` for a joint with several coordinates."""
-    return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
-
-
-@dataclass(frozen=True)
-class AxisSpring:
-    """A linear spring on a joint coordinate: effort = stiffness (q - rest).
-
-    stiffness in N/m (a slide) or N m/rad (an angle); rest in m or rad."""
-
-    stiffness: float
-    rest: float = 0.0
-
-
-@dataclass(frozen=True)
-class AxisDamper:
-    """A linear damper on a joint coordinate: effort = coefficient * rate
-    (N s/m or N m s/rad)."""
-
-    coefficient: float
-
-
-@dataclass(frozen=True)
-class AxisRotor:
-    """A rotor inertia on a joint coordinate (MuJoCo's ``armature``, a motor's reflected
-    inertia): kinetic energy inertia * rate^2 / 2, in kg m^2 (an angle) or kg (a slide).
-    An I element on the port's 1-junction; its momentum is set from the coordinate's
-    rate by :meth:`~elements.mechanism_model.MechanismModel.initial_state`."""
-
-    inertia: float
-
-
-@dataclass(frozen=True)
-class AxisActuator:
-    """An effort source on a joint coordinate (N or N m on the child along the axis):
-    a number, a TimeFunction or a StateFunction."""
-
-    effort: Any
-
-
-_KINDS = ("spring", "damper", "actuator", "rotor")
-
-
-class JointAxis:
-    """One coordinate of a joint and its port: names, unit and what is attached there.
-
-    Attributes
-    ----------
-    joint : str
-        The joint's name.
-    name : str
-        The coordinate's name (``"angle"``, ``"slide"``, ``"x"``...).
-    unit : str
-        ``"rad"`` or ``"m"``.
-    index : int
-        Its place among the joint's coordinates.
-    port : str
-        The stem of its element names: the joint's name for a one-coordinate joint,
-        ``<joint>.<name>`` otherwise.
-    springs, dampers, actuators, rotors : list
-        The attachments, in the order they were added.
-    """
-
-    def __init__(self, joint: str, name: str, unit: str, index: int, count: int):
-        self.joint, self.name, self.unit, self.index = joint, name, unit, index
-        self.port = joint if count == 1 else f"{joint}.{name}"
-        self.springs: list[AxisSpring] = []
-        self.dampers: list[AxisDamper] = []
-        self.actuators: list[AxisActuator] = []
-        self.rotors: list[AxisRotor] = []
-
-    @property
-    def junction(self) -> str:
-        """The port's 1-junction (flow: the coordinate's rate)."""
-        return f"{self.port}.axis"
-
-    @property
-    def bond(self) -> str:
-        """The bond from the port's junction into the axis block (its flow: the rate,
-        rad/s or m/s)."""
-        return f"{self.port}.axis.b"
-
-    @property
-    def state(self) -> str:
-        """The kinematic state integrating the rate: the coordinate, never wrapped."""
-        return f"{self.port}.coord"
-
-    @property
-    def block_name(self) -> str:
-        """The axis block's 0-junction."""
-        return f"{self.port}.axis0"
-
-    def items(self, kind: str) -> list:
-        """The attachments of ``kind`` ("spring", "damper", "actuator" or "rotor")."""
-        return {"spring": self.springs, "damper": self.dampers,
-                "actuator": self.actuators, "rotor": self.rotors}[kind]
-
-    def attachments(self, kind: str) -> list[str]:
-        """Their element names (see :func:`attachment_name`)."""
-        n = len(self.items(kind))
-        return [attachment_name(self.port, kind, i, n) for i in range(n)]
-
-    def units(self) -> dict[str, str]:
-        """The units of what attaches here: the coordinate ``q``, rate ``qd`` and
-        acceleration ``qdd``, the
-        ``effort``, a spring's ``k`` and ``rest``, a damper's ``c``, a rotor's
-        ``inertia``."""
-        u = self.unit
-        effort = "N" if u == "m" else "N m"
-        return {"q": u, "qd": f"{u}/s", "qdd": f"{u}/s^2", "effort": effort,
-                "k": f"{effort}/{u}", "rest": u, "c": f"{effort} s/{u}", "inertia": "kg" if u == "m" else "kg m^2"}
-
-    def __repr__(self) -> str:
-        return f"JointAxis({self.port!r}, {self.unit})"
+           "AxisLimit", "AxisFriction", "attachment_name", "register_joint", "joint_type", "joint_types"]
 
 
 _REGISTRY: dict[str, type["Joint"]] = {}
@@ -492,6 +375,74 @@ class Joint(abc.ABC):
                 raise ModelError(f"joint '{self.name}': actuator effort must be finite")
         ax.actuators.append(a)
         return a
+
+    def add_limit(self, lower: float | None = None, upper: float | None = None, *,
+                  restitution: float | None = None, stiffness: float | None = None,
+                  damping: float = 0.0, rest_speed: float = 1e-3,
+                  coordinate: str | None = None) -> AxisLimit:
+        """Set stops on a coordinate (see :class:`AxisLimit`): ``lower`` and/or
+        ``upper`` (rad or m), and either ``restitution`` (impact stops, e in [0, 1]) or
+        ``stiffness`` (and ``damping``: compliant stops). One limit per coordinate."""
+        ax = self._port_for("limit", coordinate)
+        where = f"joint '{self.name}'" + (f" coordinate '{ax.name}'" if len(self.axes) > 1
+                                          else "")
+        if ax.limit is not None:
+            raise ModelError(f"{where} already has a limit ({ax.limit}); one per coordinate")
+
+        def num(v, what, low=None, high=None, none_ok=True):
+            if v is None and none_ok:
+                return None
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ModelError(f"{where}: limit {what} must be a number, got {v!r}") from None
+            if not np.isfinite(v) or (low is not None and v < low) or \
+                    (high is not None and v > high):
+                rng = f" in [{low:g}, {high:g}]" if high is not None else \
+                    (f" >= {low:g}" if low is not None else "")
+                raise ModelError(f"{where}: limit {what} must be finite{rng}, got {v}")
+            return v
+
+        lo, hi = num(lower, "lower"), num(upper, "upper")
+        if lo is None and hi is None:
+            raise ModelError(f"{where}: a limit needs lower or upper (or both)")
+        if lo is not None and hi is not None and not lo < hi:
+            raise ModelError(f"{where}: limit lower ({lo:g}) must be below upper ({hi:g})")
+        if (restitution is None) == (stiffness is None):
+            raise ModelError(f"{where}: give either restitution (impact stops, in [0, 1]) "
+                             f"or stiffness (compliant stops, > 0), not "
+                             f"{'both' if restitution is not None else 'neither'}")
+        e = num(restitution, "restitution", 0.0, 1.0)
+        k = num(stiffness, "stiffness", 0.0)
+        if k is not None and k == 0.0:
+            raise ModelError(f"{where}: limit stiffness must be positive")
+        lim = AxisLimit(lo, hi, e, k, num(damping, "damping", 0.0, none_ok=False),
+                        num(rest_speed, "rest_speed", 0.0, none_ok=False))
+        ax.limit = lim
+        return lim
+
+    def add_friction(self, coulomb: float, *, static: float | None = None,
+                     viscous: float = 0.0, coordinate: str | None = None) -> AxisFriction:
+        """Put Coulomb friction with stiction on a coordinate (see :class:`AxisFriction`):
+        ``coulomb`` (N or N m, > 0) while sliding, ``static`` (>= coulomb; default
+        coulomb) to break away; ``viscous`` (N s/m or N m s/rad) adds a damper."""
+        ax = self._port_for("friction", coordinate)
+        where = f"joint '{self.name}'" + (f" coordinate '{ax.name}'" if len(self.axes) > 1
+                                          else "")
+        if ax.friction is not None:
+            raise ModelError(f"{where} already has friction ({ax.friction}); one per "
+                             f"coordinate")
+        fc = self._one_number(coulomb, AxisDamper, "Coulomb friction", positive=True)
+        fc = fc.coefficient
+        fs = fc if static is None else \
+            self._one_number(static, AxisDamper, "static friction", positive=True).coefficient
+        if fs < fc:
+            raise ModelError(f"{where}: static friction ({fs:g}) must be at least the "
+                             f"Coulomb friction ({fc:g})")
+        if viscous:
+            self.add_damper(viscous, coordinate=coordinate)
+        ax.friction = AxisFriction(fc, fs)
+        return ax.friction
 
     # geometry helpers --------------------------------------------------------------------
     def _bodies(self):

@@ -31,14 +31,15 @@ from .joint_blocks import (
     tilt_block, turn_port,
 )
 from .joint_contract import (
-    AxisActuator, AxisDamper, AxisRotor, AxisSpring, Joint, JointAxis, _angle_about, _turn,
-    attachment_name, joint_type, joint_types, register_joint,
+    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, Joint,
+    JointAxis, _angle_about, _turn, attachment_name, joint_type, joint_types, register_joint,
 )
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "JointAxis", "RevoluteJoint", "PrismaticJoint", "CylindricalJoint",
            "ScrewJoint", "UniversalJoint", "PlanarJoint", "SphericalJoint", "FixedJoint",
-           "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "attachment_name",
+           "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
+           "AxisFriction", "attachment_name",
            "register_joint", "joint_type", "joint_types"]
 
 

@@ -11,7 +11,7 @@ graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -215,12 +215,16 @@ class Mechanism:
         return [b for b in self.bodies if b not in children]
 
     @paused
-    def build(self, drives: Mapping[str, Any] | None = None) -> BondGraph:
+    def build(self, drives: Mapping[str, Any] | None = None,
+              locks: Sequence[str] = ()) -> BondGraph:
         """The mechanism's vector bond graph (a new, ordinary, editable BondGraph).
 
         ``drives`` maps joint names to an effort or flow source element (named
         ``<joint>.drive``) that replaces the joint's actuators on its axis (springs and
         dampers stay): an Se for direct dynamics, an Sf for prescribed motion.
+        ``locks`` names ports with friction or impact stops whose lock source is an Sf
+        of zero flow (the joint sticks or rests on a stop) instead of an Se; a run
+        switches between such graphs (see :class:`~elements.JointAxis.lock`).
         """
         if not self.bodies:
             raise ModelError(f"mechanism '{self.name}' has no bodies: nothing to simulate; "
@@ -246,7 +250,8 @@ class Mechanism:
             for blk in j.constraint_blocks():
                 build_block(bg, blk, frames)
             for axis, blk in zip(j.axes, j.axis_blocks()):
-                self._build_port(bg, j, axis, blk, frames, drives.get(axis.port))
+                self._build_port(bg, j, axis, blk, frames, drives.get(axis.port),
+                                 axis.port in locks)
         for c in self.couplings.values():
             build_block(bg, c.block(), None, position_constraint=PositionConstraint(
                 c.phi, c.depends_on))
@@ -267,9 +272,11 @@ class Mechanism:
         return bg
 
     @staticmethod
-    def _build_port(bg: BondGraph, j: Joint, axis: JointAxis, blk, frames, drive) -> None:
+    def _build_port(bg: BondGraph, j: Joint, axis: JointAxis, blk, frames, drive,
+                    locked: bool = False) -> None:
         """A coordinate's port: its 1-junction, axis block, attachments (or ``drive``,
-        which replaces the actuators) and the kinematic state of the coordinate."""
+        which replaces the actuators), its stops and friction (``locked``: the lock
+        source is an Sf of zero flow) and the kinematic state of the coordinate."""
         ax = axis.junction
         port = axis.port
         bg.add(OneJunction(ax))
@@ -294,7 +301,7 @@ class Mechanism:
         # a flow drive sets the rate: a rotor there would be a storage element in
         # differential causality; its effort J qdd is added where the drive's effort is
         # read (dynamics.inverse_dynamics, prescribed_motion)
-        rotors = axis.rotors if not isinstance(drive, Sf) else ()
+        rotors = axis.rotors if not (isinstance(drive, Sf) or locked) else ()
         for n, r in zip(axis.attachments("rotor"), rotors):
             inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
                                        f"rotor inertia on joint {port}", positive=True)
@@ -312,6 +319,8 @@ class Mechanism:
             bg.connect(n, ax, name=f"{n}.b")
             bg.add_work_state(WorkState(f"{n}.work", n))
             attached = True
+        if axis.switched:
+            attached |= Mechanism._build_switched(bg, axis, locked)
         if drive is not None:
             bg.add(drive)
             bg.connect(drive.name, ax, name=f"{port}.drive.b")
@@ -325,8 +334,42 @@ class Mechanism:
             bg.connect(n, ax, name=f"{n}.b")
         bg.add_kinematic_state(KinematicState(axis.state, ax, 1))
 
+    @staticmethod
+    def _build_switched(bg: BondGraph, axis: JointAxis, locked: bool) -> bool:
+        """A port's compliant stops (per side, a spring law -k (q - stop) beyond the
+        stop, and a damper whose coefficient a run sets to zero out of contact) and its
+        lock source (friction, impact stops)."""
+        u = axis.units()
+        port, lim, added = axis.port, axis.limit, False
+        if lim is not None and lim.kind == "compliant":
+            for side, at in lim.sides():
+                n = axis.stop_element(side)
+                bg.add(Se(n, _stop_law(axis.state, lim.stiffness, at, side)))
+                bg.connect(n, axis.junction, name=f"{n}.b")
+                c = bg.add_parameter(f"{n}.damper.c", lim.damping, u["c"],
+                                     f"damping of the {side} stop of joint {port} (engaged "
+                                     f"in contact only)")
+                bg.add(R(f"{n}.damper", c))
+                bg.connect(axis.junction, f"{n}.damper", name=f"{n}.damper.b")
+                bg.add_work_state(WorkState(f"{n}.damper.dissipated", f"{n}.damper"))
+                added = True
+        if axis.friction is not None or (lim is not None and lim.kind == "impact"):
+            n = axis.lock
+            if locked:
+                bg.add(Sf(n, 0.0))
+            else:
+                e = bg.add_parameter(f"{n}.effort", 0.0, u["effort"],
+                                     f"Coulomb friction effort on joint {port} (set by the "
+                                     f"run from the direction of motion)")
+                bg.add(Se(n, e))
+            bg.connect(n, axis.junction, name=f"{n}.b")
+            bg.add_work_state(WorkState(f"{n}.work", n))
+            added = True
+        return added
+
     def assemble(self, *, strict: bool = False,
-                 drives: Mapping[str, Any] | None = None) -> MechanismModel:
+                 drives: Mapping[str, Any] | None = None,
+                 locks: Sequence[str] = ()) -> MechanismModel:
         """Build the graph, assign causality and assemble: a :class:`MechanismModel`.
 
         The model keeps its own copy of the mechanism as it is now: bodies, joints,
@@ -338,8 +381,19 @@ class Mechanism:
         ModelError
             For a mechanism without bodies (nothing would move), or what the build,
             causality assignment or assembly find wrong, naming the element."""
-        return MechanismModel(self, strict=strict, drives=drives)
+        return MechanismModel(self, strict=strict, drives=drives, locks=locks)
 
     def __repr__(self) -> str:
         return (f"Mechanism({self.name!r}: {len(self.bodies)} bodies, {len(self.joints)} "
                 f"joints, {len(self.loads)} loads)")
+
+
+def _stop_law(state: str, k: float, at: float, side: str) -> StateFunction:
+    """A compliant stop's spring: -k (q - at) beyond the stop, 0 before it (N or N m)."""
+    if side == "upper":
+        def law(t, s):
+            return -k * max(float(s[state][0]) - at, 0.0)
+    else:
+        def law(t, s):
+            return -k * min(float(s[state][0]) - at, 0.0)
+    return StateFunction(law, (state,))

@@ -18,7 +18,7 @@ from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 
-from . import closure
+from . import closure, hybrid
 from ._blocks import Block
 from .rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
@@ -41,7 +41,7 @@ class MechanismModel:
     """
 
     def __init__(self, mechanism: Any, *, strict: bool = False,
-                 drives: Mapping[str, Any] | None = None):
+                 drives: Mapping[str, Any] | None = None, locks: Sequence[str] = ()):
         # its own copy: later edits of the mechanism (a body added, a spring attached)
         # must not reach a model built without them (user functions are shared, not
         # copied: deepcopy keeps functions as they are)
@@ -49,7 +49,8 @@ class MechanismModel:
         self.strict = strict
         self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
-        self.graph = mechanism.build(self.drives)
+        self.locks = frozenset(locks)
+        self.graph = mechanism.build(self.drives, tuple(sorted(self.locks)))
         self.causal = assign_causality(self.graph)
         self.model = assemble(self.causal)
         self.blocks: dict[str, list[Block]] = {
@@ -140,6 +141,31 @@ class MechanismModel:
     def _rotors(self, axis) -> list[str]:
         """A port's rotor inertias in this model (a flow drive leaves them out)."""
         return [stem for stem in axis.attachments("rotor") if stem in self.graph]
+
+    def twists(self, x: np.ndarray, bodies: Sequence[str] | None = None
+               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(angular velocity, velocity of the centre of mass), both global (rad/s, m/s),
+        of ``bodies`` (default every body; the ground's are zero) at state ``x``."""
+        m, mech = self.model, self.mechanism
+        out = {}
+        for n in (mech.bodies if bodies is None else bodies):
+            b = mech.bodies.get(n)
+            if b is None or b.is_ground:
+                out[n] = (np.zeros(3), np.zeros(3))
+                continue
+            A = quat_to_matrix(x[m.state_slices[b.q]])
+            h = x[m.state_slices[b.angular_momentum]]
+            out[n] = (A @ np.linalg.solve(self.inertia(n), h),
+                      x[m.state_slices[b.linear_momentum]] / self.mass(n))
+        return out
+
+    def coordinate_rates(self, x: np.ndarray, joint: str) -> np.ndarray:
+        """A joint's coordinate rates (rad/s or m/s, (n,)) at state ``x``."""
+        j = self.mechanism.joint(joint)
+        names = [j.parent.name, j.child.name]
+        pose = {n: (self._body_state(x, j.parent if n == j.parent.name else j.child))
+                for n in names}
+        return j.rates(pose, self.twists(x, names))
 
     def mechanism_states(self) -> dict[str, str]:
         """The states the mechanism itself owns, name -> what holds it: the bodies'
@@ -304,6 +330,16 @@ class MechanismModel:
         stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)
+        if any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes):
+            if projection:
+                raise ModelError("projection=True is not available with joint stops or "
+                                 "friction (their impacts and sticking switch the model)")
+            raw, switches = hybrid.run(self, x0, t_span, grid, method=method, rtol=rtol,
+                                       atol=atol, stabilization=stab, strict=self.strict,
+                                       **kwargs)
+            res = MechanismResult(self, raw, stab)
+            res.switches = switches
+            return res
         if not projection:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict, **kwargs)

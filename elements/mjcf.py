@@ -158,10 +158,20 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
                                ("stiffness", [stiffness])):
                 if np.any(np.asarray(vals) != 0):
                     skip(f"{what} of ball and free joints", joints[j])
-        if model.jnt_limited[j] and on("mjDSBL_LIMIT"):
-            skip("position limits (not enforced)", joints[j])
-        if np.any(model.dof_frictionloss[dof:dof + ndof] > 0) and on("mjDSBL_FRICTIONLOSS"):
-            skip("friction loss", joints[j])
+        limited = bool(model.jnt_limited[j]) and on("mjDSBL_LIMIT")
+        lossy = np.any(model.dof_frictionloss[dof:dof + ndof] > 0) and on("mjDSBL_FRICTIONLOSS")
+        if ndof == 1:         # the mechanism's limits= and friction= options decide
+            if limited:
+                spec.lower, spec.upper = (float(v) for v in model.jnt_range[j])
+                if kind == "continuous":
+                    spec.type = "revolute"
+            if lossy:
+                spec.friction = float(model.dof_frictionloss[dof])
+        else:
+            if limited:
+                skip("position limits of ball joints", joints[j])
+            if lossy:
+                skip("friction loss of ball and free joints", joints[j])
         for attr, what in (("dof_dampingpoly", "nonlinear damping"),
                            ("jnt_stiffnesspoly", "nonlinear stiffness")):
             arr = getattr(model, attr, None)
@@ -220,6 +230,7 @@ def _model_name(model, source: str) -> str:
 
 def from_mujoco(model: Any, *, gravity: Any = None,
                 efforts: Mapping[str, Any] | None = None, strict: bool = False,
+                limits: Any = None, friction: bool = False,
                 source: str = "<model>") -> Mechanism:
     """A mechanism from a compiled ``mujoco.MjModel`` (see the module docstring).
 
@@ -234,6 +245,15 @@ def from_mujoco(model: Any, *, gravity: Any = None,
     strict : bool
         Refuse inertias that break the triangle inequality (MuJoCo refuses them too,
         unless ``balanceinertia`` is set).
+    limits : None, "impact" or a mapping
+        Hinge and slide ``range`` (of limited joints): not enforced (None, the default;
+        reported), or stops: ``"impact"`` (restitution 0) or the keywords of
+        :meth:`~elements.Joint.add_limit` (MuJoCo's own limits are soft constraints;
+        ``{"stiffness": ..., "damping": ...}`` is the closest).
+    friction : bool
+        Put ``frictionloss`` on hinges and slides as Coulomb friction with stiction
+        (:meth:`~elements.Joint.add_friction`); by default it is reported as not
+        imported.
     source : str
         The name used in messages.
 
@@ -249,7 +269,8 @@ def from_mujoco(model: Any, *, gravity: Any = None,
         gravity = np.zeros(3) if off else np.array(model.opt.gravity, dtype=float)
     try:
         mech = build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
-                               strict=strict, error=MJCFError)
+                               strict=strict, limits=limits, friction=friction,
+                               error=MJCFError)
     except MJCFError:
         raise
     except ModelError as exc:

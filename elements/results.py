@@ -65,6 +65,11 @@ class JointResult:
         the parent feels the opposite), zero where absent: a spring gives -k (q - rest), a
         damper -d qd; (k, n) like q for several coordinates.
     coordinates : the coordinates' names (empty for a joint without one).
+    friction, stop : (n,) (or (k, n)) efforts on the child along the axis of Coulomb
+        friction (sliding, or holding the joint while it sticks) and of the stops (a
+        compliant stop's spring and damper in contact, or the effort holding the joint
+        on an impact stop it rests on); zero where absent. Impacts themselves are
+        impulses, listed in :attr:`MechanismResult.switches`.
     """
 
     name: str
@@ -81,6 +86,8 @@ class JointResult:
     max_abs_phi: float
     max_abs_constraint_flow: float
     coordinates: tuple[str, ...] = ()
+    friction: np.ndarray | None = None
+    stop: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,7 @@ class MechanismResult:
         self.t = raw.t
         self.stabilization = stabilization
         self.projection_drift: float | None = None   # max |Phi| each projection removed
+        self.switches: list = []     # a run with stops or friction: its mode changes
         self._bodies: dict[str, BodyResult] = {}
         self._joints: dict[str, JointResult] = {}
 
@@ -221,16 +229,45 @@ class MechanismResult:
                 np.asarray(raw.flow(ax.bond), dtype=float).reshape(n),
                 -sum((raw.effort(b) for b in self._axis(ax, "spring")), zeros),
                 -sum((raw.effort(b) for b in self._axis(ax, "damper")), zeros),
-                sum((raw.effort(b) for b in self._axis(ax, "actuator")), zeros)))
+                sum((raw.effort(b) for b in self._axis(ax, "actuator")), zeros),
+                *self._switched_efforts(ax, zeros)))
         if not per_axis:
             q = qd = np.full(n, np.nan)
-            spring = damper = actuator = zeros
+            spring = damper = actuator = friction = stop = zeros
         elif len(per_axis) == 1:
-            q, qd, spring, damper, actuator = per_axis[0]
+            q, qd, spring, damper, actuator, friction, stop = per_axis[0]
         else:
-            q, qd, spring, damper, actuator = (np.array(v) for v in zip(*per_axis))
+            q, qd, spring, damper, actuator, friction, stop = \
+                (np.array(v) for v in zip(*per_axis))
         return JointResult(name, q, qd, F, Mg, Fj, Mj, point, spring, damper, actuator,
-                           phi_max, c_max, j.coordinate_names)
+                           phi_max, c_max, j.coordinate_names, friction, stop)
+
+    def _resting(self, port: str) -> np.ndarray:
+        """Whether ``port`` rests on an impact stop at each output time (from the run's
+        switches: the state at a switch's time is the one before it)."""
+        out = np.zeros(self.t.size, dtype=bool)
+        for sw in self.switches:
+            if sw.port == port:
+                after = self.t > sw.t
+                out[after] = sw.what.startswith("rest")
+        return out
+
+    def _switched_efforts(self, ax, zeros) -> tuple[np.ndarray, np.ndarray]:
+        """(friction, stop) efforts on the child along a port's axis."""
+        if not ax.switched:
+            return zeros, zeros
+        graph, raw = self.model.graph, self.raw
+        stop = zeros
+        lim = ax.limit
+        if lim is not None and lim.kind == "compliant":
+            for side, _ in lim.sides():
+                n = ax.stop_element(side)
+                stop = stop + raw.effort(f"{n}.b") - raw.effort(f"{n}.damper.b")
+        lock = np.asarray(raw.effort(f"{ax.lock}.b"), dtype=float) \
+            if ax.lock in graph else zeros
+        resting = self._resting(ax.port)
+        friction = np.where(resting, 0.0, lock) if ax.friction is not None else zeros
+        return friction, stop + np.where(resting, lock, 0.0)
 
     def coupling_effort(self, name: str) -> np.ndarray:
         """The effort coupling ``name`` applies on its follower's axis over time (N m or N;
@@ -289,6 +326,16 @@ class MechanismResult:
         values = mm.parameters
         owned = {s for b in mech.bodies.values()
                  for s in (b.linear_momentum, b.angular_momentum)}
+        stops = {}
+        for j in mech.joints.values():
+            for ax in j.axes:
+                if ax.limit is not None and ax.limit.kind == "compliant":
+                    for side, at in ax.limit.sides():
+                        stops[ax.stop_element(side)] = (ax, side, at)
+        for ax, side, at in stops.values():   # k (q - stop)^2 / 2 beyond the stop
+            gap = np.asarray(self.raw.state(ax.state), dtype=float).reshape(n) - at
+            gap = np.maximum(gap, 0.0) if side == "upper" else np.minimum(gap, 0.0)
+            springs += 0.5 * ax.limit.stiffness * gap * gap
         for name, el in mm.graph.elements.items():
             if el.kind == "C":
                 qs = self._x(el.state_name)
@@ -297,13 +344,21 @@ class MechanismResult:
                 ps = self._x(el.state_name)
                 other[name] = 0.5 * np.sum(ps * (el.field_matrix(values) @ ps), axis=0)
         work, diss = {}, {}
+        locks = {ax.lock: ax for j in mech.joints.values() for ax in j.axes if ax.switched}
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
             # power into a resistance is energy dissipated; the rest is work done
             if mm.graph.element(ws.source).category is Category.RESISTANCE:
                 diss[ws.source] = val
+            elif ws.source in locks:   # friction's work (none while held) is a loss
+                if locks[ws.source].friction is not None:
+                    diss[f"{locks[ws.source].port}.friction"] = -np.asarray(val)
             else:
                 work[ws.source] = val
+        for sw in self.switches:       # an impact takes kinetic energy at once
+            if sw.loss:
+                key = f"{sw.port}.impacts"
+                diss[key] = diss.get(key, np.zeros(n)) + np.where(self.t > sw.t, sw.loss, 0.0)
         return EnergyLedger(ke, pe, springs, work, diss, other)
 
     # -- drift ------------------------------------------------------------------------------
@@ -383,6 +438,11 @@ class MechanismResult:
                 joints[f"{port}.spring"] = pick(j.spring)
                 joints[f"{port}.damper"] = pick(j.damper)
                 joints[f"{port}.actuator"] = pick(j.actuator)
+                ax = self.model.mechanism.joint(name).axes[k] if j.coordinates else None
+                if ax is not None and ax.friction is not None:
+                    joints[f"{port}.friction"] = pick(j.friction)
+                if ax is not None and ax.limit is not None:
+                    joints[f"{port}.stop"] = pick(j.stop)
         led = self.energy
         energy = {"t": self.t, "kinetic": led.kinetic, "gravity": led.gravity,
                   "springs": led.springs}
@@ -475,6 +535,12 @@ class MechanismResult:
                     out[f"{port}.{k}"] = {"unit": u["effort"],
                                           "meaning": f"{k} effort along the axis, on the "
                                                      f"child"}
+            for ax in j.axes:
+                for k, have in (("friction", ax.friction), ("stop", ax.limit)):
+                    if have is not None:
+                        out[f"{ax.port}.{k}"] = {"unit": ax.units()["effort"],
+                                                 "meaning": f"{k} effort along the axis, "
+                                                            f"on the child"}
             for ax in "xyz":
                 out[f"{name}.F{ax}"] = {"unit": "N", "frame": "global",
                                         "meaning": "constraint force, parent on child"}

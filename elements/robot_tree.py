@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -321,9 +322,35 @@ def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
         raise error(f"{where}: {exc}") from None
 
 
+def _limited(j) -> bool:
+    """Whether a joint of the description has position limits (URDF writes 0, 0 for
+    none on a joint type that needs them)."""
+    return j.type != "continuous" and (j.lower is not None or j.upper is not None) and \
+        (j.lower, j.upper) != (0.0, 0.0)
+
+
+def _stop_options(limits: Any, src: str, error) -> dict[str, Any] | None:
+    """The ``add_limit`` keywords of an importer's ``limits`` option (None: not
+    enforced)."""
+    if limits is None:
+        return None
+    if limits == "impact":
+        return {"restitution": 0.0}
+    if isinstance(limits, Mapping):
+        allowed = ("restitution", "stiffness", "damping", "rest_speed")
+        bad = [k for k in limits if k not in allowed]
+        if not bad:
+            return dict(limits)
+        raise error(f"{src}: limits= takes the keywords {', '.join(allowed)}, got "
+                    f"{', '.join(map(str, bad))}")
+    raise error(f"{src}: limits must be None, 'impact' or a mapping of add_limit keywords "
+                f"(restitution, or stiffness and damping), got {limits!r}")
+
+
 def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     efforts: dict[str, Any] | None = None, floating_base: bool = False,
-                    strict: bool = False, mimic: str = "couple",
+                    strict: bool = False, mimic: str = "couple", limits: Any = None,
+                    friction: bool = False,
                     error: type[ModelError] = ModelError) -> Mechanism:
     """The mechanism of a robot tree (see the module docstring for the mapping).
 
@@ -345,6 +372,12 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         reported like any constraint's), or an independent joint (listed in
         ``import_report.not_imported`` and warned about, as Pinocchio's ``buildModel``
         loads it by default), or is refused.
+    limits : None, "impact" or a mapping of :meth:`~elements.Joint.add_limit` keywords
+        Position limits not enforced (None: reported), or stops on every limited joint
+        with an axis (``"impact"``: plastic impact stops, restitution 0).
+    friction : bool
+        Joint friction (N m or N) as Coulomb friction with stiction, or (False)
+        reported as not imported.
     error : ModelError subclass
         The error raised (the importer's, e.g. URDFError).
 
@@ -360,6 +393,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     f"{mimic!r}")
     if not tree.links:
         raise error(f"{src}: the description has no links")
+    stops = _stop_options(limits, src, error)
     root, order = _tree_order(tree, error)
     for j in order:
         if j.type in NOT_YET:
@@ -463,16 +497,19 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                 if j.armature > 0:
                     joint.add_rotor(j.armature)
                 joint.add_actuator(AxisActuator(efforts.get(j.name, 0.0)))
+                if stops is not None and _limited(j):
+                    joint.add_limit(j.lower, j.upper, **stops)
+                if friction and j.friction > 0:
+                    joint.add_friction(j.friction)
         except ModelError as exc:
             raise error(f"{src}: joint '{j.name}': {exc}") from None
         joint.effort_limit = j.effort_limit
         joint.limits = (j.lower, j.upper) if j.type != "continuous" else (None, None)
         mech.add_joint(joint)
         report.joints[j.name] = joint.name
-        if j.type != "continuous" and (j.lower is not None or j.upper is not None) and \
-                (j.lower, j.upper) != (0.0, 0.0):
+        if _limited(j) and (stops is None or not cls.n_free):
             limited.append(j.name)
-        if j.friction > 0:
+        if j.friction > 0 and not (friction and cls.n_free):
             frictional.append(j.name)
         if j.mimic is not None:
             mimics.append(j.name)
@@ -480,7 +517,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     if fixed_mimics:
         report.not_imported["<mimic> on fixed joints (nothing to couple)"] = fixed_mimics
     if limited:
-        report.not_imported["position limits (not enforced)"] = limited
+        report.not_imported["position limits (not enforced; limits= enforces them)"] = \
+            limited
     if frictional:
         report.not_imported["friction"] = frictional
     if mimics and mimic == "independent":

@@ -16,7 +16,8 @@ revolute and continuous joints become :class:`~elements.RevoluteJoint`, prismati
 :class:`~elements.PrismaticJoint`. ``<dynamics damping>`` becomes an axis damper; every
 moving joint gets an actuator whose effort is ``efforts[joint]`` (default 0); the
 ``<limit effort>`` is kept as ``joint.effort_limit`` and the position limits as
-``joint.limits`` (neither is enforced). Position limits and friction are listed in
+``joint.limits``; the position limits become stops and ``<dynamics friction>`` Coulomb
+friction when asked (``limits=``, ``friction=``). What is not enforced is listed in
 ``mechanism.import_report.not_imported``; transmissions and geometry are ignored. A
 ``<mimic>`` joint is coupled to its leader (:class:`~elements.couplings.JointCoupling`).
 A ``floating`` joint from the root link makes its child a free body; planar joints, and
@@ -81,8 +82,8 @@ def _origin(el, where: str) -> tuple[np.ndarray, np.ndarray]:
 
 def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
-               strict: bool = False, mimic: str = "couple", source: str = "<string>"
-               ) -> Mechanism:
+               strict: bool = False, mimic: str = "couple", limits: Any = None,
+               friction: bool = False, source: str = "<string>") -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
     Parameters
@@ -104,6 +105,16 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         :class:`~elements.couplings.JointCoupling` named ``<joint>_mimic``), or loaded as
         an independent joint, as Pinocchio's ``buildModel`` does by default, with a
         warning, or refused.
+    limits : None, "impact" or a mapping
+        ``<limit lower upper>`` of revolute and prismatic joints: not enforced (None, the
+        default, as Pinocchio's dynamics; listed in ``import_report.not_imported``), or
+        stops (:meth:`~elements.Joint.add_limit`): ``"impact"`` for plastic impact stops
+        (restitution 0), or the keywords of ``add_limit`` (``{"restitution": 0.5}``,
+        ``{"stiffness": 1e4, "damping": 50}``).
+    friction : bool
+        Put ``<dynamics friction>`` on the joints as Coulomb friction with stiction
+        (:meth:`~elements.Joint.add_friction`; N m or N); by default it is listed as not
+        imported.
     source : str
         The name used in messages (the file name).
 
@@ -123,7 +134,7 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         tree = read_urdf_tree(text, source)
         return build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
                                floating_base=floating_base, strict=strict, mimic=mimic,
-                               error=URDFError)
+                               limits=limits, friction=friction, error=URDFError)
     except URDFError:
         raise
     except ModelError as exc:

@@ -113,8 +113,8 @@ def test_what_is_not_imported_is_reported_by_name():
         mech = load_mjcf(path)
     got = mech.import_report.not_imported
     assert got == {
-        "position limits (not enforced)": ["u_hinge1"],
-        "friction loss": ["u_hinge2"],
+        "position limits (not enforced; limits= enforces them)": ["u_hinge1"],
+        "friction": ["u_hinge2"],
         "tendons": ["u_coupling_tendon"],
         "equality constraints": ["u_eq_hinge2_hinge3"],
         "actuators (each hinge and slide takes efforts= instead)": ["u_motor1"],

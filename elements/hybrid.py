@@ -1,0 +1,479 @@
+"""Runs of mechanisms with joint stops and Coulomb friction: a run that switches modes.
+
+A port with a limit or friction (:attr:`~elements.JointAxis.switched`) is, at any time,
+in one mode:
+
+- **free**: its lock source (friction, impact stops) is an Se of effort
+  -coulomb * s, with s the direction it slides in (0 without friction); each compliant
+  stop's spring and damper are engaged (their parameters as given) or not (zero);
+- **held**: its lock source is an Sf of zero flow (the joint sticks, or rests on an
+  impact stop); the Sf's effort is the effort that holds it.
+
+The run is a sequence of ordinary runs (:func:`bondgraph.simulate`), each of one graph
+(the mechanism with some ports held) with fixed parameters, ended by the first event
+that changes a mode (all located to 1e-14 s on the step's interpolant):
+
+- a sliding port's rate reaches zero: it sticks if the effort that would hold it is at
+  most the static friction, else it slides on the other way;
+- a held port's holding effort exceeds the static friction (or, resting on a stop,
+  would have to pull): it slides (moves off the stop);
+- a coordinate reaches an impact stop: an impulse along the axis sets its rate to
+  -e times the rate before (zero and held when slower than ``rest_speed``); the
+  impulse's effect on every momentum is the model's own response to a unit effort on
+  the axis (the reduced equations are affine in a source's effort), so every
+  constraint keeps holding; the kinetic energy it takes is recorded;
+- a coordinate crosses a compliant stop: the stop engages or lets go.
+
+States move from one graph to the next by name: a held port's rotor inertias are left
+out of its graph (a flow source sets their rate) and their momenta are zero there,
+exactly. Outputs derived from the states (reactions, efforts) are computed for each
+stretch with the graph and parameters that ran it.
+
+- :func:`run`: the run (called by :meth:`~elements.MechanismModel.simulate`).
+- :class:`Switch`: one mode change, with the energy an impact took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bondgraph import ModelError, simulate
+from bondgraph.results import SimulationResult, Status
+
+__all__ = ["run", "Switch", "PortMode"]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A mode change of a run with stops or friction.
+
+    Attributes
+    ----------
+    t : float
+        Time (s).
+    port : str
+        The joint coordinate's port (the joint's name, or ``<joint>.<coordinate>``).
+    what : str
+        ``"stick"``, ``"slide +"`` / ``"slide -"`` (sliding starts or reverses),
+        ``"impact lower"`` / ``"impact upper"``, ``"rest lower"`` / ``"rest upper"`` (an
+        impact that leaves the joint on the stop), ``"leave lower"`` / ``"leave upper"``,
+        ``"contact lower"`` / ``"contact upper"`` and ``"separate lower"`` /
+        ``"separate upper"`` (compliant stops).
+    loss : float
+        Kinetic energy an impact took (J; 0 otherwise).
+    """
+
+    t: float
+    port: str
+    what: str
+    loss: float = 0.0
+
+
+@dataclass
+class PortMode:
+    """The mode of one switched port (see the module docstring)."""
+
+    axis: Any
+    joint: str
+    held: str | None = None       # None, "stick", "lower" or "upper"
+    slide: int = 0                # direction of sliding under friction: +1, -1 or 0
+    contact: dict[str, bool] = field(default_factory=dict)   # compliant stops engaged
+
+    @property
+    def static(self) -> float:
+        f = self.axis.friction
+        return 0.0 if f is None else f.static
+
+
+class _Stretch:
+    """One ordinary run of the hybrid run: its graph, its output points and their
+    canonical states."""
+
+    def __init__(self, variant, ts, xs):
+        self.variant, self.ts, self.xs = variant, ts, xs
+
+
+class _Runner:
+    def __init__(self, mm, stab, kwargs):
+        self.mm, self.stab, self.kwargs = mm, stab, kwargs
+        self.ports = [PortMode(ax, j.name) for j in mm.mechanism.joints.values()
+                      for ax in j.axes if ax.switched]
+        self.names = mm.model.state_names
+        self.slices = mm.model.state_slices
+        self._variants: dict[frozenset, Any] = {}
+        self.switches: list[Switch] = []
+
+    # -- graphs, parameters and states ---------------------------------------------------
+    def variant(self, held: frozenset):
+        """The mechanism model with the ports ``held`` locked (the user's parameter
+        values carried over)."""
+        if not held:
+            return self.mm
+        v = self._variants.get(held)
+        if v is None:
+            mm = self.mm
+            v = mm.mechanism.assemble(strict=mm.strict, locks=held)
+            own = v.parameters
+            v = v.with_parameters({k: val for k, val in mm.parameters.items() if k in own})
+            own_u2 = v.model.u2_slices
+            if any(n not in own_u2 or own_u2[n].stop - own_u2[n].start != sl.stop - sl.start
+                   for n, sl in mm.model.u2_slices.items()):
+                raise ModelError(
+                    f"holding joint coordinate(s) {', '.join(sorted(held))} still (a stick "
+                    f"or a rest on a stop) changes the mechanism's constraint structure; "
+                    f"stops and friction are not supported on these ports")
+            self._variants[held] = v
+        return v
+
+    def configured(self, modes: list[PortMode]):
+        """The model (MechanismModel) of ``modes``: its graph and parameter values."""
+        held = frozenset(p.axis.port for p in modes if p.held)
+        v = self.variant(held)
+        vals = {}
+        for p in modes:
+            ax = p.axis
+            if not p.held and ax.lock in v.graph:
+                fc = ax.friction.coulomb if ax.friction is not None else 0.0
+                vals[f"{ax.lock}.effort"] = -fc * p.slide
+            lim = ax.limit
+            if lim is not None and lim.kind == "compliant":
+                base = self.mm.parameters
+                for side, _ in lim.sides():
+                    n = ax.stop_element(side)
+                    on = p.contact.get(side, False)
+                    vals[f"{n}.damper.c"] = base[f"{n}.damper.c"] if on else 0.0
+        return v.with_parameters(vals) if vals else v
+
+    def to_variant(self, v, x: np.ndarray) -> np.ndarray:
+        if v.model.state_names == self.names:
+            return np.array(x, dtype=float)
+        return np.concatenate([np.atleast_1d(x[self.slices[n]]) for n in v.model.state_names])
+
+    def from_variant(self, v, xv: np.ndarray) -> np.ndarray:
+        if v.model.state_names == self.names:
+            return np.array(xv, dtype=float)
+        x = np.zeros(len(self.names) and self.mm.model.n_states)
+        for n, sl in v.model.state_slices.items():
+            x[self.slices[n]] = xv[sl]
+        return x
+
+    # -- what events read ------------------------------------------------------------------
+    def q(self, v, xv, p: PortMode) -> float:
+        return float(xv[v.model.state_slices[p.axis.state]][0])
+
+    def qd(self, v, xv, p: PortMode) -> float:
+        return float(v.coordinate_rates(xv, p.joint)[p.axis.index])
+
+    def holding(self, v, t, xv, p: PortMode) -> float:
+        """The effort of a held port's lock (along +q on the child; N or N m)."""
+        ev = v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
+        e, _ = v.model.bond_slices[f"{p.axis.lock}.b"]
+        return float(ev.bond_values[e][0])
+
+    def events(self, v, modes):
+        """The terminal events of a stretch, each tagged with (port mode, kind)."""
+        out = []
+
+        def make(g, p, kind, direction=0.0):
+            g.terminal, g.direction, g.tag = True, direction, (p, kind)
+            out.append(g)
+
+        for p in modes:
+            ax, lim = p.axis, p.axis.limit
+            if p.held:
+                side = p.held
+                if side == "stick":
+                    make(lambda t, x, p=p: abs(self.holding(v, t, x, p)) - p.static, p,
+                         "release", 1.0)
+                else:       # resting on a stop: leaves it when the hold would pull
+                    sign = 1.0 if side == "upper" else -1.0
+                    make(lambda t, x, p=p, s=sign: s * self.holding(v, t, x, p) - p.static,
+                         p, "leave", 1.0)
+                continue
+            if ax.friction is not None and p.slide:
+                make(lambda t, x, p=p: p.slide * self.qd(v, x, p), p, "halt", -1.0)
+            if lim is None:
+                continue
+            for side, at in lim.sides():
+                sign = 1.0 if side == "upper" else -1.0
+                if lim.kind == "impact":
+                    make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
+                         f"impact {side}", 1.0)
+                else:
+                    make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
+                         f"cross {side}", 0.0)
+        return out
+
+    # -- switches ------------------------------------------------------------------------
+    def hold_effort(self, t, x, p: PortMode, modes, held: str) -> float:
+        """The effort that would hold port ``p`` still (held as ``held``) at (t, x)."""
+        trial = [dataclasses.replace(m, contact=dict(m.contact)) for m in modes]
+        tp = trial[modes.index(p)]
+        tp.held, tp.slide = held, 0
+        v = self.configured(trial)
+        return self.holding(v, t, self.to_variant(v, x), tp)
+
+    def settle(self, t, x, p: PortMode, modes) -> None:
+        """A port with friction and zero rate: stick if the holding effort is within
+        the static friction, else slide the way the other efforts push."""
+        h = self.hold_effort(t, x, p, modes, "stick")
+        if abs(h) <= p.static:
+            p.held, p.slide = "stick", 0
+            self.switches.append(Switch(t, p.axis.port, "stick"))
+        else:
+            p.held, p.slide = None, (-1 if h > 0 else 1)
+            self.switches.append(Switch(t, p.axis.port, f"slide {'+' if p.slide > 0 else '-'}"))
+
+    def impulse(self, t, x, p: PortMode, modes, target: float) -> np.ndarray:
+        """The state after an impulse along ``p``'s axis that sets its rate to
+        ``target``: the momenta move by the model's response to a unit effort there."""
+        v = self.configured(modes)
+        xv = self.to_variant(v, x)
+        key = f"{p.axis.lock}.effort"
+        probe = v.with_parameters({key: v.parameters[key] + 1.0})
+        d = probe.model.rhs(t, xv) - v.model.rhs(t, xv)
+        mask = np.zeros_like(d, dtype=bool)
+        for b in v.mechanism.bodies.values():
+            for s in (b.linear_momentum, b.angular_momentum):
+                mask[v.model.state_slices[s]] = True
+        for ax in (a for j in v.mechanism.joints.values() for a in j.axes):
+            for stem in v._rotors(ax):
+                mask[v.model.state_slices[v.graph.element(stem).state_name]] = True
+        d = np.where(mask, d, 0.0)
+        before = self.qd(v, xv, p)
+        gain = self.qd(v, xv + d, p) - before
+        if not gain > 0:
+            raise ModelError(f"joint coordinate '{p.axis.port}' has no inertia to take an "
+                             f"impact at t = {t:.6g} s (its response to an impulse is {gain:g})")
+        return self.from_variant(v, xv + d * ((target - before) / gain))
+
+    def kinetic(self, x) -> float:
+        """Energy stored in the I elements at canonical state ``x`` (J)."""
+        m = self.mm.model
+        vals = self.mm.parameters
+        out = 0.0
+        for el in self.mm.graph.elements.values():
+            if el.kind == "I":
+                p = x[m.state_slices[el.state_name]]
+                out += 0.5 * float(p @ (el.field_matrix(vals) @ p))   # (F maps p to flow)
+        return out
+
+    def switch(self, t, x, p: PortMode, kind: str, modes) -> np.ndarray:
+        """Apply the event ``kind`` of port ``p`` at (t, x); the state after it."""
+        port = p.axis.port
+        if kind == "release" or kind == "leave":
+            v = self.configured(modes)
+            h = self.holding(v, t, self.to_variant(v, x), p)
+            what = "slide" if kind == "release" else f"leave {p.held}"
+            p.held = None
+            if p.axis.friction is not None:
+                p.slide = -1 if h > 0 else 1
+            self.switches.append(Switch(t, port, what if kind != "release" else
+                                        f"slide {'-' if h > 0 else '+'}"))
+            return x
+        if kind == "halt":
+            self.settle(t, x, p, modes)
+            return x
+        if kind.startswith("cross"):
+            side = kind.split()[1]
+            on = not p.contact.get(side, False)
+            p.contact[side] = on
+            self.switches.append(Switch(t, port, f"{'contact' if on else 'separate'} {side}"))
+            return x
+        # an impact
+        side = kind.split()[1]
+        lim = p.axis.limit
+        v = self.configured(modes)
+        before = self.qd(v, self.to_variant(v, x), p)
+        target = -lim.restitution * before
+        rest = abs(target) < lim.rest_speed or lim.restitution == 0.0
+        ke0 = self.kinetic(x)
+        x = self.impulse(t, x, p, modes, 0.0 if rest else target)
+        loss = ke0 - self.kinetic(x)
+        if rest:
+            # it rests on the stop unless the hold would have to pull it there
+            sign = 1.0 if side == "upper" else -1.0
+            if sign * self.hold_effort(t, x, p, modes, side) <= p.static:
+                p.held, p.slide = side, 0
+                self.switches.append(Switch(t, port, f"rest {side}", loss))
+                return x
+            self.switches.append(Switch(t, port, f"impact {side}", loss))
+            if p.axis.friction is not None:
+                p.slide = -int(sign)
+            else:
+                p.slide = 0
+        else:
+            self.switches.append(Switch(t, port, f"impact {side}", loss))
+            if p.axis.friction is not None:
+                p.slide = 1 if target > 0 else -1
+        return x
+
+    def start(self, t0, x0, modes) -> np.ndarray:
+        """The modes at the initial state (and the state: a coordinate that starts on
+        an impact stop, moving into it, takes the impact); a ModelError for a coordinate
+        beyond an impact stop."""
+        v = self.mm
+        touching = []
+        for p in modes:
+            lim = p.axis.limit
+            q = self.q(v, x0, p)
+            if lim is not None:
+                for side, at in lim.sides():
+                    beyond = q > at if side == "upper" else q < at
+                    if lim.kind == "impact" and beyond:
+                        raise ModelError(
+                            f"joint coordinate '{p.axis.port}' starts at {q:g} "
+                            f"{p.axis.unit}, beyond its {side} stop at {at:g}: start it "
+                            f"within [{lim.lower}, {lim.upper}]")
+                    if lim.kind == "compliant":
+                        p.contact[side] = bool(beyond)
+                    elif abs(q - at) <= 1e-12 * max(1.0, abs(at)):
+                        touching.append((p, side))
+            if p.axis.friction is not None:
+                rate = self.qd(v, x0, p)
+                if rate != 0.0:
+                    p.slide = 1 if rate > 0 else -1
+        for p, side in touching:
+            into = self.qd(v, x0, p) * (1.0 if side == "upper" else -1.0)
+            if into >= 0.0:
+                x0 = self.switch(t0, x0, p, f"impact {side}", modes)
+        for p in modes:
+            if p.axis.friction is not None and not p.slide and not p.held:
+                self.settle(t0, x0, p, modes)
+        return x0
+
+
+def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, method,
+        rtol, atol, stabilization, strict: bool, max_switches: int = 10_000,
+        events=(), **kwargs) -> tuple[SimulationResult, list[Switch]]:
+    """Simulate ``mm`` (a MechanismModel with switched ports) from ``x0`` over
+    ``t_span``, output at ``grid``; the joined bond-graph result (in ``mm``'s state
+    layout) and the switches. See the module docstring."""
+    r = _Runner(mm, stabilization, kwargs)
+    modes = r.ports
+    t, x = float(t_span[0]), np.array(x0, dtype=float)
+    x = r.start(t, x, modes)
+    user_events = list(events) if not callable(events) else [events]
+    stretches: list[_Stretch] = []
+    emitted: set[float] = set()
+    nfev = n_steps = 0
+    first = last = None
+    # after a switch an event function starts at zero: a short first step puts a step's
+    # end on the side the motion leaves to, so that a quick return (a small bounce) is
+    # seen as a crossing
+    user_first = kwargs.pop("first_step", None)
+    short = 1e-6 * (t_span[1] - t_span[0])
+    while True:
+        v = r.configured(modes)
+        evs = r.events(v, modes)
+        pending = grid[(grid >= t) & (grid <= t_span[1])]
+        h0 = user_first if first is None else min(user_first or short, short)
+        seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
+                       method=method, rtol=rtol, atol=atol, stabilization=stabilization,
+                       strict=strict, events=evs + user_events, first_step=h0, **kwargs)
+        first = first or seg
+        last = seg
+        nfev += seg.nfev
+        n_steps += seg.n_steps
+        keep = [k for k, tk in enumerate(seg.t) if tk in pending and tk not in emitted]
+        emitted.update(seg.t[keep].tolist())
+        stretches.append(_Stretch(v, seg.t[keep],
+                                  np.array([r.from_variant(v, seg.x[:, k]) for k in keep]).T
+                                  if keep else np.zeros((len(x), 0))))
+        if seg.status is not Status.EVENT or not seg.t.size:
+            break
+        te = float(seg.t[-1])
+        fired = [e for j, e in enumerate(evs) if len(seg.t_events[j]) and
+                 seg.t_events[j][-1] == te]
+        if not fired:          # a user's terminal event
+            break
+        if len(r.switches) >= max_switches:
+            last = dataclasses.replace(seg, status=Status.EVENT_STORM, success=False,
+                                       failure_time=te, message=(
+                                           f"more than max_switches = {max_switches} "
+                                           f"stop/friction switches by t = {te:.6g} s "
+                                           f"(a Zeno run, or chatter)"))
+            break
+        x = r.from_variant(v, seg.x[:, -1])
+        for e in fired:
+            p, kind = e.tag
+            x = r.switch(te, x, p, kind, modes)
+        t = te
+    return _join(mm, stretches, first, last, nfev, n_steps, stabilization), r.switches
+
+
+def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:
+    """One result in ``mm``'s layout whose derived outputs come, stretch by stretch,
+    from the graph and parameters that ran it."""
+    model = mm.model
+    ts = np.concatenate([s.ts for s in stretches])
+    xs = np.concatenate([s.xs for s in stretches], axis=1)
+    bounds = np.cumsum([0] + [s.ts.size for s in stretches])
+
+    def outputs(t, X):
+        if t.size != bounds[-1]:
+            raise ModelError("the derived outputs of a run with stops or friction are "
+                             "made for its own output points only")
+        out = {"U2": np.full((model.n_u2, t.size), np.nan),
+               "c": np.full((model.n_u2, t.size), np.nan),
+               "phi": np.full((model.n_u2, t.size), np.nan),
+               "bond_values": np.zeros((model.layout.n_var, t.size)),
+               "energy": np.full(t.size, np.nan)}
+        for s, a, b in zip(stretches, bounds[:-1], bounds[1:]):
+            if a == b:
+                continue
+            vm = s.variant.model
+            Xv = np.array([_state_in(vm, model, X[:, k]) for k in range(a, b)]).T
+            d = _derived(vm, stab, t[a:b], Xv)
+            out["energy"][a:b] = d["energy"]
+            dst, src = _u2_rows(vm, model)
+            for key in ("U2", "c", "phi"):
+                out[key][dst, a:b] = d[key][src]
+            rows = _bond_rows(vm, model)
+            out["bond_values"][rows[0], a:b] = d["bond_values"][rows[1]]
+        return out
+
+    return dataclasses.replace(
+        first, t=ts, x=xs, state_names=model.state_names, status=last.status,
+        message=last.message, success=last.success, failure_time=last.failure_time,
+        nfev=nfev, n_steps=n_steps, sol=None, _state_slices=dict(model.state_slices),
+        _bond_slices=model.bond_slices, _u2_slices=dict(model.u2_slices),
+        t_events=(), _outputs=outputs, _precomputed=None)
+
+
+def _state_in(vm, model, x):
+    if vm.state_names == model.state_names:
+        return x
+    return np.concatenate([np.atleast_1d(x[model.state_slices[n]]) for n in vm.state_names])
+
+
+def _derived(vm, stab, t, X):
+    from bondgraph._output import derived_outputs
+    return derived_outputs(vm, stab, None, t, X)
+
+
+def _u2_rows(vm, model):
+    """(rows in ``model``'s U2, rows in ``vm``'s): a held port's axis block is one more
+    constraint there (its effort is the lock's), left out of ``model``'s layout."""
+    dst, src = [], []
+    for name, sl in model.u2_slices.items():
+        vs = vm.u2_slices[name]
+        dst += list(range(sl.start, sl.stop))
+        src += list(range(vs.start, vs.stop))
+    return np.array(dst, dtype=int), np.array(src, dtype=int)
+
+
+def _bond_rows(vm, model):
+    """(rows in ``model``'s bond values, rows in ``vm``'s) of the bonds both have; the
+    bonds only ``model`` has (a held port's rotors) are zero while held."""
+    dst, src = [], []
+    for name, (e, f) in model.bond_slices.items():
+        if name in vm.bond_slices:
+            ve, vf = vm.bond_slices[name]
+            dst += list(range(e.start, e.stop)) + list(range(f.start, f.stop))
+            src += list(range(ve.start, ve.stop)) + list(range(vf.start, vf.stop))
+    return np.array(dst, dtype=int), np.array(src, dtype=int)

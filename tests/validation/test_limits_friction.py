@@ -1,0 +1,235 @@
+"""Joint stops and Coulomb friction against closed forms and the energy ledger.
+
+- A block on an inclined plane (a prismatic joint with Coulomb friction and stiction),
+  thrown uphill: it decelerates at g (sin a + mu_k cos a), stops at t* = v0 / that, and
+  then sticks (mu_s g cos a >= g sin a) or slides back at g (sin a - mu_k cos a). The
+  piecewise-quadratic closed form, the holding effort while stuck (-m g sin a), and the
+  dissipated energy (mu_k m g cos a times the distance slid).
+- A spring-mass with Coulomb friction: each half period pi sqrt(m/k) the amplitude
+  falls by 2 F_c / k, and it sticks where k |x| <= F_s first holds at a turning point.
+- A pendulum against an impact stop: each impact reverses the rate times e (the kinetic
+  energy falls by the factor e^2; the first impact's energy is m g l (cos q_s - cos q0)),
+  the angle never passes the stop, and the ledger balances with the impact losses.
+- A motor pressing the pendulum onto the stop: the bounces die out (rebounds slower than
+  rest_speed rest), and then the stop holds it with -(tau - m g l sin q_s).
+- A compliant stop: with damping the ledger balances (spring energy beyond the stop,
+  damper dissipation); without, the pendulum swings back to where it started.
+
+Tolerances: the closed forms are piecewise polynomials or energies the integrator
+(DOP853 at rtol 1e-10, atol 1e-12) reproduces to ~1e-12; the switch times are located
+to 1e-14 s. 1e-8 leaves room for the steps across a switch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bondgraph import ModelError
+from elements import (
+    Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody, loads_mjcf, loads_urdf,
+)
+
+G = 9.81
+RUN = dict(rtol=1e-10, atol=1e-12)
+
+
+def incline(mu_k, mu_s, alpha=0.3, m=2.0):
+    mech = Mechanism("incline", gravity=(0, 0, -G))
+    block = mech.add_body(RigidBody("block", m, Inertia.principal(0.1, 0.1, 0.1)))
+    downhill = (math.cos(alpha), 0.0, -math.sin(alpha))
+    j = mech.add_joint(PrismaticJoint("J", mech.ground, block, axis=downhill))
+    N = m * G * math.cos(alpha)
+    j.add_friction(mu_k * N, static=mu_s * N)
+    return mech
+
+
+def incline_closed_form(t, v0, mu_k, mu_s, alpha=0.3):
+    """q(t) of a block thrown uphill at v0 (q along downhill, so the rate is -v0)."""
+    a_up = G * (math.sin(alpha) + mu_k * math.cos(alpha))
+    ts = v0 / a_up
+    qs = -v0 * ts + 0.5 * a_up * ts ** 2
+    a_down = G * (math.sin(alpha) - mu_k * math.cos(alpha))
+    sticks = mu_s * math.cos(alpha) >= math.sin(alpha)
+    after = qs if sticks else qs + 0.5 * a_down * (t - ts) ** 2
+    return np.where(t < ts, -v0 * t + 0.5 * a_up * t ** 2, after), ts, qs
+
+
+@pytest.mark.parametrize("mu_k, mu_s", [(0.2, 0.35), (0.1, 0.2)], ids=["sticks", "slides"])
+def test_block_on_an_incline(mu_k, mu_s):
+    m, alpha, v0 = 2.0, 0.3, 1.0
+    res = incline(mu_k, mu_s).assemble().simulate((0, 2), q={"J": 0.0}, qd={"J": -v0}, **RUN)
+    assert res.raw.success
+    ref, ts, qs = incline_closed_form(res.t, v0, mu_k, mu_s)
+    jr = res.joint("J")
+    assert np.abs(jr.q - ref).max() < 1e-8
+    sticks = mu_s > 0.3093    # tan(0.3)
+    assert [s.what for s in res.switches] == (["stick"] if sticks else ["slide +"])
+    assert abs(res.switches[0].t - ts) < 1e-10
+    N = m * G * math.cos(alpha)
+    after = res.t > ts
+    if sticks:   # held by static friction against the weight's downhill pull
+        assert np.abs(jr.friction[after] + m * G * math.sin(alpha)).max() < 1e-8
+    else:
+        assert np.abs(jr.friction[after] + mu_k * N).max() < 1e-8
+    assert np.abs(jr.friction[~after] - mu_k * N).max() < 1e-8
+    # the energy friction took: mu_k N times the distance slid
+    slid = abs(qs) + np.abs(jr.q - qs) * after
+    led = res.energy
+    assert np.abs(led.dissipated["J.friction"] - mu_k * N * np.where(after, slid, np.abs(jr.q))
+                  ).max() < 1e-8
+    assert led.relative_drift < 1e-8
+    # a wrong model (no stiction: the block slides back) misses the sticking case badly
+    if sticks:
+        wrong, _, _ = incline_closed_form(res.t, v0, mu_k, 0.0)
+        assert np.abs(jr.q - wrong).max() > 0.1
+
+
+def test_friction_oscillator_sticks_where_the_spring_cannot_break_it_free():
+    m, k, fc, fs, x0 = 1.0, 100.0, 10.0, 10.0, 1.05
+    mech = Mechanism("oscillator")
+    body = mech.add_body(RigidBody("m", m, Inertia.principal(0.1, 0.1, 0.1)))
+    j = mech.add_joint(PrismaticJoint("J", mech.ground, body, axis=(1, 0, 0)))
+    j.add_spring(k)
+    j.add_friction(fc, static=fs)
+    res = mech.assemble().simulate((0, 3), q={"J": x0}, **RUN)
+    half = math.pi * math.sqrt(m / k)
+    # turning points 1.05, -0.85, 0.65, -0.45, 0.25, then -0.05 (k 0.05 = 5 <= F_s)
+    amp = [x0]
+    while k * abs(amp[-1]) > fs:
+        amp.append(-(abs(amp[-1]) - 2 * fc / k) * np.sign(amp[-1]))
+    assert np.allclose(amp, [1.05, -0.85, 0.65, -0.45, 0.25, -0.05])
+    halts = [s for s in res.switches if s.what == "stick"]
+    assert len(halts) == 1 and abs(halts[0].t - (len(amp) - 1) * half) < 1e-9
+    assert abs(res.joint("J").q[-1] - amp[-1]) < 1e-9
+    # between turning points, the closed form: x = c + (A - c) cos(w t'), c = sign * fc/k
+    w = math.sqrt(k / m)
+    t = res.t
+    n = np.minimum((t // half).astype(int), len(amp) - 2)
+    A = np.array(amp)[n]
+    c = np.sign(A) * fc / k
+    ref = np.where(t < (len(amp) - 1) * half, c + (A - c) * np.cos(w * (t - n * half)),
+                   amp[-1])
+    assert np.abs(res.joint("J").q - ref).max() < 1e-8
+    assert res.energy.relative_drift < 1e-8
+
+
+def pendulum(**limit):
+    mech = Mechanism("pendulum", gravity=(0, 0, -G))
+    bob = mech.add_body(RigidBody("bob", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    j = mech.add_joint(RevoluteJoint("J", mech.ground, bob, axis=(0, 1, 0),
+                                     child_point=(0, 0, 0.5)))
+    j.add_limit(**limit)
+    return mech, j
+
+
+def test_pendulum_bounces_off_an_impact_stop_with_restitution():
+    e, q0, qs, l = 0.5, -1.0, 0.4, 0.5
+    mech, _ = pendulum(upper=qs, restitution=e)
+    res = mech.assemble().simulate((0, 3), q={"J": q0}, **RUN)
+    impacts = [s for s in res.switches if s.what == "impact upper"]
+    assert len(impacts) == 3
+    ke1 = 1.0 * G * l * (math.cos(qs) - math.cos(q0))
+    assert abs(impacts[0].loss - (1 - e * e) * ke1) < 1e-9 * ke1
+    for a, b in zip(impacts, impacts[1:]):   # each impact keeps e^2 of the energy
+        assert abs(b.loss / a.loss - e * e) < 1e-8
+    assert res.joint("J").q.max() <= qs + 1e-12
+    led = res.energy
+    assert abs(led.dissipated["J.impacts"][-1] - sum(s.loss for s in impacts)) < 1e-12
+    assert led.relative_drift < 1e-8
+    # the ledger without the impact losses does not balance
+    assert np.abs(led.balance - led.dissipated["J.impacts"] - led.balance[0]).max() > 0.1
+
+
+def test_a_motor_presses_the_pendulum_onto_the_stop_until_it_rests():
+    tau, qs, l = 20.0, 0.4, 0.5
+    mech, j = pendulum(upper=qs, restitution=0.3)
+    j.add_actuator(tau)
+    res = mech.assemble().simulate((0, 1), q={"J": 0.0}, **RUN)
+    assert res.raw.success and res.switches[-1].what == "rest upper"
+    jr = res.joint("J")
+    t_rest = res.switches[-1].t
+    held = res.t > t_rest
+    assert np.abs(jr.q[held] - qs).max() < 1e-9 and np.abs(jr.qd[held]).max() < 1e-9
+    hold = -(tau - 1.0 * G * l * math.sin(qs))
+    assert np.abs(jr.stop[held] - hold).max() < 1e-8
+    assert res.energy.relative_drift < 1e-8
+
+
+@pytest.mark.parametrize("damping", [0.0, 5.0])
+def test_compliant_stop(damping):
+    q0, qs = -1.0, 0.4
+    mech, _ = pendulum(upper=qs, stiffness=2000.0, damping=damping)
+    res = mech.assemble().simulate((0, 1.0), q={"J": q0}, **RUN)
+    kinds = [s.what for s in res.switches]
+    assert kinds[:2] == ["contact upper", "separate upper"]
+    q = res.joint("J").q
+    assert q.max() > qs                      # it goes into the stop
+    led = res.energy
+    assert led.relative_drift < 1e-8
+    if damping:
+        assert led.dissipated["J.stop.upper.damper"][-1] > 1e-3
+    else:   # elastic: it swings back to where it started, at t = 2 t_contact + contact
+        t_back = 2 * res.switches[0].t + (res.switches[1].t - res.switches[0].t)
+        k = np.argmin(np.abs(res.t - t_back))
+        assert abs(q[k] - q0) < 1e-3        # (the grid point nearest the turn)
+        assert abs(min(q) - q0) < 1e-9
+
+
+def test_bad_limits_and_friction_are_named():
+    mech, j = pendulum(upper=0.4, restitution=0.5)
+    with pytest.raises(ModelError, match="joint 'J' already has a limit"):
+        j.add_limit(lower=-1.0, restitution=0.5)
+    with pytest.raises(ModelError, match="joint 'J' coordinate 'angle'|joint 'J': give either"):
+        pendulum(upper=0.4)
+    with pytest.raises(ModelError, match=r"lower \(1\) must be below upper \(0.5\)"):
+        pendulum(lower=1.0, upper=0.5, restitution=0.0)
+    with pytest.raises(ModelError, match=r"restitution must be finite in \[0, 1\]"):
+        pendulum(upper=0.5, restitution=1.5)
+    with pytest.raises(ModelError, match=r"static friction \(1\) must be at least"):
+        j.add_friction(2.0, static=1.0)
+    with pytest.raises(ModelError, match="'J' starts at 0.5 rad, beyond its upper stop"):
+        mech.assemble().simulate((0, 1), q={"J": 0.5})
+
+
+URDF = """<robot name="arm">
+  <link name="base"/>
+  <link name="l1"><inertial><mass value="1"/><origin xyz="0 0 -0.5"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+    <axis xyz="0 1 0"/><limit lower="-0.5" upper="0.4" effort="10" velocity="1"/>
+    <dynamics damping="0.1" friction="0.3"/></joint>
+</robot>"""
+
+
+def test_urdf_limits_and_friction_map_onto_stops_and_coulomb_friction():
+    plain = loads_urdf(URDF)
+    assert set(plain.import_report.not_imported) == {
+        "position limits (not enforced; limits= enforces them)", "friction"}
+    assert plain.joint("j1").axes[0].limit is None
+    mech = loads_urdf(URDF, limits={"restitution": 0.2}, friction=True)
+    ax = mech.joint("j1").axes[0]
+    assert (ax.limit.lower, ax.limit.upper, ax.limit.restitution) == (-0.5, 0.4, 0.2)
+    assert ax.friction.coulomb == ax.friction.static == 0.3
+    assert not mech.import_report.not_imported
+    res = mech.assemble().simulate((0, 1), q={"j1": -0.3}, qd={"j1": 4.0}, **RUN)
+    assert res.joint("j1").q.max() <= 0.4 + 1e-12
+    assert res.energy.relative_drift < 1e-8
+    with pytest.raises(ModelError, match="<string>: limits= takes the keywords"):
+        loads_urdf(URDF, limits={"stifness": 1.0})
+
+
+MJCF = """<mujoco><worldbody><body name="b" pos="0 0 1">
+  <joint name="h" type="hinge" axis="0 1 0" range="-30 45" limited="true" frictionloss="0.2"/>
+  <geom type="sphere" size="0.1" pos="0 0 -0.5" mass="1"/></body></worldbody></mujoco>"""
+
+
+def test_mjcf_range_and_frictionloss_map_onto_stops_and_coulomb_friction():
+    pytest.importorskip("mujoco", reason="MJCF import needs the mujoco package (mjcf extra)")
+    mech = loads_mjcf(MJCF, limits="impact", friction=True)
+    ax = mech.joint("h").axes[0]
+    assert ax.limit.lower == pytest.approx(math.radians(-30), abs=1e-12)
+    assert ax.limit.upper == pytest.approx(math.radians(45), abs=1e-12)
+    assert ax.limit.restitution == 0.0 and ax.friction.coulomb == pytest.approx(0.2)
