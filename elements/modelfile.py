@@ -34,6 +34,9 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     spring = { stiffness = 2.0, rest = 0.0 }       # or a number (stiffness)
     damper = { coefficient = 0.1 }                 # or a number
     actuator = { type = "sine", amplitude = 0.5, omega = 3.0 }   # or a number
+    limit = { lower = -1.0, upper = 1.0, restitution = 0.5 }    # impact stops, or
+    #   { upper = 1.0, stiffness = 1e4, damping = 10.0 } (compliant stops)
+    friction = { coulomb = 0.2, static = 0.3 }     # or a number (N m or N; Coulomb)
 
     [[coupling]]                         # q_follower = ratio q_leader + offset
     name = "gear"
@@ -286,7 +289,7 @@ def _loads_model(text: str, path: str) -> ModelSpec:
         cls = joint_type(jtype)
         c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
                           "axis", "rest_rotation", "spring", "damper", "actuator",
-                          "rotor", *cls.options})
+                          "rotor", "limit", "friction", *cls.options})
         ends = {}
         for role in ("parent", "child"):
             bn = c.string(j, where, role)
@@ -319,7 +322,7 @@ def _loads_model(text: str, path: str) -> ModelSpec:
             raise
         except ModelError as exc:
             raise ModelFileError(f"{path}: [{where}]: {exc}") from None
-        for kind in ("spring", "damper", "rotor", "actuator"):
+        for kind in ("spring", "damper", "rotor", "actuator", "limit", "friction"):
             if kind not in j:
                 continue
             if joint.n_free > 1:
@@ -417,6 +420,29 @@ def _attachment(c: TableReader, joint: Any, kind: str, table: dict, key: str, wh
             coef = c.number(table, where, key, nonneg=True)
         _attach(c, where, key, lambda: joint.add_damper(AxisDamper(coef),
                                                         coordinate=coordinate))
+    elif kind == "limit":
+        w = f"{where} {key}"
+        if not isinstance(v, dict):
+            c.fail(where, key, "must be a table: { lower = ..., upper = ..., restitution = "
+                               "... } (impact stops) or { ..., stiffness = ..., damping = "
+                               "... } (compliant stops)")
+        c.only(v, w, {"lower", "upper", "restitution", "stiffness", "damping", "rest_speed"})
+        kw = {k: c.number(v, w, k, required=False) for k in
+              ("lower", "upper", "restitution", "stiffness")}
+        for k, default in (("damping", 0.0), ("rest_speed", 1e-3)):
+            kw[k] = c.number(v, w, k, required=False, default=default, nonneg=True)
+        _attach(c, where, key, lambda: joint.add_limit(**kw, coordinate=coordinate))
+    elif kind == "friction":
+        w = f"{where} {key}"
+        if isinstance(v, dict):
+            c.only(v, w, {"coulomb", "static", "viscous"})
+            fc = c.number(v, w, "coulomb", positive=True)
+            fs = c.number(v, w, "static", required=False, positive=True)
+            visc = c.number(v, w, "viscous", required=False, default=0.0, nonneg=True)
+        else:
+            fc, fs, visc = c.number(table, where, key, positive=True), None, 0.0
+        _attach(c, where, key, lambda: joint.add_friction(fc, static=fs, viscous=visc,
+                                                          coordinate=coordinate))
     elif kind == "rotor":
         inertia = c.number(table, where, key, positive=True)
         _attach(c, where, key, lambda: joint.add_rotor(AxisRotor(inertia),

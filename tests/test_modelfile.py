@@ -420,3 +420,44 @@ def test_bad_multi_coordinate_joints_are_named(old, new, words):
     with pytest.raises(ModelFileError, match=words) as err:
         loads_model(SLEEVE.replace(old, new), "sleeve.toml")
     assert "sleeve.toml" in str(err.value)
+
+
+def test_limits_and_friction_from_a_file_equal_the_api():
+    """``limit`` and ``friction`` on a joint coordinate (a table per coordinate for a
+    joint with several) run like the same joint built in Python (1e-12), and their
+    mistakes are named by file, joint and key."""
+    from elements import CylindricalJoint, Inertia, Mechanism, RigidBody
+    text = SLEEVE.replace(
+        "damper = { angle = 0.01, slide = 0.5 }",
+        "damper = { angle = 0.01, slide = 0.5 }\n"
+        "limit = { slide = { lower = -0.02, upper = 0.08, restitution = 0.5 } }\n"
+        "friction = { angle = { coulomb = 1e-3, static = 2e-3 } }")
+    spec = loads_model(text, "sleeve.toml")
+    j = spec.mechanism.joint("C1")
+    assert (j.axis("slide").limit.upper, j.axis("angle").friction.static) == (0.08, 2e-3)
+    t = np.linspace(0, 0.5, 11)
+    a = spec.mechanism.assemble().simulate((0, 0.5), spec.q0, spec.qd0, t_eval=t,
+                                           rtol=1e-10, atol=1e-10)
+    m = Mechanism("sleeve", gravity=(0, 0, -9.81))
+    b = m.add_body(RigidBody("sleeve", 0.5, Inertia.principal(2e-3, 2e-3, 1e-3)))
+    c = m.add_joint(CylindricalJoint("C1", m.ground, b, child_point=(0, 0, 0.1),
+                                     axis=(0, 0, 1)))
+    c.add_spring(200.0, 0.01, coordinate="slide")
+    c.add_damper(0.01, coordinate="angle")
+    c.add_damper(0.5, coordinate="slide")
+    c.add_limit(-0.02, 0.08, restitution=0.5, coordinate="slide")
+    c.add_friction(1e-3, static=2e-3, coordinate="angle")
+    ref = m.assemble().simulate((0, 0.5), {"C1": [0.2, 0.05]}, {"C1": [3.0, 0.0]}, t_eval=t,
+                                rtol=1e-10, atol=1e-10)
+    assert [s.what for s in a.switches] == [s.what for s in ref.switches]
+    assert any(s.what.startswith("impact") for s in a.switches)
+    assert np.abs(a.joint("C1").q - ref.joint("C1").q).max() < 1e-12
+    for old, new, words in [
+            ("upper = 0.08, restitution = 0.5", "upper = 0.08",
+             "give either restitution .* or stiffness"),
+            ("restitution = 0.5 }", "restitution = 0.5, bounce = 1 }", "bounce"),
+            ("static = 2e-3", "static = 1e-4", r"static friction \(0.0001\) must be at least"),
+            ("coulomb = 1e-3", "coulomb = -1.0", "coulomb.*must be positive")]:
+        with pytest.raises(ModelFileError, match=words) as err:
+            loads_model(text.replace(old, new), "sleeve.toml")
+        assert "sleeve.toml" in str(err.value) and "C1" in str(err.value)
