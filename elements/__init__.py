@@ -11,7 +11,7 @@ Couplings between joints (gears, racks, mimic joints)
     JointCoupling
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
-    EnergyLedger
+    EnergyLedger, Switch (a mode change of a run with stops or friction)
 Dynamics at a state
     forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
     prescribed_motion, PrescribedMotionResult
@@ -42,6 +42,7 @@ from .joints import (
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
     UniversalJoint, joint_type, joint_types, register_joint,
 )
+from .hybrid import Switch
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
@@ -58,7 +59,7 @@ __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "Joint",
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "PlanarJoint", "JointAxis",
-    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Mechanism", "MechanismModel",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

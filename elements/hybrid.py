@@ -65,12 +65,17 @@ class Switch:
         ``"separate upper"`` (compliant stops).
     loss : float
         Kinetic energy an impact took (J; 0 otherwise).
+    rate_before, rate_after : float
+        An impact's coordinate rate just before and just after it (rad/s or m/s; NaN
+        for other switches).
     """
 
     t: float
     port: str
     what: str
     loss: float = 0.0
+    rate_before: float = float("nan")
+    rate_after: float = float("nan")
 
 
 @dataclass
@@ -294,20 +299,21 @@ class _Runner:
         ke0 = self.kinetic(x)
         x = self.impulse(t, x, p, modes, 0.0 if rest else target)
         loss = ke0 - self.kinetic(x)
+        after = self.qd(v, self.to_variant(v, x), p)
         if rest:
             # it rests on the stop unless the hold would have to pull it there
             sign = 1.0 if side == "upper" else -1.0
             if sign * self.hold_effort(t, x, p, modes, side) <= p.static:
                 p.held, p.slide = side, 0
-                self.switches.append(Switch(t, port, f"rest {side}", loss))
+                self.switches.append(Switch(t, port, f"rest {side}", loss, before, after))
                 return x
-            self.switches.append(Switch(t, port, f"impact {side}", loss))
+            self.switches.append(Switch(t, port, f"impact {side}", loss, before, after))
             if p.axis.friction is not None:
                 p.slide = -int(sign)
             else:
                 p.slide = 0
         else:
-            self.switches.append(Switch(t, port, f"impact {side}", loss))
+            self.switches.append(Switch(t, port, f"impact {side}", loss, before, after))
             if p.axis.friction is not None:
                 p.slide = 1 if target > 0 else -1
         return x

@@ -87,6 +87,25 @@ def test_block_on_an_incline(mu_k, mu_s):
         assert np.abs(jr.q - wrong).max() > 0.1
 
 
+@pytest.mark.parametrize("alpha", [0.25, 0.4], ids=["tan<mu_s", "tan>mu_s"])
+def test_block_released_on_an_incline_sticks_or_slides(alpha):
+    """Released at rest: it stays when tan(a) <= mu_s (held by -m g sin a), else it
+    slides with a = g (sin a - mu_k cos a) from the start (mu_s = 0.35, mu_k = 0.2)."""
+    m, mu_k, mu_s = 2.0, 0.2, 0.35
+    res = incline(mu_k, mu_s, alpha=alpha, m=m).assemble().simulate(
+        (0, 1), q={"J": 0.0}, qd={"J": 0.0}, **RUN)
+    jr = res.joint("J")
+    if math.tan(alpha) <= mu_s:
+        assert [s.what for s in res.switches] == ["stick"]
+        assert np.abs(jr.q).max() < 1e-12
+        assert np.abs(jr.friction + m * G * math.sin(alpha)).max() < 1e-8
+    else:
+        assert [s.what for s in res.switches] == ["slide +"]
+        a = G * (math.sin(alpha) - mu_k * math.cos(alpha))
+        assert np.abs(jr.q - 0.5 * a * res.t ** 2).max() < 1e-8
+        assert np.abs(jr.qd - a * res.t).max() < 1e-8
+
+
 def test_friction_oscillator_sticks_where_the_spring_cannot_break_it_free():
     m, k, fc, fs, x0 = 1.0, 100.0, 10.0, 10.0, 1.05
     mech = Mechanism("oscillator")
@@ -133,6 +152,12 @@ def test_pendulum_bounces_off_an_impact_stop_with_restitution():
     assert len(impacts) == 3
     ke1 = 1.0 * G * l * (math.cos(qs) - math.cos(q0))
     assert abs(impacts[0].loss - (1 - e * e) * ke1) < 1e-9 * ke1
+    # the impact speed from energy (inertia about the pivot 0.01 + m l^2), the rebound -e
+    # times it
+    speed = math.sqrt(2 * ke1 / (0.01 + l * l))
+    assert abs(impacts[0].rate_before - speed) < 1e-8
+    for s in impacts:
+        assert abs(s.rate_after + e * s.rate_before) < 1e-8 * abs(s.rate_before)
     for a, b in zip(impacts, impacts[1:]):   # each impact keeps e^2 of the energy
         assert abs(b.loss / a.loss - e * e) < 1e-8
     assert res.joint("J").q.max() <= qs + 1e-12
