@@ -18,7 +18,7 @@ from bondgraph import (  # noqa: E402
     assign_causality, models, render,
 )
 from elements import (  # noqa: E402
-    CylindricalJoint, Inertia, Mechanism, PlanarJoint, PrismaticJoint, RevoluteJoint,
+    CylindricalJoint, FreeJoint, Inertia, Mechanism, PlanarJoint, PrismaticJoint, RevoluteJoint,
     RigidBody, ScrewJoint, SphericalJoint, UniversalJoint,
 )
 
@@ -97,6 +97,8 @@ def main() -> None:
         "J", a, b, parent_point=(0.1, 0, 0), axis=(0, 0, 1), axis2=(1, 0, 0)))
     figures["planar"] = mech("planar", lambda a, b: PlanarJoint(
         "J", a, b, parent_point=(0.1, 0, 0), axis=(0, 0, 1), spring={"x": 10.0}))
+    figures["free"] = mech("free", lambda a, b: FreeJoint(
+        "J", a, b, parent_point=(0.1, 0, 0), spring={"z": 10.0}))
     for name, obj in figures.items():
         print(render(obj, os.path.join(OUT, f"{name}.svg")))
     import graphviz

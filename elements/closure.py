@@ -84,7 +84,7 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
     for j in mm.mechanism.joints.values():
         if j.n_free:
             if j.name in q:
-                coords[j.name] = q[j.name]
+                coords[j.name] = j.port_values(q[j.name])
             else:
                 A_a, r_a = pose[j.parent.name]
                 A_b, r_b = pose[j.child.name]
@@ -106,7 +106,8 @@ def _guesses(mm, guess) -> dict:
 
 def _flat(joints, values) -> np.ndarray:
     """The coordinates of ``joints`` (from ``values``, by name) as one vector."""
-    return np.concatenate([np.atleast_1d(np.asarray(values[j.name], dtype=float))
+    return np.concatenate([np.atleast_1d(np.asarray(j.port_values(values[j.name]),
+                                                    dtype=float))
                            for j in joints]) if joints else np.zeros(0)
 
 
@@ -304,7 +305,8 @@ def close_rates(mm, q, qd, solve, free):
         return qd
     sources = [mm.source_of(blk) for j in mm.loop_joints for blk in mm.blocks[j.name]]
     coords = {j.name: j.zero() for j in mm.mechanism.joints.values() if j.n_free}
-    coords.update({k: v for k, v in q.items() if mm.mechanism.joints[k].n_free})
+    coords.update({k: mm.mechanism.joints[k].port_values(v) for k, v in q.items()
+                   if mm.mechanism.joints[k].n_free})
 
     def c_of(z):
         pose, twist = forward(mm, q, dict(qd, **_unflat(solve, z)), free)

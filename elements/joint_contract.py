@@ -31,7 +31,9 @@ import numpy as np
 
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import MAX_MAGNITUDE, check_name
-from bondgraph.spatial import as_rotation, axis_angle_matrix, cross3, frame_from_axis
+from bondgraph.spatial import (
+    as_rotation, axis_angle_matrix, cross3, frame_from_axis, matrix_to_quat,
+)
 
 from ._blocks import Block
 from ._kernels import Geometry
@@ -135,6 +137,11 @@ class Joint(abc.ABC):
     """The number of coordinates (set from :attr:`coordinates`)."""
     coordinate_unit: ClassVar[str | None] = None
     """The unit of a one-coordinate joint's coordinate ("rad" or "m"); None otherwise."""
+    free_rotation: ClassVar[bool] = False
+    """Whether the child's rotation relative to the parent is unconstrained and has no
+    port (spherical and free joints): it is given as a rotation and an angular velocity
+    and results report it as a quaternion and a rotation vector (see
+    :meth:`orientation`)."""
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -463,6 +470,41 @@ class Joint(abc.ABC):
         w_b = w_a + A_a @ np.asarray(w_rel, dtype=float)
         return w_b, v_Q + cross3(w_b, r_b - r_Q)
 
+    def rotation(self, A_a, r_a, A_b, r_b) -> np.ndarray:
+        """The child's rotation relative to the parent beyond ``rest_rotation`` (3 x 3,
+        parent coordinates), from the two bodies' poses."""
+        return self._relative(A_a, r_a, A_b, r_b)[0]
+
+    def frame_rotation(self, A_a, A_b) -> np.ndarray:
+        """The child's joint frame relative to the parent's, (A_a Fa)^T (A_b Fb): the
+        rotation taking child-joint-frame components to parent-joint-frame ones (the
+        identity at coordinates 0). ``A_a``, ``A_b`` (3, 3) or stacks (n, 3, 3); for a
+        joint without an axis Fa is the identity and this is :meth:`rotation`."""
+        A_a, A_b = np.asarray(A_a, dtype=float), np.asarray(A_b, dtype=float)
+        return self.Fa.T @ np.swapaxes(A_a, -1, -2) @ A_b @ self.Fb
+
+    def orientation(self, A_a, A_b) -> tuple[np.ndarray, np.ndarray]:
+        """(quaternions (4, n), rotation vectors (3, n)) of :meth:`frame_rotation` at
+        the rotations ``A_a`` ((3, 3) or (n, 3, 3)) and ``A_b`` (n, 3, 3), in time order:
+        unit quaternions (w, x, y, z), w >= 0 at the first and each sign-continuous with
+        the one before; rotation vectors axis times angle (rad, angle in [0, pi])."""
+        rel = self.frame_rotation(A_a, A_b)
+        n = rel.shape[0]
+        quat, rvec = np.zeros((4, n)), np.zeros((3, n))
+        for i in range(n):
+            q = matrix_to_quat(rel[i])                # w >= 0: the angle in [0, pi]
+            s = float(np.linalg.norm(q[1:]))
+            if s > 0.0:
+                rvec[:, i] = q[1:] * (2.0 * np.arctan2(s, q[0]) / s)
+            quat[:, i] = -q if i and q @ quat[:, i - 1] < 0 else q
+        return quat, rvec
+
+    def port_values(self, q: Any) -> Any:
+        """The coordinates of the ports (as :meth:`coordinate` gives them) of ``q`` in
+        :meth:`child_pose`'s form: ``q`` itself, but for kinds whose form carries more
+        than the ports' coordinates (a free joint's rotation)."""
+        return q
+
     def _relative(self, A_a, r_a, A_b, r_b) -> tuple[np.ndarray, np.ndarray]:
         """(Rrel, d): the child's rotation from its rest and Q's displacement from P, both
         in parent coordinates (the inverse of :meth:`_place`)."""
@@ -489,8 +531,9 @@ class Joint(abc.ABC):
     @abc.abstractmethod
     def child_pose(self, A_a: np.ndarray, r_a: np.ndarray, q) -> tuple[np.ndarray, np.ndarray]:
         """(A_b, r_b): the child's rotation and centre for the parent's pose and the
-        coordinates ``q`` (a number, an array of the coordinates, or for a spherical
-        joint a rotation matrix; None: the default)."""
+        coordinates ``q`` (a number, an array of the coordinates, for a spherical joint
+        a rotation matrix, for a free joint a pair (translation, rotation) or the
+        translation alone; None: the default)."""
 
     @abc.abstractmethod
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     name = "J1"
     type = "revolute"                    # a registered kind: revolute | prismatic |
                                          # cylindrical | screw | universal | planar |
-                                         # spherical | fixed (see joint_types())
+                                         # spherical | free | fixed (see joint_types())
     parent = "ground"                    # a body name or "ground"
     child = "rod"
     parent_point = [0.0, 0.0, 0.0]       # or a point name

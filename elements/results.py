@@ -70,6 +70,9 @@ class JointResult:
         compliant stop's spring and damper in contact, or the effort holding the joint
         on an impact stop it rests on); zero where absent. Impacts themselves are
         impulses, listed in :attr:`MechanismResult.switches`.
+    quaternion, rotation_vector : (4, n), (3, n) or None
+        Free rotations (spherical, free joints; see :meth:`Joint.orientation`): quaternion
+        (w, x, y, z), sign-continuous; axis times angle (rad, angle in [0, pi]).
     """
 
     name: str
@@ -88,6 +91,8 @@ class JointResult:
     coordinates: tuple[str, ...] = ()
     friction: np.ndarray | None = None
     stop: np.ndarray | None = None
+    quaternion: np.ndarray | None = None
+    rotation_vector: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -239,8 +244,11 @@ class MechanismResult:
         else:
             q, qd, spring, damper, actuator, friction, stop = \
                 (np.array(v) for v in zip(*per_axis))
+        quat, rvec = j.orientation(np.eye(3) if j.parent.is_ground or not n else
+                                   quat_to_matrix(self._x(j.parent.q).T), A) \
+            if j.free_rotation else (None, None)     # (a free rotation's orientation)
         return JointResult(name, q, qd, F, Mg, Fj, Mj, point, spring, damper, actuator,
-                           phi_max, c_max, j.coordinate_names, friction, stop)
+                           phi_max, c_max, j.coordinate_names, friction, stop, quat, rvec)
 
     def _resting(self, port: str) -> np.ndarray:
         """Whether ``port`` rests on an impact stop at each output time (from the run's
@@ -433,6 +441,10 @@ class MechanismResult:
                 joints[f"{name}.F_{ax}"] = j.force_joint[k]
             for k, ax in enumerate(("d1", "d2", "axis")):
                 joints[f"{name}.M_{ax}"] = j.moment_joint[k]
+            if j.quaternion is not None:
+                for c, v in zip(("qw", "qx", "qy", "qz", "rx", "ry", "rz"),
+                                (*j.quaternion, *j.rotation_vector)):
+                    joints[f"{name}.{c}"] = v
             for k, port in enumerate(ports):
                 pick = (lambda v: v) if len(ports) == 1 else (lambda v, k=k: v[k])
                 joints[f"{port}.spring"] = pick(j.spring)
@@ -551,6 +563,14 @@ class MechanismResult:
             for ax in ("d1", "d2", "axis"):
                 out[f"{name}.F_{ax}"] = {"unit": "N", "frame": "child joint frame"}
                 out[f"{name}.M_{ax}"] = {"unit": "N m", "frame": "child joint frame"}
+            for ax in ("wxyz" if j.free_rotation else ""):
+                out[f"{name}.q{ax}"] = {"unit": "1", "frame": "child joint frame -> parent "
+                                        "joint frame", "meaning": "relative orientation "
+                                        "quaternion, scalar first, sign-continuous"}
+            for ax in ("xyz" if j.free_rotation else ""):
+                out[f"{name}.r{ax}"] = {"unit": "rad", "frame": "parent joint frame",
+                                        "meaning": "relative rotation vector (axis times "
+                                                   "angle, angle in [0, pi])"}
         for k in ("kinetic", "gravity", "springs", "balance"):
             out[k] = {"unit": "J"}
         led = self.energy

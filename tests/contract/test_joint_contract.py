@@ -35,6 +35,7 @@ SAMPLES = {
     "planar": dict(axis=(0.0, 0.3, 1.0), x_axis=(1.0, 0.0, 0.0)),
     "spherical": dict(),
     "fixed": dict(),
+    "free": dict(),
 }
 
 REST = as_rotation([0.3, -0.2, 0.5])
@@ -63,6 +64,9 @@ def _coordinates(joint, rng):
     """Random coordinates and rates in the joint's own form."""
     if joint.type_name == "spherical":
         return as_rotation(rng.uniform(-1, 1, 3)), rng.uniform(-2, 2, 3)
+    if joint.type_name == "free":     # (translation, rotation), (its rates, angular velocity)
+        return ((rng.uniform(-1.2, 1.2, 3), as_rotation(rng.uniform(-1, 1, 3))),
+                (rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)))
     if not joint.n_free:
         return None, None
     q = rng.uniform(-1.2, 1.2, joint.n_free)
@@ -110,6 +114,10 @@ def test_pose_coordinates_and_rates_round_trip(kind):
             assert np.allclose(joint.rotation(A_a, r_a, A_b, r_b), q, atol=1e-12)
             assert np.allclose(A_a.T @ (w_b - w_a), qd, atol=1e-12)
             continue
+        if kind == "free":      # the rotation part as the spherical joint's; then the slides
+            assert np.allclose(joint.rotation(A_a, r_a, A_b, r_b), q[1], atol=1e-12)
+            assert np.allclose(A_a.T @ (w_b - w_a), qd[1], atol=1e-12)
+            q, qd = q[0], qd[0]
         if not joint.n_free:
             continue
         units = [u for _, u in joint.coordinates]
@@ -130,7 +138,7 @@ def test_constraint_flows_are_the_rates_of_phi(kind):
     rng = np.random.default_rng(5)
     joint = _mechanism(kind).joint("K")
     blocks = joint.constraint_blocks()
-    assert sum(b.dim for b in blocks) + joint.n_free + (3 if kind == "spherical" else 0) == 6
+    assert sum(b.dim for b in blocks) + joint.n_free + (3 if joint.free_rotation else 0) == 6
     for _ in range(10):
         A_a, r_a, w_a, v_a = _parent_state(rng)
         q, qd = _coordinates(joint, rng)
