@@ -103,8 +103,8 @@ class _Stretch:
 
 
 class _Runner:
-    def __init__(self, mm, stab, kwargs):
-        self.mm, self.stab, self.kwargs = mm, stab, kwargs
+    def __init__(self, mm, stab):
+        self.mm, self.stab = mm, stab
         self.ports = [PortMode(ax, j.name) for j in mm.mechanism.joints.values()
                       for ax in j.axes if ax.switched]
         self.names = mm.model.state_names
@@ -154,14 +154,12 @@ class _Runner:
         return v.with_parameters(vals) if vals else v
 
     def to_variant(self, v, x: np.ndarray) -> np.ndarray:
-        if v.model.state_names == self.names:
-            return np.array(x, dtype=float)
-        return np.concatenate([np.atleast_1d(x[self.slices[n]]) for n in v.model.state_names])
+        return np.array(_state_in(v.model, self.mm.model, x), dtype=float)
 
     def from_variant(self, v, xv: np.ndarray) -> np.ndarray:
         if v.model.state_names == self.names:
             return np.array(xv, dtype=float)
-        x = np.zeros(len(self.names) and self.mm.model.n_states)
+        x = np.zeros(self.mm.model.n_states)
         for n, sl in v.model.state_slices.items():
             x[self.slices[n]] = xv[sl]
         return x
@@ -359,7 +357,7 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
     """Simulate ``mm`` (a MechanismModel with switched ports) from ``x0`` over
     ``t_span``, output at ``grid``; the joined bond-graph result (in ``mm``'s state
     layout) and the switches. See the module docstring."""
-    r = _Runner(mm, stabilization, kwargs)
+    r = _Runner(mm, stabilization)
     modes = r.ports
     t, x = float(t_span[0]), np.array(x0, dtype=float)
     x = r.start(t, x, modes)
@@ -452,6 +450,7 @@ def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:
 
 
 def _state_in(vm, model, x):
+    """State ``x`` of ``model`` in ``vm``'s layout (the states ``vm`` has, by name)."""
     if vm.state_names == model.state_names:
         return x
     return np.concatenate([np.atleast_1d(x[model.state_slices[n]]) for n in vm.state_names])
