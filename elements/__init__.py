@@ -5,7 +5,7 @@ Bodies and loads
 Joints (the contract, the registry, the library's kinds)
     Joint, JointAxis, register_joint, joint_type, joint_types,
     RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
-    PlanarJoint, SphericalJoint, FixedJoint, FreeJoint (6 DOF: a free body as a joint),
+    GimbalJoint (three angles about axes meeting at a point), PlanarJoint, SphericalJoint, FixedJoint, FreeJoint (6 DOF: a free body as a joint),
     AxisSpring, AxisDamper, AxisActuator, AxisRotor, AxisLimit, AxisFriction
 Couplings between joints (gears, racks, mimic joints)
     JointCoupling
@@ -41,7 +41,7 @@ from .joints import (
     AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, FreeJoint,
     Joint,
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
-    UniversalJoint, joint_type, joint_types, register_joint,
+    UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
 from .hybrid import Switch
 from .mechanism import AssemblyError, Mechanism, MechanismModel
@@ -59,7 +59,8 @@ from .video import animate_video
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "FreeJoint", "Joint",
-    "CylindricalJoint", "ScrewJoint", "UniversalJoint", "PlanarJoint", "JointAxis",
+    "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
+    "JointAxis",
     "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",

@@ -8,7 +8,10 @@ written once for stacks of instances.
   residual); :class:`Sandwich` (L A_x^T A_y R: every term but one),
   :class:`PrismaticRotation`, and the gaps that are joints' Phi: :class:`PointGap`,
   :class:`SlideGap`, :class:`OrientationGap`, :class:`RevoluteGap`, :class:`AxesDot`
-  (universal joints, with :class:`AxesCross` their constraint row) and :class:`ScrewGap`.
+  (universal joints, with :class:`AxesCross` their constraint row and
+  :class:`AxesCombination` their rates when the axes are not perpendicular) and
+  :class:`ScrewGap`;
+  :class:`GimbalRate`, a gimbal joint's coordinate rates.
 
 :mod:`elements._blocks` builds blocks of them into the bond graph, and batches them
 (with :mod:`elements._compiled` where numba is enabled).
@@ -21,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from bondgraph import ModelError
 from bondgraph.spatial import body_rate_from_quat_rate, cross3, quat_to_matrix, skew, vee
 
 __all__ = ["Geometry", "Kernel", "Sandwich", "PrismaticRotation", "PointGap",
-           "OrientationGap", "RevoluteGap", "SlideGap", "AxesCross", "AxesDot", "ScrewGap"]
+           "OrientationGap", "RevoluteGap", "SlideGap", "AxesCross", "AxesDot", "AxesCombination", "ScrewGap", "GimbalRate", "GimbalLockError"]
 
 
 def _T(m: np.ndarray) -> np.ndarray:
@@ -359,17 +363,48 @@ class AxesCross(Kernel):
 
 
 class AxesDot(Kernel):
-    """Phi = (A_a u) . (A_b v) (rad, small): zero when an axis fixed on a is perpendicular
-    to one fixed on b (a universal joint's cross)."""
+    """Phi = (A_a u) . (A_b v) - c (rad, small): zero when an axis fixed on a keeps the
+    angle acos(c) to one fixed on b (a universal joint's cross; c = 0: perpendicular)."""
 
-    def __init__(self, a: str | None, b: str, u: Any, v: Any):
+    def __init__(self, a: str | None, b: str, u: Any, v: Any, c: float = 0.0):
         self.bodies = (a, b)
-        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float))
+        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float),
+                       np.array([float(c)]))
         self.shape = (1,)
 
     @staticmethod
-    def compute(geo, ia, ib, u, v, *, rate):
-        return np.einsum("ni,ni->n", _mv(geo.A[ia], u), _mv(geo.A[ib], v))[:, None]
+    def compute(geo, ia, ib, u, v, c, *, rate):
+        return (np.einsum("ni,ni->n", _mv(geo.A[ia], u), _mv(geo.A[ib], v)) - c[:, 0])[:, None]
+
+
+class AxesCombination(Kernel):
+    """G = sign (alpha A_a u + beta A_b v)^T A_x, u fixed on a, v fixed on b, x the body
+    ``which`` (0: a, 1: b): a row on body x's angular velocity (body coordinates) that
+    takes a fixed combination of the two axes (a universal joint's coordinate rates when
+    its axes are not perpendicular). Its rate differentiates both axes and A_x."""
+
+    def __init__(self, a: str | None, b: str, u: Any, v: Any, alpha: float, beta: float,
+                 which: int, sign: float):
+        self.bodies = (a, b)
+        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float),
+                       np.array([float(alpha), float(beta), float(which), float(sign)]))
+        self.shape = (1, 3)
+
+    @staticmethod
+    def compute(geo, ia, ib, u, v, flags, *, rate):
+        Aa, Ab = geo.A[ia], geo.A[ib]
+        al, be = flags[:, 0:1], flags[:, 1:2]
+        row = al * _mv(Aa, u) + be * _mv(Ab, v)
+        on_b = (flags[:, 2] > 0.5)[:, None, None]
+        M = np.where(on_b, Ab, Aa)
+        if rate:
+            Ad = geo.Adot
+            drow = al * _mv(Ad[ia], u) + be * _mv(Ad[ib], v)
+            Md = np.where(on_b, Ad[ib], Ad[ia])
+            out = _mv(_T(M), drow) + _mv(_T(Md), row)
+        else:
+            out = _mv(_T(M), row)
+        return (flags[:, 3:4] * out)[:, None, :]
 
 
 class ScrewGap(Kernel):
@@ -395,3 +430,79 @@ class ScrewGap(Kernel):
         turn = 2.0 * np.pi * p
         k = np.where(turn != 0.0, np.round(raw / np.where(turn != 0.0, turn, 1.0)), 0.0)
         return (raw - k * turn)[:, None]
+
+
+class GimbalLockError(ModelError):
+    """A gimbal joint whose first and third axes have become parallel: its three angles
+    no longer determine the rotation, and their rates are unbounded."""
+
+
+GIMBAL_LOCK = 1e-8
+"""The least sine between a gimbal's first and third axes (|a1 x u3|) at which its rates
+are computed; below it, :class:`GimbalLockError`."""
+
+
+class GimbalRate(Kernel):
+    """G = sign r_k^T A_x: the rate of coordinate ``k`` of a gimbal (three revolutes
+    meeting at a point, a1 on the parent, a2 between, a3 on the child, a1 _|_ a2 _|_ a3)
+    from body x's angular velocity (body coordinates); x the body ``which`` (0: a, 1: b).
+
+    With a1 = A_a ``u`` and u3 = A_b ``v`` (global), d = a1 . u3 and u2 = s (a1 x u3) /
+    |a1 x u3| (the middle axis; ``s`` its sign at rest), the relative angular velocity
+    w = a1 q1' + u2 q2' + u3 q3' gives q1' = (a1 - d u3) . w / (1 - d^2),
+    q2' = u2 . w and q3' = (u3 - d a1) . w / (1 - d^2). Singular where a1 and u3 are
+    parallel (gimbal lock): the stack raises :class:`GimbalLockError` naming the joint.
+    """
+
+    def __init__(self, a: str | None, b: str, u: Any, v: Any, k: int, which: int,
+                 sign: float, s: float, joint: str = "?"):
+        self.bodies = (a, b)
+        self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float),
+                       np.array([float(k), float(which), float(sign), float(s)]))
+        self.shape = (1, 3)
+        self.joint = joint
+
+    @classmethod
+    def stack(cls, kernels, index):
+        st = _Stack(kernels, index)
+        names = [k.joint for k in kernels]
+        u, v, flags = st.params
+        ia, ib = st.ia, st.ib
+        row = flags[:, 0].astype(np.int64)
+        on_b = (flags[:, 1] > 0.5)[:, None, None]
+
+        def run(geo: Geometry, rate: bool) -> np.ndarray:
+            Aa, Ab = geo.A[ia], geo.A[ib]
+            a1, u3 = _mv(Aa, u), _mv(Ab, v)
+            d = np.einsum("ni,ni->n", a1, u3)[:, None]
+            c = cross3(a1, u3)
+            n2 = 1.0 - d * d
+            n = np.sqrt(np.maximum(n2, 0.0))
+            bad = np.flatnonzero(n[:, 0] < GIMBAL_LOCK)
+            if bad.size:
+                raise GimbalLockError(
+                    f"gimbal joint '{names[bad[0]]}' is in gimbal lock (its first and "
+                    f"third axes are parallel: the middle angle is at +-90 degrees from "
+                    f"rest); its angles and their rates are undefined there")
+            s = flags[:, 3:4]
+            rows = np.stack([(a1 - d * u3) / n2, s * c / n, (u3 - d * a1) / n2], axis=1)
+            r = rows[np.arange(len(row)), row]
+            M = np.where(on_b, Ab, Aa)
+            out = _mv(_T(M), r)
+            if rate:
+                Ad = geo.Adot
+                da1, du3 = _mv(Ad[ia], u), _mv(Ad[ib], v)
+                dd = (np.einsum("ni,ni->n", da1, u3) + np.einsum("ni,ni->n", a1, du3))[:, None]
+                dc = cross3(da1, u3) + cross3(a1, du3)
+                dn = np.einsum("ni,ni->n", c, dc)[:, None] / n
+                g = 2.0 * d * dd / (n2 * n2)
+                drows = np.stack([
+                    (da1 - dd * u3 - d * du3) / n2 + (a1 - d * u3) * g,
+                    s * (dc / n - c * dn / n2),
+                    (du3 - dd * a1 - d * da1) / n2 + (u3 - d * a1) * g], axis=1)
+                dr = drows[np.arange(len(row)), row]
+                Md = np.where(on_b, Ad[ib], Ad[ia])
+                out = _mv(_T(Md), r) + _mv(_T(M), dr)
+            return (flags[:, 2:3] * out)[:, None, :]
+
+        return run

@@ -5,7 +5,9 @@ register_joint`) under its ``type_name``:
 - :class:`PrismaticJoint` (5 constraints, the seed's Eqs. (1)-(4); the slide).
 - :class:`CylindricalJoint` (4; the angle about and the slide along one axis).
 - :class:`ScrewJoint` (5; the angle, the slide following as pitch x angle).
-- :class:`UniversalJoint` (4, Cardan; two angles about perpendicular axes).
+- :class:`UniversalJoint` (4, Cardan; two angles about axes meeting at the joint point).
+- :class:`GimbalJoint` (3; three angles about axes meeting at the joint point, each
+  perpendicular to the next: a spherical joint with a port per angle).
 - :class:`PlanarJoint` (3; two slides in a plane and the angle about its normal).
 - :class:`SphericalJoint` (3 constraints; its rotation has no axis port).
 - :class:`FixedJoint` (6 constraints).
@@ -31,7 +33,7 @@ from bondgraph.element import MAX_MAGNITUDE
 from bondgraph.spatial import as_rotation, skew
 
 from ._blocks import Block
-from ._kernels import AxesCross, AxesDot, Sandwich, ScrewGap
+from ._kernels import AxesCombination, AxesCross, AxesDot, GimbalRate, Sandwich, ScrewGap
 from .joint_blocks import (
     across_block, body_terms, kernel_bodies, orientation_block, slide_port, spherical_block,
     tilt_block, turn_port,
@@ -43,7 +45,7 @@ from .joint_contract import (
 from .rigid_body import RigidBody
 
 __all__ = ["Joint", "JointAxis", "RevoluteJoint", "PrismaticJoint", "CylindricalJoint",
-           "ScrewJoint", "UniversalJoint", "PlanarJoint", "SphericalJoint", "FixedJoint",
+           "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint", "SphericalJoint", "FixedJoint",
            "FreeJoint",
            "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
            "AxisFriction", "attachment_name",
@@ -196,10 +198,12 @@ class ScrewJoint(Joint):
 @register_joint
 class UniversalJoint(Joint):
     """Universal (Cardan, Hooke) joint: the joint points coincide (3 constraints) and a
-    cross keeps ``axis`` (on the parent) perpendicular to ``axis2`` (on the child; 1
+    cross keeps ``axis`` (on the parent) at a fixed angle to ``axis2`` (on the child; 1
     constraint). Coordinates ``angle1`` about ``axis`` and then ``angle2`` about
     ``axis2`` (rad): the child's rotation from its rest is R(axis, angle1) R(axis2,
-    angle2). Both axes in parent coordinates at coordinates 0, perpendicular."""
+    angle2). Both axes in parent coordinates at coordinates 0; perpendicular for a
+    Cardan joint, or at any other angle but parallel (two revolutes through a massless
+    link, as robot descriptions write a 2-DOF wrist)."""
 
     type_name = "universal"
     coordinates = (("angle1", "rad"), ("angle2", "rad"))
@@ -210,35 +214,53 @@ class UniversalJoint(Joint):
         super().__init__(name, parent, child, **kwargs)
         if axis2 is None:
             raise ModelError(f"universal joint '{name}' needs axis2, the cross's second "
-                             f"axis (parent coordinates at coordinates 0, perpendicular "
+                             f"axis (parent coordinates at coordinates 0, not parallel "
                              f"to axis)")
         a1 = self.Fa[:, 2]
-        a2 = self._normal_to_axis(axis2, "axis2", "cannot be the cross's second arm")
-        self._set_frame(np.column_stack([a2, np.cross(a1, a2), a1]))
+        a2 = self._vector(axis2, "axis2")
+        c = float(a1 @ a2)
+        if abs(c) > 1.0 - 1e-9:
+            raise ModelError(f"universal joint '{name}': axis2 {np.round(a2, 6).tolist()} "
+                             f"is parallel to axis {np.round(a1, 6).tolist()}; the two "
+                             f"angles need axes that are not parallel")
+        self.cos_axes = 0.0 if abs(c) <= 1e-12 else c
+        self.axis2 = a2
+        e = a2 - self.cos_axes * a1
+        e /= np.linalg.norm(e)
+        self._set_frame(np.column_stack([e, np.cross(a1, e), a1]))
 
     def constraint_blocks(self) -> list[Block]:
         a, b = kernel_bodies(self)
-        a1, b2 = self.Fa[:, 2], self.Fb[:, 0]
+        a1, b2 = self.Fa[:, 2], self.R0.T @ self.axis2
         terms = body_terms(self, [
             (self.parent, "w", AxesCross(a, b, a1, b2, 0, 1.0), None),
             (self.child, "w", AxesCross(a, b, a1, b2, 1, -1.0), None),
         ])
-        cross = Block(f"{self.name}.cross", 1, terms, self._bodies(), AxesDot(a, b, a1, b2),
-                      True, f"{self.name}.cross")
+        cross = Block(f"{self.name}.cross", 1, terms, self._bodies(),
+                      AxesDot(a, b, a1, b2, self.cos_axes), True, f"{self.name}.cross")
         return [spherical_block(self), cross]
 
     def axis_blocks(self) -> list[Block]:
         a, b = kernel_bodies(self)
-        a1 = self.Fa[:, 2][None, :]
-        first = Block(self.axes[0].block_name, 1, body_terms(self, [
-            (self.parent, "w", None, -a1),
-            (self.child, "w", Sandwich(a1, a, b, np.eye(3)), None),
-        ]), self._bodies())
-        return [first, turn_port(self, self.axes[1], self.Fb[:, 0])]
+        a1, b2 = self.Fa[:, 2], self.R0.T @ self.axis2
+        c = self.cos_axes
+        if c == 0.0:                  # perpendicular: each rate is one axis's component
+            first = Block(self.axes[0].block_name, 1, body_terms(self, [
+                (self.parent, "w", None, -a1[None, :]),
+                (self.child, "w", Sandwich(a1[None, :], a, b, np.eye(3)), None),
+            ]), self._bodies())
+            return [first, turn_port(self, self.axes[1], b2)]
+        # w = a1 q1' + a2 q2' (a2 as turned by q1): a1 . w = q1' + c q2',
+        # a2 . w = c q1' + q2'
+        k = 1.0 / (1.0 - c * c)
+        return [Block(ax.block_name, 1, body_terms(self, [
+            (self.parent, "w", AxesCombination(a, b, a1, b2, al, be, 0, -1.0), None),
+            (self.child, "w", AxesCombination(a, b, a1, b2, al, be, 1, 1.0), None),
+        ]), self._bodies()) for ax, (al, be) in zip(self.axes, ((k, -c * k), (-c * k, k)))]
 
     def _rotation(self, q) -> np.ndarray:
         q = np.asarray(q, dtype=float)
-        return _turn(self.Fa[:, 2], q[0]) @ _turn(self.Fa[:, 0], q[1])
+        return _turn(self.Fa[:, 2], q[0]) @ _turn(self.axis2, q[1])
 
     def child_pose(self, A_a, r_a, q):
         return self._place(A_a, r_a, self._rotation(q), np.zeros(3))
@@ -246,60 +268,179 @@ class UniversalJoint(Joint):
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         qd = np.asarray(qd, dtype=float)
         A_rel = A_a.T @ A_b @ self.R0.T
-        w_rel = self.Fa[:, 2] * qd[0] + A_rel @ self.Fa[:, 0] * qd[1]
+        w_rel = self.Fa[:, 2] * qd[0] + A_rel @ self.axis2 * qd[1]
         return self._move(A_a, r_a, w_a, v_a, A_b, r_b, w_rel, np.zeros(3))
 
     def coordinate(self, A_a, r_a, A_b, r_b):
         Rrel = self._relative(A_a, r_a, A_b, r_b)[0]
-        a2, y, a1 = self.Fa.T
+        e, y, a1 = self.Fa.T
+        a2 = self.axis2
         u = Rrel @ a2                       # axis2 after the first turn
-        t1 = np.arctan2(y @ u, a2 @ u)
+        t1 = np.arctan2(y @ u, e @ u)
         M = _turn(a1, -t1) @ Rrel           # the second turn, about axis2
-        v = M @ a1
-        t2 = np.arctan2(np.cross(a2, a1) @ v, a1 @ v)
+        f = a1 - self.cos_axes * a2
+        f /= np.linalg.norm(f)
+        v = M @ f
+        t2 = np.arctan2(np.cross(a2, f) @ v, f @ v)
         return np.array([t1, t2])
+
+
+@register_joint
+class GimbalJoint(Joint):
+    """Gimbal: three revolutes whose axes meet at the joint point, as a robot's 3-DOF hip
+    or shoulder is written (the joint points coincide: 3 constraints). Coordinates
+    ``angle1`` about ``axis``, ``angle2`` about ``axis2`` and ``angle3`` about ``axis3``
+    (rad; all three in parent coordinates at coordinates 0, ``axis2`` perpendicular to
+    the other two, which are not parallel): the child's rotation from its rest is
+    R(axis, angle1) R(axis2, angle2) R(axis3, angle3), intrinsic angles as the chain of
+    three revolutes turns them.
+
+    The angles are singular where the first and third axes become parallel (gimbal lock,
+    the middle angle a quarter turn from rest for perpendicular axes): the rates there
+    are unbounded and an evaluation raises
+    :class:`~elements._kernels.GimbalLockError` naming the joint. Within the range the
+    dynamics equal the chain of revolutes through massless links (a SphericalJoint
+    with a port per angle)."""
+
+    type_name = "gimbal"
+    coordinates = (("angle1", "rad"), ("angle2", "rad"), ("angle3", "rad"))
+    options = {"axis2": "vector", "axis3": "vector"}
+
+    def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
+                 axis2: Any = None, axis3: Any = None, **kwargs: Any):
+        super().__init__(name, parent, child, **kwargs)
+        if axis2 is None or axis3 is None:
+            raise ModelError(f"gimbal joint '{name}' needs axis2 and axis3 (parent "
+                             f"coordinates at coordinates 0; axis2 perpendicular to axis "
+                             f"and to axis3)")
+        a1 = self.Fa[:, 2]
+        a2 = self._normal_to_axis(axis2, "axis2", "cannot be the middle axis")
+        a3 = self._vector(axis3, "axis3")
+        if abs(a2 @ a3) > 1e-9:
+            raise ModelError(f"gimbal joint '{name}': axis3 {np.round(a3, 6).tolist()} is "
+                             f"not perpendicular to axis2 {np.round(a2, 6).tolist()} "
+                             f"(cosine {a2 @ a3:.3g}); a gimbal turns about axes each "
+                             f"perpendicular to the next")
+        if np.linalg.norm(np.cross(a1, a3)) < 1e-6:
+            raise ModelError(f"gimbal joint '{name}': axis and axis3 are parallel: the "
+                             f"gimbal is locked at coordinates 0 (angles undefined there); "
+                             f"give axes whose first and third are not parallel")
+        self.gimbal_axes = (a1, a2, a3)
+        self._sign = float(np.sign(a2 @ np.cross(a1, a3)))
+        psi = float(np.arctan2(a1 @ np.cross(a2, a3), a1 @ a3))
+        self.middle_range = (psi - np.pi, psi) if psi > 0 else (psi, psi + np.pi)
+        """The open range of ``angle2`` (rad, modulo a turn) between the gimbal locks
+        that contains 0: the angles are computed there (beyond it, the same rotation
+        has other angles, on the far side of the lock)."""
+
+    def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
+        """As :meth:`Joint.initial_values`, and ``angle2`` checked within
+        :attr:`middle_range` (modulo a turn)."""
+        q, qd = super().initial_values(q, qd)
+        if q is not None:
+            lo, hi = self.middle_range
+            if not (q[1] - lo) % (2 * np.pi) < hi - lo or \
+                    (q[1] - lo) % (2 * np.pi) == 0.0:
+                raise ModelError(
+                    f"gimbal joint '{self.name}': angle2 = {q[1]:.6g} rad is beyond gimbal "
+                    f"lock from rest: the gimbal's angles are computed with angle2 between "
+                    f"{lo:.6g} and {hi:.6g} rad (modulo a turn); the same rotation has "
+                    f"angles on that side of the lock (for axes each perpendicular to the "
+                    f"next and the first and third perpendicular: angle1 + pi, "
+                    f"pi - angle2, angle3 + pi)")
+        return q, qd
+
+    def constraint_blocks(self) -> list[Block]:
+        return [spherical_block(self)]
+
+    def axis_blocks(self) -> list[Block]:
+        a, b = kernel_bodies(self)
+        a1, _, a3 = self.gimbal_axes
+        b3 = self.R0.T @ a3
+        return [Block(ax.block_name, 1, body_terms(self, [
+            (self.parent, "w", GimbalRate(a, b, a1, b3, k, 0, -1.0, self._sign, self.name),
+             None),
+            (self.child, "w", GimbalRate(a, b, a1, b3, k, 1, 1.0, self._sign, self.name),
+             None),
+        ]), self._bodies()) for k, ax in enumerate(self.axes)]
+
+    def _rotation(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        a1, a2, a3 = self.gimbal_axes
+        return _turn(a1, q[0]) @ _turn(a2, q[1]) @ _turn(a3, q[2])
+
+    def child_pose(self, A_a, r_a, q):
+        return self._place(A_a, r_a, self._rotation(q), np.zeros(3))
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        qd = np.asarray(qd, dtype=float)
+        a1, _, a3 = self.gimbal_axes
+        u3 = A_a.T @ A_b @ self.R0.T @ a3
+        c = np.cross(a1, u3)
+        u2 = self._sign * c / np.linalg.norm(c)
+        return self._move(A_a, r_a, w_a, v_a, A_b, r_b, a1 * qd[0] + u2 * qd[1] + u3 * qd[2],
+                          np.zeros(3))
+
+    def coordinate(self, A_a, r_a, A_b, r_b):
+        from scipy.spatial.transform import Rotation
+        Rrel = self._relative(A_a, r_a, A_b, r_b)[0]
+        return Rotation.from_matrix(Rrel).as_davenport(np.array(self.gimbal_axes),
+                                                       "intrinsic")
 
 
 @register_joint
 class PlanarJoint(Joint):
     """Planar joint: the child moves in the plane normal to ``axis`` (1 translational and
     2 rotational constraints). Coordinates ``x`` and ``y`` (m: Q's displacement from P
-    along ``x_axis`` and ``axis`` x ``x_axis``, parent coordinates) and ``angle`` (rad,
-    about ``axis``); ``x_axis`` defaults to a fixed direction normal to ``axis``."""
+    along ``x_axis`` and ``y_axis``, parent coordinates) and ``angle`` (rad, about
+    ``axis``); ``x_axis`` defaults to a fixed direction normal to ``axis``, ``y_axis`` to
+    ``axis`` x ``x_axis`` (given, it must be that or its opposite: a slide chain such as
+    MuJoCo's rootx, rootz, rooty keeps its own directions)."""
 
     type_name = "planar"
     coordinates = (("x", "m"), ("y", "m"), ("angle", "rad"))
-    options = {"x_axis": "vector"}
+    options = {"x_axis": "vector", "y_axis": "vector"}
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
-                 x_axis: Any = None, **kwargs: Any):
+                 x_axis: Any = None, y_axis: Any = None, **kwargs: Any):
         super().__init__(name, parent, child, **kwargs)
+        n = self.Fa[:, 2]
         if x_axis is not None:
-            n = self.Fa[:, 2]
             e1 = self._normal_to_axis(x_axis, "x_axis", "does not lie in the plane")
             self._set_frame(np.column_stack([e1, np.cross(n, e1), n]))
+        self.slide_axes = (self.Fa[:, 0], self.Fa[:, 1])
+        if y_axis is not None:
+            e2 = self._normal_to_axis(y_axis, "y_axis", "does not lie in the plane")
+            if abs(e2 @ self.Fa[:, 0]) > 1e-9:
+                raise ModelError(f"planar joint '{name}': y_axis "
+                                 f"{np.round(e2, 6).tolist()} is not perpendicular to x_axis "
+                                 f"{np.round(self.Fa[:, 0], 6).tolist()}")
+            self.slide_axes = (self.Fa[:, 0], e2)
 
     def constraint_blocks(self) -> list[Block]:
         return [across_block(self, self.Fb[:, 2:3]), tilt_block(self)]
 
     def axis_blocks(self) -> list[Block]:
-        return [slide_port(self, self.axes[0], self.Fa[:, 0], exact=True),
-                slide_port(self, self.axes[1], self.Fa[:, 1], exact=True),
+        ex, ey = self.slide_axes
+        return [slide_port(self, self.axes[0], ex, exact=True),
+                slide_port(self, self.axes[1], ey, exact=True),
                 turn_port(self, self.axes[2], self.Fb[:, 2])]
 
     def child_pose(self, A_a, r_a, q):
         q = np.asarray(q, dtype=float)
-        return self._place(A_a, r_a, _turn(self.Fa[:, 2], q[2]),
-                           self.Fa[:, 0] * q[0] + self.Fa[:, 1] * q[1])
+        ex, ey = self.slide_axes
+        return self._place(A_a, r_a, _turn(self.Fa[:, 2], q[2]), ex * q[0] + ey * q[1])
 
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         qd = np.asarray(qd, dtype=float)
+        ex, ey = self.slide_axes
         return self._move(A_a, r_a, w_a, v_a, A_b, r_b, self.Fa[:, 2] * qd[2],
-                          self.Fa[:, 0] * qd[0] + self.Fa[:, 1] * qd[1])
+                          ex * qd[0] + ey * qd[1])
 
     def coordinate(self, A_a, r_a, A_b, r_b):
         Rrel, d = self._relative(A_a, r_a, A_b, r_b)
-        return np.array([self.Fa[:, 0] @ d, self.Fa[:, 1] @ d, _angle_about(self.Fa, Rrel)])
+        ex, ey = self.slide_axes
+        return np.array([ex @ d, ey @ d, _angle_about(self.Fa, Rrel)])
 
 
 @register_joint

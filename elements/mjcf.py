@@ -34,8 +34,9 @@ represent yet is listed by name in ``mechanism.import_report.not_imported`` and 
 a :class:`~elements.RobotImportWarning`, never dropped silently: joint limits, friction
 loss, tendons, equality constraints, contacts, MuJoCo actuators (their joints get a plain
 effort input instead), fluid forces, gravity compensation, damping, stiffness and
-armature of ball and free joints. A body with two or more joints (a compound joint) is
-refused, naming it, until multi-coordinate joints exist.
+armature of ball and free joints. A body with two or more joints is a chain of them
+through massless links: one universal, gimbal or planar joint where they form one (see
+:mod:`elements.joint_chains`), refused otherwise, naming the joints.
 """
 
 from __future__ import annotations
@@ -91,10 +92,9 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
 
     Unnamed bodies are called ``body<i>``, unnamed joints ``joint<i>`` (MuJoCo's ids).
 
-    Raises
-    ------
-    MJCFError
-        For a body with two or more joints (a compound joint), naming it."""
+    A body with several joints becomes a chain through massless links (named
+    ``<body>:<joint>``) that :func:`~elements.robot_tree.build_mechanism` turns into one
+    composite joint (universal, gimbal or planar) or refuses, naming the joints."""
     mujoco = _mujoco()
     flags, bit = int(model.opt.disableflags), mujoco.mjtDisableBit
 
@@ -126,58 +126,22 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
         parent = bodies[int(model.body_parentid[b])]
         xyz = np.array(model.body_pos[b], dtype=float)
         R = quat_to_matrix(model.body_quat[b])
-        if n_j > 1:
-            names = ", ".join(joints[first:first + n_j])
-            raise MJCFError(f"{source}: body '{bodies[b]}' has {n_j} joints ({names}): a "
-                            f"compound joint needs multi-coordinate joints, not supported "
-                            f"yet; only one joint per body (or a ball or free joint)")
         if n_j == 0:
             if model.body_mocapid[b] >= 0:
                 skip("mocap bodies (held fixed where the file puts them)", bodies[b])
             specs.append(JointSpec(f"(weld of {bodies[b]})", "fixed", parent, bodies[b],
                                    xyz, R))
             continue
-        j = first
-        kind = _TYPES[int(model.jnt_type[j])]
-        dof = int(model.jnt_dofadr[j])
-        spec = JointSpec(joints[j], kind, parent, bodies[b], xyz, R,
-                         np.array(model.jnt_axis[j], dtype=float),
-                         anchor=np.array(model.jnt_pos[j], dtype=float))
-        ndof = {"floating": 6, "ball": 3}.get(kind, 1)
-        damping = model.dof_damping[dof:dof + ndof] * dampers
-        armature = model.dof_armature[dof:dof + ndof]
-        stiffness = float(model.jnt_stiffness[j]) * springs
-        if ndof == 1:
-            spec.damping = float(damping[0])
-            spec.armature = float(armature[0])
-            spec.stiffness = stiffness
-            adr = int(model.jnt_qposadr[j])
-            spec.spring_rest = float(model.qpos_spring[adr] - model.qpos0[adr])
-        else:
-            for what, vals in (("damping", damping), ("armature", armature),
-                               ("stiffness", [stiffness])):
-                if np.any(np.asarray(vals) != 0):
-                    skip(f"{what} of ball and free joints", joints[j])
-        limited = bool(model.jnt_limited[j]) and on("mjDSBL_LIMIT")
-        lossy = np.any(model.dof_frictionloss[dof:dof + ndof] > 0) and on("mjDSBL_FRICTIONLOSS")
-        if ndof == 1:         # the mechanism's limits= and friction= options decide
-            if limited:
-                spec.lower, spec.upper = (float(v) for v in model.jnt_range[j])
-                if kind == "continuous":
-                    spec.type = "revolute"
-            if lossy:
-                spec.friction = float(model.dof_frictionloss[dof])
-        else:
-            if limited:
-                skip("position limits of ball joints", joints[j])
-            if lossy:
-                skip("friction loss of ball and free joints", joints[j])
-        for attr, what in (("dof_dampingpoly", "nonlinear damping"),
-                           ("jnt_stiffnesspoly", "nonlinear stiffness")):
-            arr = getattr(model, attr, None)
-            if arr is not None and np.any(np.asarray(arr[dof if attr[0] == "d" else j]) != 0):
-                skip(what, joints[j])
-        specs.append(spec)
+        # several joints in a body: a chain through massless links placed at the body's
+        # frame (MuJoCo applies them in order, each axis and pos in the body frame)
+        chain = [bodies[b]] if n_j == 1 else \
+            [f"{bodies[b]}:{joints[j]}" for j in range(first, first + n_j - 1)] + [bodies[b]]
+        for link in chain[:-1]:
+            links[link] = LinkSpec(link)
+        for k, j in enumerate(range(first, first + n_j)):
+            specs.append(_joint_spec(model, j, joints[j], parent if k == 0 else chain[k - 1],
+                                     chain[k], xyz if k == 0 else np.zeros(3),
+                                     R if k == 0 else np.eye(3), springs, dampers, on, skip))
     for b in range(1, model.nbody):
         if model.body_gravcomp[b] != 0:
             skip("gravity compensation", bodies[b])
@@ -199,6 +163,51 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
     if model.opt.density or model.opt.viscosity or np.any(model.opt.wind):
         skip("fluid forces (density, viscosity, wind)", "option")
     return RobotTree(_model_name(model, source), source, links, specs), skipped
+
+
+def _joint_spec(model, j: int, name: str, parent: str, child: str, xyz, R, springs: bool,
+                dampers: bool, on, skip) -> JointSpec:
+    """MuJoCo joint ``j`` as a joint spec from link ``parent`` to link ``child``."""
+    kind = _TYPES[int(model.jnt_type[j])]
+    dof = int(model.jnt_dofadr[j])
+    spec = JointSpec(name, kind, parent, child, xyz, R,
+                     np.array(model.jnt_axis[j], dtype=float),
+                     anchor=np.array(model.jnt_pos[j], dtype=float))
+    ndof = {"floating": 6, "ball": 3}.get(kind, 1)
+    damping = model.dof_damping[dof:dof + ndof] * dampers
+    armature = model.dof_armature[dof:dof + ndof]
+    stiffness = float(model.jnt_stiffness[j]) * springs
+    if ndof == 1:
+        spec.damping = float(damping[0])
+        spec.armature = float(armature[0])
+        spec.stiffness = stiffness
+        adr = int(model.jnt_qposadr[j])
+        spec.spring_rest = float(model.qpos_spring[adr] - model.qpos0[adr])
+    else:
+        for what, vals in (("damping", damping), ("armature", armature),
+                           ("stiffness", [stiffness])):
+            if np.any(np.asarray(vals) != 0):
+                skip(f"{what} of ball and free joints", name)
+    limited = bool(model.jnt_limited[j]) and on("mjDSBL_LIMIT")
+    lossy = np.any(model.dof_frictionloss[dof:dof + ndof] > 0) and on("mjDSBL_FRICTIONLOSS")
+    if ndof == 1:         # the mechanism's limits= and friction= options decide
+        if limited:
+            spec.lower, spec.upper = (float(v) for v in model.jnt_range[j])
+            if kind == "continuous":
+                spec.type = "revolute"
+        if lossy:
+            spec.friction = float(model.dof_frictionloss[dof])
+    else:
+        if limited:
+            skip("position limits of ball joints", name)
+        if lossy:
+            skip("friction loss of ball and free joints", name)
+    for attr, what in (("dof_dampingpoly", "nonlinear damping"),
+                       ("jnt_stiffnesspoly", "nonlinear stiffness")):
+        arr = getattr(model, attr, None)
+        if arr is not None and np.any(np.asarray(arr[dof if attr[0] == "d" else j]) != 0):
+            skip(what, name)
+    return spec
 
 
 def _colliding_geoms(model, filter_parent: bool) -> list[int]:
@@ -371,7 +380,12 @@ def mujoco_coordinates(mech: Mechanism, model: Any, qpos: Any, qvel: Any = None
             Rrel = R0 @ quat_to_matrix(qpos[a:a + 4]) @ R0.T
             q[name] = Rrel
             qd[name] = Rrel @ R0 @ qvel[d:d + 3]
-        else:
-            q[name] = float(qpos[a] - model.qpos0[a])
-            qd[name] = float(qvel[d])
+        else:          # (a hinge or slide in a body with several: a composite's coordinate)
+            joint, coordinate = report.coordinates[joints[j]]
+            value, rate = float(qpos[a] - model.qpos0[a]), float(qvel[d])
+            if coordinate is None:
+                q[joint], qd[joint] = value, rate
+            else:
+                q.setdefault(joint, {})[coordinate] = value
+                qd.setdefault(joint, {})[coordinate] = rate
     return q, qd, free

@@ -1,9 +1,9 @@
-"""Robot descriptions as a tree of links and joints, and that tree as a mechanism.
+"""A robot tree (:mod:`elements.robot_spec`) as a mechanism.
 
-An importer (:mod:`elements.urdf`, and later MJCF) reads a file into a :class:`RobotTree`
-(links with their inertials, joints with their frames, in SI units and the file's own
-frames); :func:`build_mechanism` turns the tree into a :class:`~elements.Mechanism`, in
-one place for every format:
+An importer (:mod:`elements.urdf`, :mod:`elements.mjcf`) reads a file into a
+:class:`RobotTree` (links with their inertials, joints with their frames, in SI units and
+the file's own frames); :func:`build_mechanism` turns the tree into a
+:class:`~elements.Mechanism`, in one place for every format:
 
 - **Fixed joints are merged**, as Pinocchio and MuJoCo do: the links joined by fixed joints
   form one rigid body whose mass, centre of mass and central inertia are the exact sums
@@ -16,9 +16,16 @@ one place for every format:
 - **Names**: links and joints have separate name spaces in a robot description but one
   in a mechanism; a body whose name is taken (by a joint, ``ground``, ``gravity``) gets the
   suffix ``_link``, a ``.`` becomes ``_``; :attr:`ImportReport.renamed` lists every change.
-- A link group without mass moved by a joint is refused, naming the joint: its motion
-  has no inertia (a massless link between two moving joints needs the multi-coordinate
-  joints that are not there yet; the message says so).
+- **Chains through massless links** (a robot's 2- or 3-DOF wrist, hip or shoulder as
+  revolutes in sequence, MJCF's several joints in one body, a planar root as slide,
+  slide, hinge) become one joint: universal, gimbal or planar
+  (:mod:`elements.joint_chains`), each file joint a coordinate of it
+  (:attr:`ImportReport.coordinates`, :attr:`ImportReport.composed`). A point mass
+  inside the chain (a link with mass and no rotational inertia) is carried by the body
+  before it when it lies on the axes before it, by the body after when on the axes after
+  it (:attr:`ImportReport.lumped`); otherwise the import is refused, naming the link.
+- A link group without mass moved by a joint, with no moving joint after it, is refused
+  naming the joint: its motion has no inertia.
 - Inertias that break the triangle inequality load with a :class:`RobotImportWarning`
   naming the body, its links and principal moments (``strict=True`` refuses them).
 - What the mechanism does not represent is listed in :attr:`ImportReport.not_imported`
@@ -28,7 +35,6 @@ one place for every format:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,11 +43,16 @@ import numpy as np
 from bondgraph import ModelError
 
 from .couplings import JointCoupling
+from .joint_chains import ChainMember, compose_chain
 from .joints import (
     AxisActuator, AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint, SphericalJoint,
 )
 from .mechanism import Mechanism
 from .rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
+from .robot_spec import (
+    Frame, ImportReport, JointSpec, LinkSpec, RobotImportWarning, RobotTree, _add_point_mass,
+    _Group, _groups, _subtree_mass, _tree_order,
+)
 
 __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "build_mechanism"]
@@ -52,210 +63,14 @@ MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
 joint from the ground makes its child a free body instead)."""
 
 NOT_YET = ("planar",)
-"""Joint types read but not yet mapped (they need multi-coordinate joints); a
+"""Joint types read but not yet mapped (URDF's planar joint: its in-plane axes are not
+fixed by the format, and no reference has been compared yet); a
 ``floating`` joint is mapped only from the ground (its child becomes a free body)."""
 
 
 def _has_axis(joint_type: str) -> bool:
     """Whether a joint type becomes a joint with one free coordinate (an axis port)."""
     return joint_type in MOVING_JOINTS and MOVING_JOINTS[joint_type].n_free > 0
-
-
-class RobotImportWarning(UserWarning):
-    """A robot description loaded with something the mechanism changes or leaves out
-    (an inertia breaking the triangle inequality, limits or friction not imported)."""
-
-
-@dataclass
-class LinkSpec:
-    """A link as a description gives it: ``mass`` (kg), ``com`` (the centre of mass in the
-    link frame, m) and ``inertia`` (central, link axes, kg m^2); ``has_inertial`` False
-    for a link that gives none (a frame)."""
-
-    name: str
-    mass: float = 0.0
-    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
-    has_inertial: bool = False
-
-
-@dataclass
-class JointSpec:
-    """A joint as a description gives it.
-
-    ``xyz`` and ``rotation`` place the child link frame in the parent link frame at
-    coordinate 0 (m; child axes -> parent axes); ``axis`` is in the child link frame, and
-    so is ``anchor``, the point the joint turns about (m; URDF: the link frame's origin,
-    MJCF: the joint's ``pos``). ``type`` is one of ``revolute``, ``continuous``,
-    ``prismatic``, ``ball``, ``fixed``, ``floating`` (from the ground only: the child
-    becomes a free body) and ``planar`` (refused for now). Limits (rad or m, N m or N,
-    rad/s or m/s) and ``friction`` are kept for the report; ``damping`` (N m s/rad or
-    N s/m) becomes an axis damper, ``armature`` (kg m^2 or kg) a rotor inertia on the
-    axis, ``stiffness`` (N m/rad or N/m) an axis spring at rest at ``spring_rest``;
-    ``mimic`` is (leader joint, multiplier, offset)."""
-
-    name: str
-    type: str
-    parent: str
-    child: str
-    xyz: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
-    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
-    damping: float = 0.0
-    friction: float = 0.0
-    lower: float | None = None
-    upper: float | None = None
-    effort_limit: float | None = None
-    velocity_limit: float | None = None
-    mimic: tuple[str, float, float] | None = None
-    anchor: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    armature: float = 0.0
-    stiffness: float = 0.0
-    spring_rest: float = 0.0
-
-
-@dataclass
-class RobotTree:
-    """Links and joints read from ``source`` (a file name, or ``<string>``)."""
-
-    name: str
-    source: str
-    links: dict[str, LinkSpec]
-    joints: list[JointSpec]
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A named frame fixed on a body: ``position`` of its origin (body coordinates from
-    the centre of mass, m) and ``rotation`` (frame axes -> body axes)."""
-
-    body: str
-    position: np.ndarray
-    rotation: np.ndarray
-
-
-@dataclass
-class ImportReport:
-    """What :func:`build_mechanism` made of a description.
-
-    Attributes
-    ----------
-    bodies : dict of str to str
-        Each link -> the body it belongs to (``ground`` for links fixed to the root of a
-        fixed base).
-    merged : dict of str to list of str
-        Each body -> its links (first the one whose axes are the body's axes).
-    joints : dict of str to str
-        Each moving joint of the file -> the mechanism's joint.
-    renamed : dict of str to str
-        ``"link X"`` or ``"joint X"`` -> the mechanism's name, where it differs.
-    couplings : dict of str to str
-        Each mimic joint of the file -> the mechanism's coupling that holds it.
-    not_imported : dict of str to list of str
-        What the mechanism does not represent, by kind (``"position limits"``,
-        ``"friction"``), each with the joints that carry it.
-    warnings : list of str
-        The warnings given while importing.
-    """
-
-    bodies: dict[str, str] = field(default_factory=dict)
-    merged: dict[str, list[str]] = field(default_factory=dict)
-    joints: dict[str, str] = field(default_factory=dict)
-    renamed: dict[str, str] = field(default_factory=dict)
-    couplings: dict[str, str] = field(default_factory=dict)
-    not_imported: dict[str, list[str]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-
-def _tree_order(tree: RobotTree, error: type[ModelError]) -> tuple[str, list[JointSpec]]:
-    """(root link, joints in breadth-first order from it), checking that the joints form
-    one tree over the links."""
-    src = tree.source
-    parent_of: dict[str, JointSpec] = {}
-    names: set[str] = set()
-    for j in tree.joints:
-        if j.name in names:
-            raise error(f"{src}: duplicate joint name '{j.name}'")
-        names.add(j.name)
-        for role, link in (("parent", j.parent), ("child", j.child)):
-            if link not in tree.links:
-                raise error(f"{src}: joint '{j.name}': its {role} link {link!r} is not a link "
-                            f"of the file")
-        if j.child in parent_of:
-            raise error(f"{src}: link '{j.child}' is the child of two joints "
-                        f"('{parent_of[j.child].name}' and '{j.name}'): not a tree")
-        parent_of[j.child] = j
-    roots = [n for n in tree.links if n not in parent_of]
-    if len(roots) != 1:
-        raise error(f"{src}: expected exactly one root link (a link that is no joint's "
-                    f"child), found {len(roots)}: {', '.join(roots) or 'none (a cycle)'}")
-    children: dict[str, list[JointSpec]] = {}
-    for j in tree.joints:
-        children.setdefault(j.parent, []).append(j)
-    order, queue, seen = [], [roots[0]], {roots[0]}
-    while queue:
-        link = queue.pop(0)
-        for j in children.get(link, ()):
-            order.append(j)
-            seen.add(j.child)
-            queue.append(j.child)
-    lost = [n for n in tree.links if n not in seen]
-    if lost:
-        raise error(f"{src}: links {', '.join(lost)} are not reached from the root link "
-                    f"'{roots[0]}' (their joints form a cycle)")
-    return roots[0], order
-
-
-@dataclass
-class _Group:
-    """Links rigidly joined by fixed joints; ``pose[link] = (R, p)`` of each in the
-    frame of the first (the representative, whose axes the body takes)."""
-
-    rep: str
-    pose: dict[str, tuple[np.ndarray, np.ndarray]]
-    mass: float = 0.0
-    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
-
-
-def merged_inertial(links: dict[str, LinkSpec], pose) -> tuple[float, np.ndarray, np.ndarray]:
-    """(mass, centre of mass, central inertia) of rigidly joined links, in the frame in
-    which ``pose[link] = (R, p)`` places each link (kg, m, kg m^2): the masses add, the
-    centre is their weighted mean, the inertias are rotated into that frame and moved to
-    the common centre with the parallel-axis theorem."""
-    total = 0.0
-    first = np.zeros(3)
-    for name, (R, p) in pose.items():
-        ln = links[name]
-        total += ln.mass
-        first += ln.mass * (p + R @ ln.com)
-    com = first / total if total > 0 else np.zeros(3)
-    J = np.zeros((3, 3))
-    for name, (R, p) in pose.items():
-        ln = links[name]
-        if ln.mass == 0 and not np.any(ln.inertia):
-            continue
-        d = p + R @ ln.com - com
-        J += R @ ln.inertia @ R.T + ln.mass * (d @ d * np.eye(3) - np.outer(d, d))
-    return total, com, 0.5 * (J + J.T)
-
-
-def _groups(tree: RobotTree, root: str, order: list[JointSpec]):
-    """The link groups (by representative) and each link's group."""
-    groups = {root: _Group(root, {root: (np.eye(3), np.zeros(3))})}
-    group_of = {root: root}
-    for j in order:
-        if j.type == "fixed":
-            g = groups[group_of[j.parent]]
-            R, p = g.pose[j.parent]
-            g.pose[j.child] = (R @ j.rotation, p + R @ j.xyz)
-            group_of[j.child] = g.rep
-        else:
-            groups[j.child] = _Group(j.child, {j.child: (np.eye(3), np.zeros(3))})
-            group_of[j.child] = j.child
-    for g in groups.values():
-        g.mass, g.com, g.inertia = merged_inertial(tree.links, g.pose)
-    return groups, group_of
 
 
 def _unique_names(tree: RobotTree, moving: list[JointSpec], groups, body_reps,
@@ -287,13 +102,87 @@ def _unique_names(tree: RobotTree, moving: list[JointSpec], groups, body_reps,
     return joint_names, body_names
 
 
-def _subtree_mass(rep: str, groups, group_of, moving_children) -> float:
-    total, stack = 0.0, [rep]
-    while stack:
-        g = stack.pop()
-        total += groups[g].mass
-        stack += [group_of[j.child] for j in moving_children.get(g, ())]
-    return total
+def _unit_frames(unit: list[JointSpec], groups, group_of):
+    """Each member's child link frame (R, o) and its axis and anchor (unit vector, point)
+    in the frame of the group before the unit, at rest."""
+    gp = groups[group_of[unit[0].parent]]
+    R, o = gp.pose[unit[0].parent]
+    out = []
+    for k, j in enumerate(unit):
+        if k:                    # the parent link, in the group the member before moves
+            Rl, pl = groups[unit[k - 1].child].pose[j.parent]
+            R, o = out[-1][0] @ Rl, out[-1][1] + out[-1][0] @ pl
+        Rk, ok = R @ j.rotation, o + R @ j.xyz
+        axis = np.asarray(j.axis, dtype=float)
+        n = np.linalg.norm(axis)
+        out.append((Rk, ok, Rk @ axis / n if n > 0 else axis,
+                    ok + Rk @ np.asarray(j.anchor, dtype=float)))
+    return out
+
+
+def _is_point_mass(g: _Group) -> bool:
+    return g.mass > 0 and float(np.linalg.eigvalsh(g.inertia).max()) <= 1e-12 * g.mass
+
+
+def _units(moving: list[JointSpec], groups, group_of, moving_children) -> list[list[JointSpec]]:
+    """The moving joints in units: a joint alone, or a chain of joints with an axis whose
+    links between carry nothing of their own (massless, or a point mass) and one moving
+    joint each (a composite joint; see :mod:`elements.joint_chains`)."""
+    taken: set[str] = set()
+    units = []
+    for j in moving:
+        if j.name in taken:
+            continue
+        unit, cur = [j], j
+        while _has_axis(cur.type):
+            g = groups[cur.child]
+            kids = moving_children.get(g.rep, [])
+            if len(kids) != 1 or not _has_axis(kids[0].type) or not (
+                    g.mass <= 0 or _is_point_mass(g)) or not _subtree_mass(
+                    kids[0].child, groups, group_of, moving_children) > 0:
+                break
+            unit.append(kids[0])
+            taken.add(kids[0].name)
+            cur = kids[0]
+        units.append(unit)
+    return units
+
+
+def _lump(unit, groups, group_of, report, body_names, src, error) -> None:
+    """Move the point masses inside a chain onto a body: the one before the chain if the
+    mass lies on the axes of the joints before it, the one after if on the axes of the
+    joints after it (either way it does not move relative to that body); else refuse."""
+    frames = _unit_frames(unit, groups, group_of)
+    gp, gc = groups[group_of[unit[0].parent]], groups[unit[-1].child]
+    Rc, oc = frames[-1][0], frames[-1][1]
+
+    def moving(x, members, fr):
+        return [m for m, (_, _, a, p) in zip(members, fr)
+                if m.type == "prismatic" or
+                np.linalg.norm((x - p) - a * ((x - p) @ a)) > 1e-9 * max(1.0, np.abs(x).max())]
+    for k in range(1, len(unit)):
+        g = groups[unit[k - 1].child]
+        if g.mass <= 0:
+            continue
+        R, o = frames[k - 1][0], frames[k - 1][1]
+        x = o + R @ g.com
+        before, after = moving(x, unit[:k], frames[:k]), moving(x, unit[k:], frames[k:])
+        if not before:
+            _add_point_mass(gp, g.mass, x)
+            target = body_names.get(gp.rep, "ground")
+        elif not after:
+            _add_point_mass(gc, g.mass, Rc.T @ (x - oc))
+            target = body_names[gc.rep]
+        else:
+            raise error(f"{src}: link(s) {', '.join(g.pose)}: a point mass ({g.mass:g} kg, "
+                        f"no rotational inertia) between the moving joints "
+                        f"{unit[k - 1].name} and {unit[k].name}, moved relative to the "
+                        f"bodies on both sides (by joints {before[0].name} and "
+                        f"{after[0].name}): a point mass on a moving joint is not "
+                        f"supported; give the link an inertia")
+        for link in g.pose:
+            report.lumped[link] = target
+        g.mass = 0.0
 
 
 def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
@@ -320,6 +209,22 @@ def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
         return RigidBody(name, g.mass, Inertia(g.inertia, check_triangle=triangle_ok))
     except ModelError as exc:
         raise error(f"{where}: {exc}") from None
+
+
+def _attach(joint, m: JointSpec, c: str | None, efforts, stops, friction: bool) -> None:
+    """A file joint's damping, stiffness, armature, actuator, limits and friction on its
+    coordinate ``c`` of ``joint`` (None: the joint's only one)."""
+    if m.damping > 0:
+        joint.add_damper(AxisDamper(m.damping), coordinate=c)
+    if m.stiffness > 0:
+        joint.add_spring(AxisSpring(m.stiffness, m.spring_rest), coordinate=c)
+    if m.armature > 0:
+        joint.add_rotor(m.armature, coordinate=c)
+    joint.add_actuator(AxisActuator(efforts.get(m.name, 0.0)), coordinate=c)
+    if stops is not None and _limited(m):
+        joint.add_limit(m.lower, m.upper, coordinate=c, **stops)
+    if friction and m.friction > 0:
+        joint.add_friction(m.friction, coordinate=c)
 
 
 def _limited(j) -> bool:
@@ -398,7 +303,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     for j in order:
         if j.type in NOT_YET:
             raise error(f"{src}: joint '{j.name}': type '{j.type}' is not supported yet "
-                        f"(it needs multi-coordinate joints); supported: revolute, "
+                        f"(write it as two perpendicular prismatic joints and a revolute "
+                        f"through massless links: they become a planar joint); supported: revolute, "
                         f"continuous, prismatic, ball, fixed, and floating from the root")
         if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
@@ -425,23 +331,29 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     moving_children: dict[str, list[JointSpec]] = {}
     for j in moving:
         moving_children.setdefault(group_of[j.parent], []).append(j)
+    units = _units(moving, groups, group_of, moving_children)
+    inner = {groups[m.child].rep for unit in units for m in unit[:-1]}
     report = ImportReport()
-    body_reps = [g for g in groups if g != root or floating_base]
+    body_reps = [g for g in groups if (g != root or floating_base) and g not in inner]
     joint_names, body_names = _unique_names(tree, moving, groups, body_reps, report)
+    for unit in units:
+        if len(unit) > 1:
+            _lump(unit, groups, group_of, report, body_names, src, error)
     mech = Mechanism(tree.name.replace(".", "_") or "robot", gravity=gravity)
     bodies: dict[str, RigidBody] = {}
     if not floating_base:
         bodies[root] = mech.ground
     for j in moving:                      # massless groups moved by a joint
         g = groups[j.child]
-        if g.mass > 0:
+        if g.mass > 0 or g.rep in inner:
             continue
         if _subtree_mass(j.child, groups, group_of, moving_children) > 0:
             raise error(f"{src}: joint '{j.name}' moves link(s) {', '.join(g.pose)} without "
                         f"mass, which carry the moving joints "
                         f"{', '.join(c.name for c in moving_children[j.child])}: a massless "
-                        f"link between moving joints needs multi-coordinate joints, not "
-                        f"supported yet; give the link a mass and inertia")
+                        f"link between moving joints is supported where the joints form a "
+                        f"universal, gimbal or planar joint (one moving joint after "
+                        f"another); give the link a mass and inertia")
         raise error(f"{src}: joint '{j.name}' moves only massless links "
                     f"({', '.join(g.pose)}): its motion has no inertia (the equations are "
                     f"singular); make the joint fixed or give a link an <inertial>")
@@ -454,6 +366,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                                           report))
     frames: dict[str, Frame] = {}
     for rep, g in groups.items():
+        if rep in inner:
+            report.inner_links += list(g.pose)
+            continue
         body = bodies[rep]
         com = np.zeros(3) if body.is_ground else g.com
         report.merged[body.name] = list(g.pose)
@@ -468,51 +383,63 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         raise error(f"{src}: efforts given for {', '.join(unknown)}, not joints of the file "
                     f"with an axis; joints with an axis: {', '.join(driven) or 'none'}")
     limited, frictional, mimics = [], [], []
-    for j in moving:
+    for unit in units:
+        j, last = unit[0], unit[-1]
         if j.type == "floating":          # its child is a free body: no joint
             continue
-        gp, gc = groups[group_of[j.parent]], groups[j.child]
-        R_p, p_p = gp.pose[j.parent]
+        gp, gc = groups[group_of[j.parent]], groups[last.child]
         parent = bodies[gp.rep]
-        R = R_p @ j.rotation
-        anchor = np.asarray(j.anchor, dtype=float)
-        P = p_p + R_p @ (j.xyz + j.rotation @ anchor) - (
-            np.zeros(3) if parent.is_ground else gp.com)
-        axis = np.asarray(j.axis, dtype=float)
-        cls = MOVING_JOINTS[j.type]
-        if cls.n_free and not np.linalg.norm(axis) > 0:
-            raise error(f"{src}: joint '{j.name}': its axis has zero length")
+        com_p = np.zeros(3) if parent.is_ground else gp.com
+        frames_u = _unit_frames(unit, groups, group_of)
+        R, o, axis, X = frames_u[-1]
+        if len(unit) == 1:
+            cls, coords = MOVING_JOINTS[j.type], (None,)
+            kw = {"axis": axis if cls.n_free else None}
+            if cls.n_free and not np.linalg.norm(axis) > 0:
+                raise error(f"{src}: joint '{j.name}': its axis has zero length")
+        else:
+            for m, f in zip(unit, frames_u):
+                if not np.linalg.norm(f[2]) > 0:
+                    raise error(f"{src}: joint '{m.name}': its axis has zero length")
+            try:
+                cls, kw, coords = compose_chain([
+                    ChainMember(m.name, "prismatic" if m.type == "prismatic" else "revolute",
+                                f[2], f[3]) for m, f in zip(unit, frames_u)])
+            except ModelError as exc:
+                raise error(f"{src}: {exc}") from None
+            X = kw.pop("point")
         if not cls.n_free and j.name in efforts:
             raise error(f"{src}: joint '{j.name}' ({j.type}) has no axis: no effort of its "
                         f"own (a load on the body acts instead)")
         try:
-            joint = cls(joint_names[j.name], parent, bodies[j.child], parent_point=P,
-                        child_point=anchor - gc.com,
-                        axis=R @ axis if cls.n_free else None, rest_rotation=R)
-            if cls.n_free:
-                if j.damping > 0:
-                    joint.add_damper(AxisDamper(j.damping))
-                if j.stiffness > 0:
-                    joint.add_spring(AxisSpring(j.stiffness, j.spring_rest))
-                if j.armature > 0:
-                    joint.add_rotor(j.armature)
-                joint.add_actuator(AxisActuator(efforts.get(j.name, 0.0)))
-                if stops is not None and _limited(j):
-                    joint.add_limit(j.lower, j.upper, **stops)
-                if friction and j.friction > 0:
-                    joint.add_friction(j.friction)
+            joint = cls(joint_names[j.name], parent, bodies[last.child],
+                        parent_point=X - com_p, child_point=R.T @ (X - o) - gc.com,
+                        rest_rotation=R, **kw)
+            for m, c in zip(unit, coords):
+                if cls.n_free:
+                    _attach(joint, m, c, efforts, stops, friction)
         except ModelError as exc:
             raise error(f"{src}: joint '{j.name}': {exc}") from None
-        joint.effort_limit = j.effort_limit
-        joint.limits = (j.lower, j.upper) if j.type != "continuous" else (None, None)
         mech.add_joint(joint)
-        report.joints[j.name] = joint.name
-        if _limited(j) and (stops is None or not cls.n_free):
-            limited.append(j.name)
-        if j.friction > 0 and not (friction and cls.n_free):
-            frictional.append(j.name)
-        if j.mimic is not None:
-            mimics.append(j.name)
+        if len(unit) > 1:
+            report.composed[joint.name] = [m.name for m in unit]
+        for m, c in zip(unit, coords):
+            report.joints[m.name] = joint.name
+            report.coordinates[m.name] = (joint.name, c)
+            if len(unit) == 1:
+                joint.effort_limit = m.effort_limit
+                joint.limits = (m.lower, m.upper) if m.type != "continuous" else (None, None)
+            if _limited(m) and (stops is None or not cls.n_free):
+                limited.append(m.name)
+            if m.friction > 0 and not (friction and cls.n_free):
+                frictional.append(m.name)
+            if m.mimic is not None:
+                if c is not None and mimic == "couple":
+                    raise error(f"{src}: joint '{m.name}' <mimic>: it is a coordinate of the "
+                                f"composite joint '{joint.name}' ({', '.join(report.composed[joint.name])}); "
+                                f"couplings take one-coordinate joints (mimic='independent' "
+                                f"ignores the coupling)")
+                mimics.append(m.name)
     fixed_mimics = [j.name for j in order if j.type == "fixed" and j.mimic is not None]
     if fixed_mimics:
         report.not_imported["<mimic> on fixed joints (nothing to couple)"] = fixed_mimics
@@ -526,12 +453,18 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     elif mimics:
         for name in mimics:
             leader, multiplier, offset = names[name].mimic
+            if report.coordinates[leader][1] is not None:
+                raise error(f"{src}: joint '{name}' <mimic joint='{leader}'>: the leader is a "
+                            f"coordinate of the composite joint "
+                            f"'{report.coordinates[leader][0]}'; couplings take "
+                            f"one-coordinate joints (mimic='independent' ignores the "
+                            f"coupling)")
             stem, cname, k = f"{joint_names[name]}_mimic", f"{joint_names[name]}_mimic", 2
             while cname in mech.joints or cname in mech.bodies or cname in mech.couplings:
                 cname, k = f"{stem}{k}", k + 1
             try:
                 mech.add_coupling(JointCoupling(
-                    cname, mech.joint(joint_names[leader]), mech.joint(joint_names[name]),
+                    cname, mech.joint(report.joints[leader]), mech.joint(report.joints[name]),
                     multiplier, offset))
             except ModelError as exc:
                 raise error(f"{src}: joint '{name}' <mimic>: {exc}") from None

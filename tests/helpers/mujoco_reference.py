@@ -3,9 +3,10 @@
 formulation: joint-space, composite rigid body, its own compiler).
 
 What the mechanism does not represent (limits, friction loss, contacts, equality
-constraints, tendons, damping and armature of ball and free joints) is reported by the
-import; MuJoCo's side is set to leave it out too: its constraint solver is disabled and
-those dampings and armatures are zeroed on the model compared.
+constraints, tendons, actuators, fluid forces, damping and armature of ball and free
+joints) is reported by the import; MuJoCo's side is set to leave it out too: its
+constraint solver and actuation are disabled, the medium's density and viscosity are
+zero and those dampings and armatures are zeroed on the model compared.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ def comparable(model):
     """``model`` changed in place to hold only what the mechanism represents."""
     import mujoco
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_ACTUATION   # (bias forces too)
+    model.opt.density, model.opt.viscosity = 0.0, 0.0                  # fluid forces
+    model.opt.wind[:] = 0.0
     for j in range(model.njnt):
         if model.jnt_type[j] in (0, 1):
             d, n = model.jnt_dofadr[j], 6 if model.jnt_type[j] == 0 else 3
@@ -68,16 +72,17 @@ def compare(model, mech, mm, rng) -> tuple[float, int]:
     mujoco.mj_forward(model, data)
     mujoco.mj_rnePostConstraint(model, data)
     q, qd, free = mujoco_coordinates(mech, model, qpos, qvel)
-    names = mech.import_report.joints
+    report = mech.import_report
     tau = {}
     for j in range(model.njnt):
         if model.jnt_type[j] in (2, 3):
-            tau[names[model.joint(j).name]] = float(qfrc[model.jnt_dofadr[j]])
-    ours = direct_dynamics(mm, q, qd, tau, free=free, bodies=True)
+            tau[model.joint(j).name] = float(qfrc[model.jnt_dofadr[j]])
+    ours = direct_dynamics(mm, q, qd, report.mechanism_values(tau), free=free, bodies=True)
+    by_file = report.file_values({k: v for k, v in ours.items() if "." not in k})
     errors, scale = [], [1.0, float(np.abs(data.qacc).max())]
     for j in range(model.njnt):
         if model.jnt_type[j] in (2, 3):
-            errors.append(abs(ours[names[model.joint(j).name]] -
+            errors.append(abs(by_file[model.joint(j).name] -
                               data.qacc[model.jnt_dofadr[j]]))
     res, vel = np.zeros(6), np.zeros(6)
     gravity = np.zeros(3) if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY \

@@ -23,6 +23,8 @@ import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
 
+from bondgraph import ModelError
+
 from elements import (
     AxisSpring, CylindricalJoint, Inertia, Mechanism, PlanarJoint, RevoluteJoint, RigidBody,
     ScrewJoint, UniversalJoint, prescribed_motion,
@@ -324,3 +326,43 @@ def test_nut_falling_along_a_screw():
     assert res.energy.relative_drift < 1e-8
     # a wrong model (the parallel-axis term forgotten) misses s(1 s) by 6e-2
     assert abs(g * m / (m + (a @ I_c @ a) / p ** 2) - acc) * 0.5 > 1e-3
+
+
+def _gimbal_body():
+    from elements import GimbalJoint
+    mech = Mechanism("gimbal", gravity=(0.0, 0.0, 0.0))
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.about_center(np.diag([0.1, 0.2, 0.3]))))
+    mech.add_joint(GimbalJoint("G", mech.ground, b, axis=(0, 0, 1), axis2=(1, 0, 0),
+                               axis3=(0, 1, 0), child_point=(0.0, 0.0, 0.2)))
+    return mech.assemble()
+
+
+def test_a_gimbal_reaching_lock_fails_naming_it_and_keeps_the_run():
+    """A body turning about the gimbal's middle axis (x: a principal axis of the body
+    about the joint point, so without gravity the rate stays constant) from
+    angle2 = 1.4 rad at 1 rad/s reaches the lock (pi/2) at
+    t = pi/2 - 1.4 = 0.1708 s: the run stops there with the joint named, not SUCCESS,
+    and returns what it computed, angle2 equal to 1.4 + t to 1e-6."""
+    import warnings as _w
+    mm = _gimbal_body()
+    x0 = mm.initial_state({"G": [0.0, 1.4, 0.0]}, {"G": [0.0, 1.0, 0.0]})
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        res = mm.simulate((0.0, 1.0), x0=x0, rtol=1e-10, atol=1e-10)
+    assert not res.success
+    assert "GimbalLockError" in res.message and "gimbal joint 'G'" in res.message
+    assert abs(res.t[-1] - (np.pi / 2 - 1.4)) < 2e-3
+    q = res.joint("G").q
+    assert np.abs(q[1] - (1.4 + res.t)).max() < 1e-6
+    assert np.abs(q[0]).max() < 1e-6 and np.abs(q[2]).max() < 1e-6
+
+
+def test_a_gimbal_state_beyond_lock_is_refused_with_the_near_side():
+    mm = _gimbal_body()
+    assert mm.mechanism.joint("G").middle_range == pytest.approx((-np.pi / 2, np.pi / 2))
+    with pytest.raises(ModelError, match=r"gimbal joint 'G': angle2 = 1.8 rad is beyond "
+                       r"gimbal lock from rest: .* between -1.5708 and 1.5708 rad"):
+        mm.initial_state({"G": [0.0, 1.8, 0.0]})
+    with pytest.raises(ModelError, match="beyond gimbal lock"):    # (modulo a turn)
+        mm.initial_state({"G": [0.0, 1.8 - 2 * np.pi, 0.0]})
+    mm.initial_state({"G": [0.0, 0.5 + 2 * np.pi, 0.0]})        # the near side, a turn on

@@ -51,9 +51,9 @@ needs_robots = pytest.mark.skipif(
 # Refused, with the reason the message gives (Pinocchio loads them: joint coordinates do
 # not need each body's inertia invertible). Any other refusal fails the test.
 KNOWN_REFUSALS = {
-    # a link without mass between two moving joints (a 3-DOF hip as three revolutes)
-    "human_description/robots/human.urdf": "massless link between moving joints",
-    # r_hip_1: 0.754 kg with a zero inertia tensor, between two moving joints
+    # r_hip_2: 0.526 kg with a zero inertia tensor between the hip's roll and yaw, off
+    # their axes (a point mass that moves relative to both neighbours; r_hip_1, on the
+    # pitch axis, is carried by the pelvis)
     "icub_description/robots/icub.urdf": "point mass on a moving joint",
     "icub_description/robots/icub_reduced.urdf": "point mass on a moving joint",
     # LHand moves only a massless link (its fingers follow it through <mimic>, loaded
@@ -123,9 +123,10 @@ def _check_dynamics(rel, floating, n_states):
     mm = mech.assemble()
     report = mech.import_report
     damping = {}
-    for urdf_name, ours in report.joints.items():
-        j = mech.joints[ours]
-        damping[urdf_name] = j.dampers[0].coefficient if j.dampers else 0.0
+    for urdf_name, (ours, coordinate) in report.coordinates.items():
+        dampers = mech.joints[ours].axis(coordinate).items("damper") \
+            if mech.joints[ours].n_free else []
+        damping[urdf_name] = dampers[0].coefficient if dampers else 0.0
     rng = np.random.default_rng(abs(hash(rel)) % 2 ** 32)
     data = model.createData()
     errs = [compare(model, data, mm, report, rng, floating, damping)
@@ -249,8 +250,22 @@ def test_an_inertia_breaking_the_triangle_inequality_warns_or_is_refused():
         'type="fixed"><parent link="b"/>', 'type="continuous"><parent link="b"/>'
         '<axis xyz="1 0 0"/>').replace('<link name="flange"/>', '<link name="flange">'
         '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
-        'izz="1"/></inertial></link>'),
-     r"joint 'weld' moves link\(s\) b without mass, which carry the moving joints tip"),
+        'izz="1"/></inertial></link>').replace('<origin xyz="0 0 0.1"/>',
+                                               '<origin xyz="0 0.05 0.1"/>'),
+     r"joints weld \(revolute\), tip \(revolute\) through a massless link: their axes "
+     r"do not meet at a point"),
+    # a massless link carrying two moving joints
+    (lambda t: t.replace('type="fixed"><parent link="a"/>', 'type="continuous"><parent '
+                         'link="a"/><axis xyz="0 0 1"/>').replace(
+        '<mass value="0.5"/>', '<mass value="0"/>').replace(
+        '</robot>', '<link name="c"><inertial><mass value="1"/><inertia ixx="1" ixy="0" '
+        'ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link><link name="d"><inertial><mass '
+        'value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+        '</link><joint name="j_c" type="continuous"><parent link="b"/><child link="c"/>'
+        '<axis xyz="1 0 0"/></joint><joint name="j_d" type="continuous"><parent link="b"/>'
+        '<child link="d"/><axis xyz="0 1 0"/></joint></robot>'),
+     r"joint 'weld' moves link\(s\) b, flange without mass, which carry the moving "
+     r"joints j_c, j_d"),
     # a moving joint that moves nothing with mass
     (lambda t: t.replace('type="fixed"><parent link="b"/>', 'type="continuous"><parent '
                          'link="b"/><axis xyz="1 0 0"/>'),
@@ -363,3 +378,74 @@ def test_mimic_joints_are_couplings(rel):
             leader, ratio, _ = specs[follower].mimic
             assert ours[report.joints[follower]] == pytest.approx(
                 ratio * ours[report.joints[leader]], rel=1e-9, abs=1e-9)
+
+
+def _inertial(m, com, diag):
+    return (f'<inertial><origin xyz="{com}"/><mass value="{m}"/><inertia ixx="{diag[0]}" '
+            f'ixy="0.001" ixz="0" iyy="{diag[1]}" iyz="0" izz="{diag[2]}"/></inertial>')
+
+
+def _revolute(name, parent, child, xyz, axis, kind="revolute", rpy="0 0 0"):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child '
+            f'link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            f'<limit lower="-1" upper="1" effort="10" velocity="5"/></joint>')
+
+
+CHAINS = f"""<robot name="chains">
+  <link name="base">{_inertial(3.0, "0 0 0.1", (0.04, 0.05, 0.06))}</link>
+  <link name="v1"><inertial><origin xyz="0 0 0.07"/><mass value="0.3"/>
+    <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+  <link name="A">{_inertial(2.0, "0.05 0.02 -0.3", (0.03, 0.02, 0.01))}</link>
+  <link name="v2"/><link name="v3"/>
+  <link name="B">{_inertial(1.5, "0 0.1 -0.2", (0.02, 0.01, 0.015))}</link>
+  <link name="v4"/><link name="v5"/>
+  <link name="C">{_inertial(0.8, "0.1 0 0", (0.004, 0.006, 0.005))}</link>
+  {_revolute("u1", "base", "v1", "0 0 0.5", "0 0 1")}
+  {_revolute("u2", "v1", "A", "0 0 0.1", "1 0 1", rpy="0.3 0 0")}
+  {_revolute("g1", "A", "v2", "0.1 0 -0.6", "0 0 1")}
+  {_revolute("g2", "v2", "v3", "0 0 0", "1 0 0")}
+  {_revolute("g3", "v3", "B", "0 0 0", "0 0.96 0.28")}
+  {_revolute("p1", "B", "v4", "0 0.2 -0.4", "1 0 0", kind="prismatic")}
+  {_revolute("p2", "v4", "v5", "0 0 0", "0 -1 0", kind="prismatic")}
+  {_revolute("p3", "v5", "C", "0 0 0", "0 0 1")}
+</robot>"""
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_chains_through_massless_links_equal_pinocchio(tmp_path, floating):
+    """Revolutes and slides in sequence through massless links (Pinocchio's joint
+    chain) become one joint each: two revolutes at 45 degrees -> universal (with a point
+    mass on the first axis carried by the base), three revolutes each perpendicular to
+    the next (first and third not) -> gimbal, slide, slide (opposite to axis x x_axis),
+    revolute -> planar. Forward dynamics equal Pinocchio's ABA at 20 random states to
+    1e-8 relative (seen: round-off)."""
+    path = tmp_path / "chains.urdf"
+    path.write_text(CHAINS)
+    mech = _load(str(path), floating)
+    report = mech.import_report
+    assert {j: mech.joint(j).type_name for j in report.composed} == \
+        {"u1": "universal", "g1": "gimbal", "p1": "planar"}
+    assert report.composed["p1"] == ["p1", "p2", "p3"]
+    assert report.lumped == {"v1": "base" if floating else "ground"}
+    assert sorted(report.inner_links) == ["v1", "v2", "v3", "v4", "v5"]
+    model = _pin_model(str(path), floating)
+    data = model.createData()
+    mm = mech.assemble()
+    rng = np.random.default_rng(17)
+    errs = [compare(model, data, mm, report, rng, floating, {}) for _ in range(20)]
+    assert max(errs) <= 1e-8, max(errs)
+
+
+def test_chains_that_form_no_joint_are_refused_naming_them():
+    """A point mass off the axes on both sides, and two slides alone, are refused with
+    the joints named and what is supported."""
+    off = CHAINS.replace('<origin xyz="0 0 0.07"/><mass value="0.3"/>',
+                         '<origin xyz="0.05 0 0.07"/><mass value="0.3"/>')
+    with pytest.raises(URDFError, match=r"link\(s\) v1: a point mass \(0.3 kg, no "
+                       r"rotational inertia\) between the moving joints u1 and u2"):
+        loads_urdf(off)
+    slides = CHAINS.replace(_revolute("p3", "v5", "C", "0 0 0", "0 0 1"),
+                            _revolute("p3", "v5", "C", "0 0 0", "0 0 1", kind="fixed"))
+    with pytest.raises(URDFError, match=r"the joints p1 \(prismatic\), p2 \(prismatic\) "
+                       r"in sequence through massless links form no supported joint"):
+        loads_urdf(slides)
