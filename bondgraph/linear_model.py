@@ -288,7 +288,8 @@ class LinearModel:
     # -- interop -------------------------------------------------------------------------
     def to_control(self) -> Any:
         """This model as python-control's ``StateSpace`` (with the state, input and
-        output names).
+        output names; python-control reserves '.' for subsystems, so each '.' of a name
+        becomes '_': ``J1.q`` is ``J1_q`` there).
 
         Raises
         ------
@@ -301,8 +302,15 @@ class LinearModel:
         except ImportError:
             raise ImportError("LinearModel.to_control needs python-control: pip install "
                               "control (or the 'control' extra of vector-bondgraph)") from None
-        return control.ss(self.A, self.B, self.C, self.D, states=list(self.state_names),
-                          inputs=list(self.input_names), outputs=list(self.output_names))
+        labels = {}
+        for kind, names in (("states", self.state_names), ("inputs", self.input_names),
+                            ("outputs", self.output_names)):
+            new = [n.replace(".", "_") for n in names]
+            if len(set(new)) < len(new):
+                raise ModelError(f"the {kind} {', '.join(names)} are not distinct for "
+                                 f"python-control once '.' becomes '_'")
+            labels[kind] = new
+        return control.ss(self.A, self.B, self.C, self.D, **labels)
 
     def to_scipy(self) -> Any:
         """This model as ``scipy.signal.StateSpace`` (a continuous ``lti``; scipy keeps

@@ -390,20 +390,20 @@ def linearize(model: StateSpaceModel, x0: Mapping[str, Any] | np.ndarray, *,
         u[input_names.index(k)] = float(v)
     ns = sidx.size
 
-    def evaluate(z):
+    def at(z):
         xx = x.copy()
         xx[sidx] = z[:ns]
         override.values[:] = z[ns:]
         return evaluate(m, t, xx)
 
     def f(z):
-        ev = evaluate(z)
+        ev = at(z)
         return np.concatenate([ev.xdot[sidx], [r(ev) for r in readers]])
 
     z0 = np.concatenate([x[sidx], u])
     override.values[:] = u
-    ev0 = m.evaluate(t, x)
-    override.check_rates(ev0)
+    override.check_rates(m.evaluate(t, x))
+    ev0 = at(z0)
     affine = _is_affine(model, override) if exact is None else bool(exact)
     J, E = jacobian(f, z0, None if step is None else step * np.maximum(1.0, np.abs(z0)),
                     exact=affine)
