@@ -16,6 +16,8 @@ Stages
     join_results (one result from consecutive segments),
     SparseReduction, StepValues (the sparse evaluation used while integrating),
     symbolic_equations, SymbolicEquations
+Linear models
+    linearize, find_equilibrium, Equilibrium, LinearModel, Modes
 Diagrams
     to_dot, to_graphviz, render
 Errors
@@ -76,6 +78,8 @@ from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status, join_results
 from .simulation import simulate
+from .linear_model import LinearModel, Modes
+from .linearization import Equilibrium, find_equilibrium, linearize
 from .spatial import skew
 from .sparse import SparseReduction, StepValues
 from .symbolic import SymbolicEquations, symbolic_equations
@@ -98,4 +102,5 @@ __all__ = [
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
     "IntegrationError", "IntegrationWarning", "models",
+    "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
 ]

@@ -12,6 +12,9 @@ Commands::
     bondgraph sweep STUDY --out DIR    a parameter study (grid or Monte Carlo, on Dask):
                                        one results.csv row per run, plots
     bondgraph animate DIR [--video F]  the 3D animation page of a run (and a GIF or MP4)
+    bondgraph linearize MODEL --out DIR [--at J=v,...] [--inputs ...] [--outputs ...]
+                                       the linear model (A, B, C, D with names) about an
+                                       operating point or equilibrium: CSV, MAT, JSON
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
 written, the cause is in summary.json); 2 bad input (a one-line message names the file,
@@ -235,6 +238,75 @@ def cmd_animate(args) -> int:
     return 0
 
 
+def _pairs(text_items, what: str) -> dict[str, float]:
+    """``NAME=VALUE`` items (repeated options, each possibly comma-separated) as a dict;
+    a _UserError naming the item otherwise."""
+    out: dict[str, float] = {}
+    for text in text_items or ():
+        for item in filter(None, (t.strip() for t in text.split(","))):
+            name, sep, value = item.partition("=")
+            try:
+                if not sep or not name.strip():
+                    raise ValueError
+                out[name.strip()] = float(value)
+            except ValueError:
+                raise _UserError(f"{what} {item!r}: expected NAME=VALUE with a number, e.g. "
+                                 f"J1=0.3") from None
+    return out
+
+
+def _names(text_items) -> list[str]:
+    return [t.strip() for text in text_items or () for t in text.split(",") if t.strip()]
+
+
+def cmd_linearize(args) -> int:
+    from bondgraph.linear_model import FORMATS
+    from elements.linearization import linearize_mechanism, mechanism_equilibrium
+    spec = _load(args.model)
+    _output_directory(args.out)
+    if os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
+        raise _UserError(f"{args.out} is not empty; pass --overwrite to replace the files "
+                         f"of a linear model there, or choose an empty directory")
+    formats = _names(args.format) or list(FORMATS)
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise _UserError(f"--format {', '.join(bad)}: valid formats are {', '.join(FORMATS)}")
+    q = {**spec.q0, **_pairs(args.at, "--at")}
+    qd = {**spec.qd0, **_pairs(args.rates, "--rates")}
+    u0 = _pairs(args.u0, "--u0")
+    inputs, outputs = _names(args.inputs), _names(args.outputs)
+    guess = _pairs(args.guess, "--guess") or None
+    with _about(args.model):
+        mm = spec.mechanism.assemble()
+        unknown = [k for k in u0 if k not in inputs]
+        if unknown:
+            raise _UserError(f"--u0 {', '.join(unknown)}: not among --inputs "
+                             f"({', '.join(inputs) or 'none'})")
+        at = q
+        if args.equilibrium:
+            at = mechanism_equilibrium(mm, q, qd, inputs=u0 or None, guess=guess)
+            print(f"equilibrium: {', '.join(f'{k} = {v:.10g}' for k, v in at.q.items())} "
+                  f"(largest remaining acceleration {at.residual:.1e})")
+        lin = linearize_mechanism(mm, at, None if args.equilibrium else qd, inputs=inputs,
+                                  outputs=outputs, u0=u0 or None, guess=guess)
+    os.makedirs(args.out, exist_ok=True)
+    paths = lin.write(args.out, formats, stem="linear")
+    print(f"{spec.mechanism.name}: {lin}")
+    print(f"states: {', '.join(lin.state_names)}")
+    print(f"inputs: {', '.join(lin.input_names) or 'none'}; outputs: "
+          f"{', '.join(lin.output_names) or 'none'}")
+    if lin.equilibrium_residual <= 1e-8 * max(1.0, float(np.abs(lin.A).max(initial=0.0))):
+        print(lin.modes().table())
+    else:
+        print(f"(not an equilibrium: max |dz/dt| = {lin.equilibrium_residual:.3g}; no modes; "
+              f"--equilibrium finds one)")
+    if args.plots and inputs and outputs:
+        paths.append(lin.bode_plot(os.path.join(args.out, "bode.png")))
+        paths.append(lin.step_plot(os.path.join(args.out, "step.png")))
+    print(f"wrote {args.out}: {', '.join(sorted(os.path.basename(p) for p in paths))}")
+    return 0
+
+
 def _add_to_manifest(directory, paths) -> None:
     """List files written into a run's directory in its manifest.json, so that the next
     run into it replaces them too."""
@@ -342,6 +414,37 @@ def build_parser() -> argparse.ArgumentParser:
                         "coordinates; repeatable; default: the box of its inertia)")
     a.add_argument("--no-reactions", action="store_true", help="no joint reaction arrows")
     a.set_defaults(func=cmd_animate)
+    lz = sub.add_parser("linearize", help="the linear model about an operating point",
+                        description="Linearise MODEL (a TOML model file) about an operating "
+                        "point in independent joint coordinates: states <joint>.q, "
+                        "<joint>.qd (and subsystem states), the inputs and outputs named; "
+                        "write A, B, C, D with their names into DIR (CSV, MAT, JSON) and print "
+                        "the modes at an equilibrium. See docs/linearization.md.")
+    lz.add_argument("model")
+    lz.add_argument("--out", required=True, help="output directory")
+    lz.add_argument("--at", action="append", metavar="JOINT=VALUE[,...]",
+                    help="joint coordinates of the operating point (rad or m; default the "
+                         "model file's [initial] q)")
+    lz.add_argument("--rates", action="append", metavar="JOINT=VALUE[,...]",
+                    help="joint rates there (default the file's [initial] qd)")
+    lz.add_argument("--equilibrium", action="store_true",
+                    help="first find the static equilibrium from --at (coordinates solved "
+                         "with the inputs at --u0, the others at the model's own values)")
+    lz.add_argument("--inputs", action="append", metavar="NAME[,...]",
+                    help="joints (their actuator effort) or sources of the graph")
+    lz.add_argument("--outputs", action="append", metavar="NAME[,...]",
+                    help="e.g. J1.q, J1.qd, m2.x, J3.Fz, J2.spring (see the docs)")
+    lz.add_argument("--u0", action="append", metavar="INPUT=VALUE[,...]",
+                    help="input values at the operating point (default the model's own)")
+    lz.add_argument("--guess", action="append", metavar="JOINT=VALUE[,...]",
+                    help="starting coordinates for closing loops")
+    lz.add_argument("--format", action="append", metavar="csv,mat,json",
+                    help="file formats (default all three)")
+    lz.add_argument("--plots", action="store_true",
+                    help="also write bode.png and step.png of every input/output pair")
+    lz.add_argument("--overwrite", action="store_true",
+                    help="write into a non-empty directory")
+    lz.set_defaults(func=cmd_linearize)
     return p
 
 

@@ -15,6 +15,8 @@ Assembly and results
 Dynamics at a state
     forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
     prescribed_motion, PrescribedMotionResult
+Linear models (independent joint coordinates) and equilibria
+    linearize_mechanism, mechanism_equilibrium, MechanismEquilibrium
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
@@ -44,6 +46,7 @@ from .joints import (
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
 from .hybrid import Switch
+from .linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
@@ -68,6 +71,7 @@ __all__ = [
     "RobotImportWarning", "load_mjcf", "loads_mjcf", "from_mujoco", "mujoco_coordinates",
     "MJCFError", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
+    "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

@@ -158,3 +158,33 @@ def test_run_refuses_to_mix_old_and_new_files(tmp_path):
     (out / "old.csv").write_text("stale")
     p = cli("run", TOML, "--out", str(out))
     assert p.returncode == 2 and "not empty" in p.stderr
+
+
+def test_linearize_writes_the_named_matrices_and_reports_mistakes(tmp_path):
+    """``bondgraph linearize`` of the three-body model file about its static
+    equilibrium (the moment J1 as the input, held at 0): the spring mode sqrt(K / m2) in
+    A, the names in the CSV headers, the MAT and JSON files; a mistake exits 2 naming
+    the name at fault, and writes nothing."""
+    model = os.path.join(ROOT, "examples", "three_body_prismatic.toml")
+    out = tmp_path / "lin"
+    p = cli("linearize", model, "--out", str(out), "--equilibrium", "--at", "J3=-0.01",
+            "--inputs", "J1", "--u0", "J1=0", "--outputs", "m2.z,J3.Fz")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(os.listdir(out)) == ["linear.json", "linear.mat", "linear_A.csv",
+                                       "linear_B.csv", "linear_C.csv", "linear_D.csv",
+                                       "linear_point.csv"]
+    with open(out / "linear_A.csv") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["", "J1.q", "J2.q", "J3.q", "J1.qd", "J2.qd", "J3.qd"]
+    A = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+    w = np.sort(np.abs(np.linalg.eigvals(A)))
+    assert abs(w[-1] - np.sqrt(500.0)) < 1e-9 * np.sqrt(500.0)
+    data = json.loads((out / "linear.json").read_text())
+    assert data["outputs"] == ["m2.z", "J3.Fz"] and data["inputs"] == ["J1"]
+    assert "2.236068e+01" in p.stdout                 # the modes are printed
+    bad = cli("linearize", model, "--out", str(tmp_path / "bad"), "--outputs", "m2.w")
+    assert bad.returncode == 2 and "no output 'm2.w'" in bad.stderr and "m2.wz" in bad.stderr
+    assert not (tmp_path / "bad").exists()
+    bad = cli("linearize", model, "--out", str(tmp_path / "bad"), "--equilibrium",
+              "--inputs", "J1")                 # the moment 0.1 N m spins the rotor up
+    assert bad.returncode == 2 and "no equilibrium found" in bad.stderr

@@ -45,6 +45,9 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph.results",),
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis"),
     ("bondgraph.simulation",),
+    # linear models (pure numpy), then linearisation and equilibria of any model
+    ("bondgraph.linear_model",),
+    ("bondgraph.linearization",),
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
@@ -62,6 +65,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.mechanism",),
     ("elements.dynamics", "elements.energy_check", "elements.robot_spec",
      "elements.joint_chains", "elements.robot_tree"),
+    ("elements.linearization",),
     ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),
