@@ -74,6 +74,7 @@ from .primitives import (
     UnknownEffort,
     ZeroJunction,
 )
+from .laws import EnergyLaw, TimeLaw, VectorLaw
 from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status, join_results
@@ -103,4 +104,5 @@ __all__ = [
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
     "IntegrationError", "IntegrationWarning", "models",
     "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
+    "EnergyLaw", "VectorLaw", "TimeLaw",
 ]

@@ -10,8 +10,9 @@ The procedure (Karnopp's sequential causality assignment, method.md section 4):
 1. Sources (Se, Sf, Se*) and the fixed-causality EJS, propagating through junctions,
    transformers and gyrators after each.
 2. Each storage element, in the order added, in integral causality, propagating.
-3. Each remaining R (resistance causality: flow in, effort out), propagating; an R that
-   had to be chosen here sits in an algebraic loop.
+3. Each remaining R (resistance causality: flow in, effort out; conductance causality
+   for an R whose nonlinear law is given only as flow = g(effort)), propagating; an R
+   that had to be chosen here sits in an algebraic loop.
 4. Any bond still open (a loop of junctions alone) is chosen arbitrarily, propagating.
 
 A first pass allows differential causality and records the storage elements that end
@@ -314,7 +315,9 @@ class _Pass:
                 (i,) = self.of[name]
                 if self.receiver[i] is None:
                     self.chosen_r.append(name)
-                    self.assign_one_port(name, False, "resistance")
+                    # (flow in, unless the element's law is written for effort in)
+                    self.assign_one_port(name, bool(getattr(el, "prefers_conductance", False)),
+                                         "resistance")
         for i, b in enumerate(self.bonds):
             if self.receiver[i] is None:
                 self.chosen_r.append(b.name)

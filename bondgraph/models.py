@@ -6,6 +6,7 @@
 - :func:`dc_motor`
 - :func:`cartesian_pendulum`
 - :func:`damped_constraint` (an explicit Se* whose constraint sees a resistor: Eq. (14))
+- :func:`duffing`, :func:`diode_rectifier`, :func:`orifice_tank` (nonlinear laws)
 
 Parameters are required (numbers or sympy symbols): no physical defaults.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import sympy
 
 from .graph import BondGraph
 from .primitives import (
@@ -33,7 +35,8 @@ from .primitives import (
 )
 
 __all__ = ["mass_spring_damper", "two_masses_rigid", "lever", "dc_motor",
-           "cartesian_pendulum", "damped_constraint"]
+           "cartesian_pendulum", "damped_constraint", "duffing", "diode_rectifier",
+           "orifice_tank"]
 
 
 def mass_spring_damper(m: Any, k: Any, b: Any, force: Any) -> BondGraph:
@@ -140,4 +143,60 @@ def damped_constraint(m: Any, b: Any, force: Any) -> BondGraph:
            UnknownEffort("u", junction="c"), R("b", b))
     for a, h in [("force", "v"), ("v", "m"), ("v", "c"), ("u", "c"), ("c", "b")]:
         bg.connect(a, h)
+    return bg
+
+
+def duffing(m: Any, k: Any, k3: Any) -> BondGraph:
+    """A mass on a hardening spring of energy H = k q^2/2 + k3 q^4/4 (J)::
+
+        1:v --> I:m, C:spring (effort k q + k3 q^3)
+
+    m dv/dt = -k q - k3 q^3, dq/dt = v: Duffing's oscillator without damping."""
+    q = sympy.Symbol("q")
+    bg = BondGraph("duffing")
+    bg.add(OneJunction("v"), I("m", m),
+           C("spring", energy=sympy.sympify(k) * q ** 2 / 2 + sympy.sympify(k3) * q ** 4 / 4))
+    bg.connect("v", "m")
+    bg.connect("v", "spring")
+    return bg
+
+
+def diode_rectifier(amplitude: Any, omega: Any, saturation_current: Any,
+                    thermal_voltage: Any, series_resistance: Any, capacitance: Any,
+                    load: Any) -> BondGraph:
+    """A half-wave rectifier: a sine source (V), a diode (Shockley's law
+    i = Is (exp(v/Vt) - 1), A) in series with a resistance (ohm), charging a capacitor
+    (F) loaded by a resistance (ohm)::
+
+        Se:Vs --> 1:i --> R:diode (flow law), R:Rs
+                    '--> 0:out --> C:cap, R:load
+
+    The diode and Rs share the current i: i = Is (exp((Vs - Vc - Rs i)/Vt) - 1), an
+    algebraic loop through the diode's law (solved by Newton's method)."""
+    e, t = sympy.Symbol("e"), sympy.Symbol("t")
+    Is, Vt = sympy.sympify(saturation_current), sympy.sympify(thermal_voltage)
+    bg = BondGraph("diode_rectifier")
+    bg.add(Se("Vs", sympy.sympify(amplitude) * sympy.sin(sympy.sympify(omega) * t)),
+           OneJunction("i"), R("diode", flow_law=Is * (sympy.exp(e / Vt) - 1)),
+           R("Rs", series_resistance), ZeroJunction("out"),
+           C("cap", compliance=capacitance), R("load", load))
+    for a, h in [("Vs", "i"), ("i", "diode"), ("i", "Rs"), ("i", "out"), ("out", "cap"),
+                 ("out", "load")]:
+        bg.connect(a, h)
+    return bg
+
+
+def orifice_tank(capacitance: Any, discharge: Any) -> BondGraph:
+    """A tank of hydraulic capacitance A/(rho g) (m^3/Pa) drained through an orifice
+    of flow Q = c sqrt(p) (m^3/s, c in m^3/(s Pa^0.5))::
+
+        0:p --> C:tank, R:orifice (flow law)
+
+    Torricelli: sqrt(V) falls linearly, the tank is empty at T = 2 sqrt(V0 Cap) / c."""
+    e = sympy.Symbol("e")
+    bg = BondGraph("orifice_tank")
+    bg.add(ZeroJunction("p"), C("tank", compliance=capacitance),
+           R("orifice", flow_law=sympy.sympify(discharge) * sympy.sqrt(sympy.Abs(e))))
+    bg.connect("p", "tank")
+    bg.connect("p", "orifice")
     return bg

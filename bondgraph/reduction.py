@@ -9,8 +9,11 @@
 Symbol table (paper notation, method.md section 5)
 ---------------------------------------------------
 X        energy states [X_i1; X_i2] (momenta p of I, displacements q of C)
-Z = F X  co-energies (Eqs. (5)-(6)); F = blockdiag(inertia^-1, stiffness)
-D_out = R D_in       resistive field (Eq. (7)); R per element, R^-1 in conductance
+Z = F X  co-energies (Eqs. (5)-(6)); F = blockdiag(inertia^-1, stiffness); an element
+         with a nonlinear energy law H has Z = dH/dX and F = d2H/dX2 (its tangent)
+D_out = R D_in       resistive field (Eq. (7)); R per element, R^-1 in conductance; a
+         nonlinear resistor law is solved by Newton's method, each pass this reduction
+         with its tangent and an offset (known input) D_out = R_k D_in + o
 E_out = R_E E_in     EJS field (Eq. (8)); R_E = blockdiag(-h~), state dependent
 U_1, U_2 known and unknown (constraint) efforts; C the Se* flows (Eq. (13))
 A1..A5, B1..B4 the eliminations of D and E, with the corrections of method.md (a):
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,7 +44,8 @@ from .branches import Branch
 from .causality import CausalGraph
 from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
-from .junction import JunctionLayout, JunctionStructure
+from .evaluation import RANK_RTOL, Evaluation, solve_constraints
+from .junction import JunctionLayout
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
 from .stabilization import Baumgarte
@@ -52,69 +55,14 @@ from .primitives import (
 
 __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]
 
-RANK_RTOL = 1e-10
-"""Relative singular-value threshold (of the diagonally scaled H_4, or of T_LE) below which
-the constraint matrix is taken as rank deficient."""
+NEWTON_RTOL = 1e-12
+"""Relative change of the nonlinear resistors' inputs at which Newton's method stops."""
 
-CHOLESKY_RTOL = 1e-12
-"""Smallest Cholesky pivot (relative, scaled H_4) accepted without a rank-revealing check."""
-
+NEWTON_MAX_ITERATIONS = 50
+"""Newton iterations allowed for the nonlinear resistors' algebraic equations."""
 
 _BUILD_LOCK = threading.RLock()
 """Held while a model's sparse evaluation is built (once per model)."""
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """Everything computed at one time and state (arrays in the model's orders).
-
-    Attributes
-    ----------
-    t : float
-    x : ndarray (n_states,)
-    xdot : ndarray (n_states,)
-    U1, U2 : ndarray
-        Known source values and unknown (constraint) efforts.
-    T_X, T_U1, T_U2 : ndarray
-        dX/dt = T_X X + T_U1 U1 + T_U2 U2.
-    constraint_flow : ndarray
-        c, the Se* flows (zero when the constraints hold at velocity level).
-    phi : ndarray
-        Position-level constraint values (NaN where a junction defines none).
-    H4 : ndarray or None
-        Eq. (15)'s constraint matrix (None in the Eq. (14) branch).
-    H_X, H_3 : ndarray or None
-        Eq. (15)'s H_X = J_CZ F T_X (the paper's [H_1 H_2]) and H_3 = J_CZ F T_U1.
-    branch : Branch
-        Which reduction gave U_2: Eq. (15), Eq. (14) or none (no unknown sources).
-    rank : int
-        Numerical rank of H_4 (or T_LE); equals ``U2.size`` unless redundant.
-    constraint_scale : float
-        Largest singular value (or pivot) of H_4 (or T_LE).
-    junction : JunctionStructure
-        The J blocks at this configuration.
-    bond_values : ndarray (n_variables,)
-        Every bond's effort then flow (see ``StateSpaceModel.bond_effort``).
-    """
-
-    t: float
-    x: np.ndarray
-    xdot: np.ndarray
-    U1: np.ndarray
-    U2: np.ndarray
-    T_X: np.ndarray
-    T_U1: np.ndarray
-    T_U2: np.ndarray
-    constraint_flow: np.ndarray
-    phi: np.ndarray
-    H4: np.ndarray | None
-    H_X: np.ndarray | None
-    H_3: np.ndarray | None
-    branch: Branch
-    rank: int
-    constraint_scale: float
-    junction: JunctionStructure
-    bond_values: np.ndarray
 
 
 class StateSpaceModel:
@@ -178,7 +126,17 @@ class StateSpaceModel:
         energy_names = set(names[:len(self.storage)])
 
         # fields ---------------------------------------------------------------------
-        blocks = [els[n].field_matrix(p) for n in self.storage]
+        # (a nonlinear storage element has a zero block in F: its co-energy and tangent
+        # come from its law at each evaluation)
+        blocks, self._nl_storage = [], []
+        for n in self.storage:
+            el = els[n]
+            law = None if getattr(el, "is_linear", True) else el.energy_law()
+            if law is None:
+                blocks.append(el.field_matrix(p))
+            else:
+                blocks.append(np.zeros((el.dim, el.dim)))
+                self._nl_storage.append((slices[el.state_name], law.bind(p)))
         self.F = sla.block_diag(*blocks) if blocks else np.zeros((0, 0))
         # the junction structure's layout depends on the two-ports' moduli only: a model
         # of the same causal graph whose moduli hold no parameter shares its layout
@@ -204,9 +162,17 @@ class StateSpaceModel:
             self.moduli = moduli
             self.layout = JunctionLayout(cg, moduli)
         L = self.layout
-        rblocks = []
+        rblocks, self._nl_r, off = [], [], 0
         for name, resistance_causality in L.members["L"]:
-            r = els[name].resistance_matrix(p)
+            el = els[name]
+            law = None if getattr(el, "is_linear", True) else \
+                el.resistor_law(resistance_causality)
+            if law is not None:
+                self._nl_r.append((slice(off, off + el.dim), law.bind(p)))
+                rblocks.append(np.zeros((el.dim, el.dim)))
+                off += el.dim
+                continue
+            r = el.resistance_matrix(p)
             if not resistance_causality:
                 try:
                     r = np.linalg.inv(r)
@@ -214,7 +180,10 @@ class StateSpaceModel:
                     raise ModelError(f"R '{name}' is in conductance causality (effort in) and "
                                      f"needs an invertible resistance") from None
             rblocks.append(r)
+            off += el.dim
         self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
+        self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
+        """True when a storage element or a resistor has a nonlinear law."""
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
         self.sources = {n: els[n].law(p) for n in L.members["U1"]}
         self.unknown_sources: tuple[str, ...] = tuple(L.members["U2"])
@@ -318,9 +287,11 @@ class StateSpaceModel:
         return x
 
     def stored_energy(self, x: np.ndarray) -> float:
-        """Energy in the storage elements, sum of X^T F X / 2 (J)."""
+        """Energy in the storage elements (J): X^T F X / 2 for the linear ones plus each
+        nonlinear element's H(X)."""
         X = np.asarray(x)[:self.n_energy]
-        return 0.5 * float(X @ self.F @ X)
+        return 0.5 * float(X @ self.F @ X) + sum(law.energy(X[sl])
+                                                 for sl, law in self._nl_storage)
 
     def bond_index(self, bond: str) -> tuple[slice, slice]:
         """(effort slice, flow slice) of ``bond`` in ``Evaluation.bond_values``."""
@@ -396,45 +367,97 @@ class StateSpaceModel:
         W = L.full_map(lu, A_i)
         js = L.structure(W)
         b = js.blocks
-        F, R = self.F, self.R
         RE = (sla.block_diag(*[self._elements[n].euler_matrix(s) for n in self.ejs])
               if self.ejs else np.zeros((0, 0)))
+        F, Z = self.F, self.F @ X
+        if self._nl_storage:           # co-energies from the laws; F their tangents
+            F = F.copy()
+            for sl, law in self._nl_storage:
+                Z[sl] = law.coenergy(X[sl])
+                F[sl, sl] = law.tangent(X[sl])
+        U1, dU1 = self.source_values(t, s)
+        args = (t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared, stabilization,
+                redundancy_ok, rank_reference)
+        if not self._nl_r:
+            return self._reduced(self.R, None, *args)
+        # nonlinear resistors: Newton's method on their inputs D_in. Each pass is the
+        # linear reduction with the laws' tangents R_k and offsets o = r(d) - R_k d. The
+        # first pass (R_k = 0, o = 0) gives d where the laws' inputs do not depend on
+        # their outputs (no algebraic loop: the next pass is then exact); a tangent that
+        # is not finite (sqrt at 0) counts as zero (a fixed-point step)
+        nR = self.R.shape[0]
+        _, d = self._reduced(self.R, np.zeros(nR), *args)
+        last = np.inf
+        for _ in range(NEWTON_MAX_ITERATIONS):
+            Rk, o = self.R.copy(), np.zeros(nR)
+            for sl, law in self._nl_r:
+                Jk = law.tangent_or_zero(d[sl])
+                Rk[sl, sl] = Jk
+                o[sl] = law.value(d[sl]) - Jk @ d[sl]
+            ev, d_new = self._reduced(Rk, o, *args)
+            delta = max(float(np.abs(d_new[sl] - d[sl]).max()) for sl, _ in self._nl_r)
+            size = max(float(np.abs(d_new[sl]).max()) for sl, _ in self._nl_r)
+            d = d_new
+            if delta <= NEWTON_RTOL * size or delta == 0.0 or \
+                    (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
+                return ev
+            last = delta
+        names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
+                          if not getattr(self._elements[n], "is_linear", True))
+        raise AlgebraicLoopError(
+            f"the nonlinear resistor law(s) of {names} did not converge in "
+            f"{NEWTON_MAX_ITERATIONS} Newton iterations at t = {t:.6g} s (last change "
+            f"{delta:.3g} in their inputs): the algebraic loop through them may have no "
+            f"solution or several; give the loop a storage element, or smoother laws")
 
-        # eliminate D and E (corrected A1..A5, B1..B4)
+    def _reduced(self, R, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
+                 stabilization, redundancy_ok, rank_reference):
+        """The reduction at one (t, x) with the resistive field D_out = R D_in (+ o);
+        returns the :class:`Evaluation` (and D_in when ``o`` is given)."""
+        fns = self.functions
+        # o (the offsets of nonlinear resistors) enters as a known input through the
+        # columns of D_out: stacked after U_1
+        U1a = U1 if o is None else np.concatenate([U1, o])
+
+        def known(Y):
+            return b[Y + "U1"] if o is None else np.hstack([b[Y + "U1"], b[Y + "L"]])
+
+        # eliminate D and E (corrected A1..A5, B1..B4; Z = F X for linear fields)
         nL, nE = R.shape[0], RE.shape[0]
         G = self._inverse(np.eye(nL) - b["LL"] @ R, b["LL"], "resistive", t) if nL \
             else np.zeros((0, 0))
         A1 = self._inverse(np.eye(nE) - b["EE"] @ RE - b["EL"] @ R @ G @ b["LE"] @ RE,
                            b["EE"], "EJS", t) if nE else np.zeros((0, 0))
-        A2 = b["EZ"] @ F + b["EL"] @ R @ G @ b["LZ"] @ F
-        A4 = b["EU1"] + b["EL"] @ R @ G @ b["LU1"]
+        A2 = b["EZ"] + b["EL"] @ R @ G @ b["LZ"]
+        A4 = known("E") + b["EL"] @ R @ G @ known("L")
         A5 = b["EU2"] + b["EL"] @ R @ G @ b["LU2"]
-        B1 = G @ (b["LZ"] @ F + b["LE"] @ RE @ A1 @ A2)
-        B3 = G @ (b["LU1"] + b["LE"] @ RE @ A1 @ A4)
+        B1 = G @ (b["LZ"] + b["LE"] @ RE @ A1 @ A2)
+        B3 = G @ (known("L") + b["LE"] @ RE @ A1 @ A4)
         B4 = G @ (b["LU2"] + b["LE"] @ RE @ A1 @ A5)
         RA1 = RE @ A1
 
         def reduce(YZ, YL, YU1, YU2, YE):
-            return (YZ @ F + YL @ R @ B1 + YE @ RA1 @ A2,
+            return (YZ + YL @ R @ B1 + YE @ RA1 @ A2,
                     YU1 + YL @ R @ B3 + YE @ RA1 @ A4,
                     YU2 + YL @ R @ B4 + YE @ RA1 @ A5)
 
-        T_X, T_U1, T_U2 = reduce(b["XZ"], b["XL"], b["XU1"], b["XU2"], b["XE"])
-        T_CX, T_CU1, T_LE = reduce(b["CZ"], b["CL"], b["CU1"], b["CU2"], b["CE"])
-        U1, dU1 = self.source_values(t, s)
+        T_Z, T_U1, T_U2 = reduce(b["XZ"], b["XL"], known("X"), b["XU2"], b["XE"])
+        T_CZ, T_CU1, T_LE = reduce(b["CZ"], b["CL"], known("C"), b["CU2"], b["CE"])
 
         # kinematic flows (before U2 is known; they must not depend on it)
         Wk = W[self._kin_rows]
-        K_X, K_U1, K_U2 = reduce(Wk[:, L.imp_slices["Z"]], Wk[:, L.imp_slices["L"]],
-                                 Wk[:, L.imp_slices["U1"]], Wk[:, L.imp_slices["U2"]],
-                                 Wk[:, L.imp_slices["E"]])
-        kin_flow0 = K_X @ X + K_U1 @ U1
+        Wku1 = Wk[:, L.imp_slices["U1"]]
+        K_Z, K_U1, K_U2 = reduce(Wk[:, L.imp_slices["Z"]], Wk[:, L.imp_slices["L"]],
+                                 Wku1 if o is None else
+                                 np.hstack([Wku1, Wk[:, L.imp_slices["L"]]]),
+                                 Wk[:, L.imp_slices["U2"]], Wk[:, L.imp_slices["E"]])
+        kin_flow0 = K_Z @ Z + K_U1 @ U1a
 
         n2 = self.n_u2
         H4 = H_X = H_3 = None
         rank = n2
         cscale = 0.0
-        c0 = T_CX @ X + T_CU1 @ U1
+        c0 = T_CZ @ Z + T_CU1 @ U1a
         phi = fns.phi(x, shared)
         if n2 == 0:
             branch = Branch.NONE
@@ -463,17 +486,19 @@ class StateSpaceModel:
                 dU1z = np.where(np.isfinite(dU1), dU1, 0.0)
                 JCF = b["CZ"] @ F
                 H4 = JCF @ T_U2
-                H_X = JCF @ T_X
+                H_X = JCF @ (T_Z @ F)
                 H_3 = JCF @ T_U1
-                rhs = (H_X @ X + H_3 @ U1 + b["CU1"] @ dU1z
-                       + dJ_CZ @ (F @ X) + dJ_CU1 @ U1)
+                rhs = (JCF @ (T_Z @ Z) + H_3 @ U1a + b["CU1"] @ dU1z
+                       + dJ_CZ @ Z + dJ_CU1 @ U1)
+                if o is not None:
+                    H_3 = H_3[:, :self.n_u1]
                 if stabilization is not None:
                     rhs = rhs + 2.0 * stabilization.alpha * c0 + \
                         stabilization.beta ** 2 * np.nan_to_num(phi)
                 U2, rank, cscale = self._solve_named(H4, -rhs, True, rank_reference, Branch.EQ15, t)
             else:
                 branch = Branch.EQ14
-                U2, rank, cscale = self._solve_named(T_LE, -(T_CX @ X + T_CU1 @ U1), False,
+                U2, rank, cscale = self._solve_named(T_LE, -c0, False,
                                                      rank_reference, Branch.EQ14, t)
             if rank < n2 and not redundancy_ok:
                 raise SingularConstraintError(
@@ -481,22 +506,27 @@ class StateSpaceModel:
                     f"t = {t:.6g} s: " + self.deficient_sources_text(H4 if H4 is not None
                                                                     else T_LE),
                     time=t, sources=self.unknown_sources)
-        Xdot = T_X @ X + T_U1 @ U1 + T_U2 @ U2
+        Xdot = T_Z @ Z + T_U1 @ U1a + T_U2 @ U2
         kin_flow = kin_flow0 + K_U2 @ U2
         kin_rates = fns.kinematic_rates(x, kin_flow)
         c = c0 + T_LE @ U2
         # all bond variables: v = [Z; D_out; U1; U2; E_out]
-        Din = B1 @ X + B3 @ U1 + B4 @ U2
-        Ein = A1 @ (A2 @ X + A4 @ U1 + A5 @ U2) if nE else np.zeros(0)
-        v = np.concatenate([F @ X, R @ Din, U1, U2, RE @ Ein])
+        Din = B1 @ Z + B3 @ U1a + B4 @ U2
+        Ein = A1 @ (A2 @ Z + A4 @ U1a + A5 @ U2) if nE else np.zeros(0)
+        Dout = R @ Din if o is None else R @ Din + o
+        v = np.concatenate([Z, Dout, U1, U2, RE @ Ein])
         bond_values = W @ v
         powers = np.array([bond_values[e] @ bond_values[f] for e, f in self.work_idx])
         xdot = np.concatenate([Xdot, kin_rates, powers])
-        return Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
-                          T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, H_X=H_X, H_3=H_3,
-                          branch=branch,
-                          rank=int(rank), constraint_scale=cscale, junction=js,
-                          bond_values=bond_values)
+        T_X = T_Z @ F
+        if o is not None:
+            T_U1 = T_U1[:, :self.n_u1]
+        ev = Evaluation(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2, T_X=T_X, T_U1=T_U1,
+                        T_U2=T_U2, constraint_flow=c, phi=phi, H4=H4, H_X=H_X, H_3=H_3,
+                        branch=branch,
+                        rank=int(rank), constraint_scale=cscale, junction=js,
+                        bond_values=bond_values)
+        return ev if o is None else (ev, Din)
 
     def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
         """dx/dt at (t, x): a fresh array of shape (n_states,).
@@ -543,7 +573,7 @@ class StateSpaceModel:
                 sources=self.unknown_sources)
             exc.non_finite = True
             raise exc
-        return _solve(H, rhs, spd_sign=spd, reference=reference)
+        return solve_constraints(H, rhs, spd_sign=spd, reference=reference)
 
     def _inverse(self, M: np.ndarray, loop: np.ndarray, field: str, t: float) -> np.ndarray:
         """(I - J R)^-1 of an algebraic loop; AlgebraicLoopError naming its elements when
@@ -595,48 +625,6 @@ class StateSpaceModel:
             if owner[i] not in names:
                 names.append(owner[i])
         return names
-
-
-def _solve(H: np.ndarray, rhs: np.ndarray, *, spd_sign: bool,
-           reference: float = 0.0) -> tuple[np.ndarray, int, float]:
-    """Solve H u = rhs: Cholesky when H is (+/-) symmetric positive definite, else the
-    minimum-norm least-squares solution (rank-revealing SVD).
-
-    H_4 = G M^-1 G^T is first scaled symmetrically by its diagonal (Jacobi), so that the
-    rank decision does not depend on units or on very different masses and lever arms.
-    Rank is judged against ``max(largest singular value, reference)`` of the scaled
-    matrix, so that a matrix that shrinks as a whole during a run (a singular
-    configuration) is caught too. Returns the solution, the numerical rank and the scale.
-    """
-    if H.size == 0:
-        return np.zeros(0), 0, 0.0
-    if not np.all(np.isfinite(H)):
-        raise SingularConstraintError("the constraint matrix has non-finite entries")
-    if spd_sign:
-        sign = 1.0 if np.trace(H) >= 0 else -1.0
-        Hs = sign * H
-        d = np.sqrt(np.abs(np.diag(Hs)))
-        d = np.where(d > 0, d, 1.0)
-        Hn = Hs / np.outer(d, d)
-        b = sign * rhs / d
-        try:
-            cf = sla.cho_factor(Hn)
-            piv = np.diag(cf[0]) ** 2
-            if piv.min() > CHOLESKY_RTOL * max(1.0, reference):
-                return sla.cho_solve(cf, b) / d, H.shape[0], 1.0
-        except (np.linalg.LinAlgError, ValueError):
-            pass
-        u, sv, vt = np.linalg.svd(Hn)
-        tol = RANK_RTOL * max(float(sv.max(initial=0.0)), reference)
-        rank = int(np.sum(sv > tol))
-        inv = np.where(sv > tol, 1.0 / np.where(sv > tol, sv, 1.0), 0.0)
-        return (vt.T @ (inv * (u.T @ b))) / d, rank, float(sv.max(initial=0.0))
-    u, sv, vt = np.linalg.svd(H)
-    scale = float(sv.max(initial=0.0))
-    tol = RANK_RTOL * max(scale, reference)
-    rank = int(np.sum(sv > tol))
-    inv = np.where(sv > tol, 1.0 / np.where(sv > tol, sv, 1.0), 0.0)
-    return vt.T @ (inv * (u.T @ rhs)), rank, scale
 
 
 @paused

@@ -98,6 +98,10 @@ class SparseReduction(CompiledPath):
         self._V = self._V_known = None    # the velocity stage's system (see below)
         self.applicable = False
         self.reason = ""
+        if m.nonlinear:
+            self.reason = ("nonlinear constitutive laws: the dense reduction evaluates them "
+                           "(and iterates on nonlinear resistors)")
+            return
         self._kin_final = False
         self.n_L = n_L = m.R.shape[0]
         self.n_E = n_E = sum(m._elements[n].dim for n in m.ejs)

@@ -146,12 +146,22 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
         d = els[n].dim
         state_by_name[els[n].state_name] = X[k:k + d, 0]
         k += d
-    F = sympy.diag(*[els[n].field_matrix_symbolic() for n in storage]) if storage else \
-        sympy.zeros(0, 0)
-    Rb = []
+    Zv = sympy.Matrix.vstack(*[els[n].coenergy_symbolic(state_by_name[els[n].state_name])
+                               for n in storage]) if storage else sympy.zeros(0, 1)
+    F = sympy.diag(*[els[n].tangent_symbolic(state_by_name[els[n].state_name])
+                     for n in storage]) if storage else sympy.zeros(0, 0)
+    Rb, nonlinear = [], []          # (nonlinear resistors: rows of the L vector, their law)
+    off = 0
     for name, res in L.members["L"]:
-        r = els[name].resistance_matrix_symbolic()
-        Rb.append(r if res else r.inv())
+        el = els[name]
+        law = None if getattr(el, "is_linear", True) else el.resistor_law(res)
+        if law is not None:
+            Rb.append(sympy.zeros(el.dim, el.dim))
+            nonlinear.append((off, law))
+        else:
+            r = el.resistance_matrix_symbolic()
+            Rb.append(r if res else r.inv())
+        off += el.dim
     R = sympy.diag(*Rb) if Rb else sympy.zeros(0, 0)
     RE = sympy.diag(*[els[n].euler_matrix_symbolic(state_by_name[f"p_{els[n].momentum}"])
                       for n in L.members["E"]]) if L.members["E"] else sympy.zeros(0, 0)
@@ -171,23 +181,52 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
             u1 += [sympy.sympify(x) for x in vals]
     U1 = sympy.Matrix(u1) if u1 else sympy.zeros(0, 1)
     nL, nE = R.shape[0], RE.shape[0]
+    n_src = U1.shape[0]
+    # a nonlinear resistor's output o = r(D_in) enters as a known input through the D_out
+    # columns (its R block is zero); it must be explicit: D_in free of o and of U_2
+    O = sympy.Matrix([sympy.Dummy(f"o{i}") for i in range(nL)]) if nonlinear else \
+        sympy.zeros(0, 1)
+    U1a = sympy.Matrix.vstack(U1, O)
+
+    def known(rg):
+        return blk(rg, "U1") if not nonlinear else blk(rg, "U1").row_join(blk(rg, "L"))
+
     G = (sympy.eye(nL) - blk("L", "L") * R).inv() if nL else sympy.zeros(0, 0)
     A1 = (sympy.eye(nE) - blk("E", "E") * RE - blk("E", "L") * R * G * blk("L", "E") * RE
           ).inv() if nE else sympy.zeros(0, 0)
-    A2 = blk("E", "Z") * F + blk("E", "L") * R * G * blk("L", "Z") * F
-    A4 = blk("E", "U1") + blk("E", "L") * R * G * blk("L", "U1")
+    A2 = blk("E", "Z") + blk("E", "L") * R * G * blk("L", "Z")
+    A4 = known("E") + blk("E", "L") * R * G * known("L")
     A5 = blk("E", "U2") + blk("E", "L") * R * G * blk("L", "U2")
-    B1 = G * (blk("L", "Z") * F + blk("L", "E") * RE * A1 * A2)
-    B3 = G * (blk("L", "U1") + blk("L", "E") * RE * A1 * A4)
+    B1 = G * (blk("L", "Z") + blk("L", "E") * RE * A1 * A2)
+    B3 = G * (known("L") + blk("L", "E") * RE * A1 * A4)
     B4 = G * (blk("L", "U2") + blk("L", "E") * RE * A1 * A5)
+    if nonlinear:
+        subs = {}
+        for start, law in nonlinear:
+            rows = list(range(start, start + len(law.variables)))
+            if any(not B4[r, :].is_zero_matrix for r in rows) or \
+                    any(B3[r, n_src + c] != 0 for r in rows for c in range(nL)):
+                raise ModelError(f"R '{law.owner}': its input depends on its own output or on "
+                                 f"the constraint efforts (an algebraic loop): the symbolic "
+                                 f"equations need explicit nonlinear laws (the numeric "
+                                 f"reduction solves such loops by Newton's method)")
+            d_in = B1.extract(rows, list(range(B1.shape[1]))) * Zv + \
+                B3.extract(rows, list(range(n_src))) * U1
+            for k, r in enumerate(rows):
+                subs[O[r]] = law.expressions[k].xreplace(dict(zip(law.variables, d_in)))
+        # offsets of linear rows are zero
+        for r in range(nL):
+            subs.setdefault(O[r], sympy.Integer(0))
+        U1a = U1a.xreplace(subs)
 
     def reduce(rg):
-        return (blk(rg, "Z") * F + blk(rg, "L") * R * B1 + blk(rg, "E") * RE * A1 * A2,
-                blk(rg, "U1") + blk(rg, "L") * R * B3 + blk(rg, "E") * RE * A1 * A4,
+        return (blk(rg, "Z") + blk(rg, "L") * R * B1 + blk(rg, "E") * RE * A1 * A2,
+                known(rg) + blk(rg, "L") * R * B3 + blk(rg, "E") * RE * A1 * A4,
                 blk(rg, "U2") + blk(rg, "L") * R * B4 + blk(rg, "E") * RE * A1 * A5)
 
-    T_X, T_U1, T_U2 = reduce("X")
-    T_CX, T_CU1, T_LE = reduce("C")
+    T_Z, T_U1a, T_U2 = reduce("X")
+    T_CZ, T_CU1a, T_LE = reduce("C")
+    T_X, T_U1 = T_Z * F, T_U1a[:, :n_src]
     n2 = T_U2.shape[1]
     if n2 == 0:
         branch, U2 = Branch.NONE, sympy.zeros(0, 1)
@@ -207,11 +246,11 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
                             else ks.source)[0]
             rowW = W[int(fr), :]
             # kinematic rate = flow as a function of v = [Z; D; U1; U2; E] with U2 -> 0
-            flow = _row_value(rowW, L, F, X, R, B1, B3, RE, A1, A2, A4, U1)
+            flow = _row_value(rowW, L, Zv, R, B1, B3, RE, A1, A2, A4, U1a, U1)
             dJCZ += JCZ.diff(sym) * flow
             dJCU1 += JCU1.diff(sym) * flow
         H4 = JCZ * F * T_U2
-        rhs = JCZ * F * T_X * X + JCZ * F * T_U1 * U1 + JCU1 * dU1 + dJCZ * F * X + dJCU1 * U1
+        rhs = JCZ * F * (T_Z * Zv + T_U1a * U1a) + JCU1 * dU1 + dJCZ * Zv + dJCU1 * U1
         if H4.det() == 0:
             raise SingularConstraintError("H_4 is singular in the symbolic reduction")
         U2 = -H4.LUsolve(rhs)
@@ -219,8 +258,8 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
         branch = Branch.EQ14
         if T_LE.det() == 0:
             raise SingularConstraintError("T_LE is singular in the symbolic reduction")
-        U2 = -T_LE.LUsolve(T_CX * X + T_CU1 * U1)
-    Xdot = T_X * X + T_U1 * U1 + (T_U2 * U2 if n2 else sympy.zeros(X.shape[0], 1))
+        U2 = -T_LE.LUsolve(T_CZ * Zv + T_CU1a * U1a)
+    Xdot = T_Z * Zv + T_U1a * U1a + (T_U2 * U2 if n2 else sympy.zeros(X.shape[0], 1))
     kin_states, kin_rates = [], []
     for ks in g.kinematic_states:
         sym = kin_syms.get(ks.name)
@@ -228,8 +267,10 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
             raise ModelError(f"kinematic state '{ks.name}': symbolic equations support scalar "
                              f"kinematic states that integrate a flow directly")
         fr = L.flow_idx(g.bonds_of(ks.source)[0].name if ks.source in els else ks.source)[0]
-        v = sympy.Matrix.vstack(F * X, R * (B1 * X + B3 * U1 + B4 * U2), U1, U2,
-                                RE * A1 * (A2 * X + A4 * U1 + A5 * U2)) if True else None
+        Dout = R * (B1 * Zv + B3 * U1a + B4 * U2)
+        if nonlinear:
+            Dout += U1a[n_src:, :]
+        v = sympy.Matrix.vstack(Zv, Dout, U1, U2, RE * A1 * (A2 * Zv + A4 * U1a + A5 * U2))
         kin_states.append(sym)
         kin_rates.append((W[int(fr), :] * v)[0])
     states = sympy.Matrix(list(X) + kin_states)
@@ -241,9 +282,12 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
                              T_U2=T_U2, U2=U2, branch=branch)
 
 
-def _row_value(rowW, L, F, X, R, B1, B3, RE, A1, A2, A4, U1):
+def _row_value(rowW, L, Zv, R, B1, B3, RE, A1, A2, A4, U1a, U1):
     """A bond variable's value with U_2 = 0 (kinematic flows must not depend on U_2)."""
-    v = sympy.Matrix.vstack(F * X, R * (B1 * X + B3 * U1), U1,
+    Dout = R * (B1 * Zv + B3 * U1a)
+    if U1a.shape[0] > U1.shape[0]:
+        Dout += U1a[U1.shape[0]:, :]
+    v = sympy.Matrix.vstack(Zv, Dout, U1,
                             sympy.zeros(L.imp_slices["U2"].stop - L.imp_slices["U2"].start, 1),
-                            RE * A1 * (A2 * X + A4 * U1))
+                            RE * A1 * (A2 * Zv + A4 * U1a))
     return (rowW * v)[0]

@@ -27,7 +27,7 @@ STAGES: list[tuple[str, ...]] = [
     # the reduction, the evaluation, the solution and its result
     ("bondgraph.errors", "bondgraph.bonds", "bondgraph._files", "bondgraph._gc",
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._lu_kernels",
-     "bondgraph._sparse_kernels", "bondgraph.condensation"),
+     "bondgraph._sparse_kernels", "bondgraph.condensation", "bondgraph.laws"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),
@@ -40,7 +40,7 @@ STAGES: list[tuple[str, ...]] = [
     # (the reduction's evaluators, dense and sparse, are built from the assembled model,
     # which they read through its attributes: they come before the model's module)
     ("bondgraph.fastlu", "bondgraph._sparse_systems", "bondgraph._sparse_compiled",
-     "bondgraph.sparse", "bondgraph.moduli"),
+     "bondgraph.sparse", "bondgraph.moduli", "bondgraph.evaluation"),
     ("bondgraph.reduction",),
     ("bondgraph.results",),
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis"),

@@ -15,6 +15,7 @@ from ..element import (
     resolve_parameter,
 )
 from ..errors import ModelError
+from ..laws import TimeLaw, depends_on_time
 from ._common import _check_dim, _short
 
 
@@ -38,8 +39,9 @@ class SourceBase(Element):
     Subclasses must implement: class attributes ``kind`` and ``category``
     (``EFFORT_SOURCE`` or ``FLOW_SOURCE``); optionally override :meth:`law`.
 
-    The value is a number, an array of ``dim`` numbers, a sympy expression, a
-    :class:`~bondgraph.TimeFunction` (with its analytic rate) or a
+    The value is a number, an array of ``dim`` numbers, a sympy expression (of
+    parameters, and of time as the symbol ``t`` (s): its rate is then derived exactly),
+    a :class:`~bondgraph.TimeFunction` (with its analytic rate) or a
     :class:`~bondgraph.StateFunction`.
     """
 
@@ -82,6 +84,18 @@ class SourceBase(Element):
                     f"valid: a scalar or a vector of {self._dim}"]
         return []
 
+    def problems_at(self, values: Mapping[str, float]) -> list[str]:
+        if depends_on_time(self.value):
+            try:
+                self._time_law().bind(values)
+            except ModelError as exc:
+                return [str(exc)]
+            return []
+        return super().problems_at(values)
+
+    def _time_law(self) -> TimeLaw:
+        return TimeLaw(self.value, self._dim, self.name, self.value_name)
+
     def _vector(self, raw: Any) -> np.ndarray:
         arr = np.asarray(raw, dtype=float)
         if arr.ndim == 0:
@@ -101,6 +115,9 @@ class SourceBase(Element):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False)
         if isinstance(v, StateFunction):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True)
+        if depends_on_time(v):
+            value, rate = self._time_law().bind(values)
+            return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False)
         const = self._vector(resolve_parameter(v, values, owner=self.name,
                                                parameter=self.value_name))
         zero = np.zeros(self._dim)
@@ -121,6 +138,7 @@ class Se(SourceBase):
     ----------
     name : str
     effort : number, array (dim,), sympy expression, TimeFunction or StateFunction
+        A sympy expression may use time as the symbol ``t`` (s): ``V0*sin(w*t)``.
     dim : int, default 1
     """
 

@@ -1,0 +1,287 @@
+"""Nonlinear constitutive laws given as sympy expressions: energies of storage elements,
+resistor laws and source values of time.
+
+- :class:`EnergyLaw`: a storage element's stored energy H(x) (J) as an expression of its
+  own state; its co-energy variable (effort of a C, flow of an I) is dH/dx and the
+  tangent d2H/dx2 enters Eq. (15).
+- :class:`VectorLaw`: an output vector as an expression of an input vector (a resistor's
+  e = phi(f) or f = g(e)), with its Jacobian.
+- :class:`TimeLaw`: a known value as an expression of time ``t`` (s), with its exact
+  rate.
+
+Every law is written once, symbolically, and compiled (``sympy.lambdify`` to numpy) when
+a model binds the values of its parameters: the symbols of a law that are neither its
+own variables nor ``t`` are parameters, resolved by name like any other symbolic
+parameter.
+
+Variable names: an element's own variables are ``q`` (C), ``p`` (I), ``f`` (a law of the
+flow), ``e`` (a law of the effort) for one dimension, and ``q1``, ``q2``, ... for
+several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import sympy
+
+from .errors import ModelError
+
+__all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "is_law", "TIME"]
+
+TIME = sympy.Symbol("t")
+"""The symbol of time in source expressions."""
+
+
+def law_symbols(prefix: str, dim: int) -> tuple[sympy.Symbol, ...]:
+    """The variables of a law: ``(prefix,)`` for one dimension, ``prefix1..prefixN``
+    for ``dim`` = N."""
+    if dim == 1:
+        return (sympy.Symbol(prefix, real=True),)
+    return tuple(sympy.Symbol(f"{prefix}{i + 1}", real=True) for i in range(dim))
+
+
+def _by_name(exprs: sympy.Matrix, own: Sequence[sympy.Symbol]) -> sympy.Matrix:
+    """``exprs`` with every symbol named like one of ``own`` replaced by it (a user's
+    ``Symbol("q")`` and the law's real ``q`` are one variable)."""
+    names = {s.name: s for s in own}
+    subs = {s: names[s.name] for e in exprs for s in e.free_symbols
+            if s.name in names and s != names[s.name]}
+    return exprs.xreplace(subs) if subs else exprs
+
+
+def _derivative(exprs: sympy.Matrix, variables: Sequence[sympy.Symbol], owner: str,
+                what: str) -> sympy.Matrix:
+    """The Jacobian of ``exprs``, with the Dirac terms of sign/Heaviside dropped (they
+    vanish wherever the law is smooth)."""
+    jac = exprs.jacobian(sympy.Matrix(variables))
+    jac = jac.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0))
+    if jac.has(sympy.Derivative):
+        raise ModelError(f"element '{owner}': {what} has no closed-form derivative "
+                         f"({jac}); write it with elementary functions of "
+                         f"{', '.join(v.name for v in variables)}")
+    return jac
+
+
+def is_law(value: Any) -> bool:
+    """True when ``value`` is a sympy expression, or a list of them, that a law accepts."""
+    if isinstance(value, (sympy.Basic, sympy.MatrixBase)):
+        return True
+    if isinstance(value, (list, tuple)) and value:
+        return any(isinstance(v, sympy.Basic) for v in value)
+    return False
+
+
+def _as_column(value: Any, dim: int, owner: str, what: str) -> sympy.Matrix:
+    if isinstance(value, sympy.MatrixBase):
+        col = sympy.Matrix(value).reshape(len(value), 1)
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        col = sympy.Matrix([sympy.sympify(v) for v in np.asarray(value, dtype=object).ravel()])
+    else:
+        col = sympy.Matrix([sympy.sympify(value)])
+    if col.shape[0] != dim:
+        raise ModelError(f"element '{owner}': {what} has {col.shape[0]} component(s); valid: "
+                         f"{dim} (one per port dimension)")
+    return col
+
+
+def _parameters_of(exprs: Sequence[sympy.Basic], own: Sequence[sympy.Symbol]
+                   ) -> tuple[str, ...]:
+    names = set()
+    for e in exprs:
+        names |= {s.name for s in e.free_symbols}
+    return tuple(sorted(names - {s.name for s in own}))
+
+
+def _bind(exprs: sympy.Matrix, own: Sequence[sympy.Symbol], parameters: Sequence[str],
+          values: Mapping[str, float] | None, owner: str, what: str) -> sympy.Matrix:
+    """``exprs`` with every parameter replaced by its value (by symbol name)."""
+    missing = [n for n in parameters if values is None or n not in values]
+    if missing:
+        raise ModelError(f"element '{owner}': {what} needs values for symbol(s) "
+                         f"{', '.join(missing)} (its own variables are "
+                         f"{', '.join(s.name for s in own)}): pass them as parameters={{...}} "
+                         f"or declare them with BondGraph.add_parameter")
+    if not parameters:
+        return exprs
+    subs = {s: sympy.Float(float(values[s.name])) for e in exprs for s in e.free_symbols
+            if s.name in parameters}
+    return exprs.xreplace(subs)
+
+
+def _check_variables(exprs: Sequence[sympy.Basic], own: Sequence[sympy.Symbol], owner: str,
+                     what: str, needs_own: bool = False) -> None:
+    bad = [e for e in exprs if e.has(sympy.I) or e.has(sympy.zoo) or e.has(sympy.nan)]
+    if bad:
+        raise ModelError(f"element '{owner}': {what} {bad[0]} is not a real expression")
+    if any(s.name == TIME.name for e in exprs for s in e.free_symbols) and TIME not in own:
+        raise ModelError(f"element '{owner}': {what} depends on time 't'; a law of an element "
+                         f"must be a function of its own variables "
+                         f"({', '.join(s.name for s in own)}) and parameters only")
+    if needs_own and not any(e.free_symbols & set(own) for e in exprs):
+        raise ModelError(f"element '{owner}': {what} does not depend on "
+                         f"{', '.join(s.name for s in own)}; valid: an expression of them")
+
+
+class EnergyLaw:
+    """Stored energy H(x) (J) of a storage element as a sympy expression of its state.
+
+    The element's co-energy variable is dH/dx (its effort for a C, its flow for an I),
+    its tangent d2H/dx2. ``H = q**2/2 + q**4/4`` gives the Duffing spring e = q + q^3.
+
+    Parameters
+    ----------
+    energy : sympy expression
+        In the element's variables (:func:`law_symbols` of ``prefix`` and ``dim``) and
+        parameters.
+    prefix : str
+        ``"q"`` for a C, ``"p"`` for an I.
+    dim : int
+    owner : str
+        The element's name (for messages).
+    """
+
+    def __init__(self, energy: Any, prefix: str, dim: int, owner: str):
+        if not isinstance(energy, sympy.Basic) or isinstance(energy, sympy.MatrixBase):
+            raise ModelError(f"element '{owner}': energy must be one sympy expression (a "
+                             f"scalar, J) of {', '.join(s.name for s in law_symbols(prefix, dim))}"
+                             f", got {type(energy).__name__} {energy!r}")
+        self.owner = owner
+        self.variables = law_symbols(prefix, dim)
+        self.expression = _by_name(sympy.Matrix([energy]), self.variables)[0]
+        _check_variables([self.expression], self.variables, owner, "energy", needs_own=True)
+        self.parameters = _parameters_of([self.expression], self.variables)
+        self.gradient = _derivative(sympy.Matrix([self.expression]), self.variables, owner,
+                                    "energy").T
+        self.hessian = _derivative(self.gradient, self.variables, owner, "energy")
+
+    def bind(self, values: Mapping[str, float] | None) -> "BoundEnergy":
+        """The numeric law with the parameters' ``values``."""
+        m = _bind(sympy.Matrix([self.expression, *self.gradient, *self.hessian]),
+                  self.variables, self.parameters, values, self.owner, "energy")
+        d = len(self.variables)
+        return BoundEnergy(sympy.lambdify(self.variables, m[0], "numpy"),
+                           sympy.lambdify(self.variables, list(m[1:1 + d]), "numpy"),
+                           sympy.lambdify(self.variables, list(m[1 + d:]), "numpy"),
+                           d, self.owner)
+
+
+class BoundEnergy:
+    """An :class:`EnergyLaw` with numbers for its parameters: ``energy(x)`` (J),
+    ``coenergy(x)`` (dH/dx, shape (dim,)), ``tangent(x)`` (d2H/dx2, (dim, dim))."""
+
+    def __init__(self, h, grad, hess, dim: int, owner: str):
+        self._h, self._g, self._k, self.dim, self.owner = h, grad, hess, dim, owner
+
+    def energy(self, x: np.ndarray) -> float:
+        return float(self._h(*x))
+
+    def coenergy(self, x: np.ndarray) -> np.ndarray:
+        return _finite(np.asarray(self._g(*x), dtype=float).reshape(self.dim), self.owner, x)
+
+    def tangent(self, x: np.ndarray) -> np.ndarray:
+        return _finite(np.asarray(self._k(*x), dtype=float).reshape(self.dim, self.dim),
+                       self.owner, x)
+
+
+class VectorLaw:
+    """An output vector as sympy expressions of an input vector (a resistor's law).
+
+    Parameters
+    ----------
+    law : sympy expression (dim 1) or sequence of ``dim`` expressions
+    prefix : str
+        The input's variable name (``"f"``: the law gives the effort from the flow;
+        ``"e"``: the flow from the effort).
+    dim : int
+    owner, what : str
+        The element and the keyword (for messages).
+    """
+
+    def __init__(self, law: Any, prefix: str, dim: int, owner: str, what: str):
+        self.owner, self.what = owner, what
+        self.variables = law_symbols(prefix, dim)
+        self.expressions = _by_name(_as_column(law, dim, owner, what), self.variables)
+        _check_variables(list(self.expressions), self.variables, owner, what)
+        self.parameters = _parameters_of(list(self.expressions), self.variables)
+        self.jacobian = _derivative(self.expressions, self.variables, owner, what)
+
+    def bind(self, values: Mapping[str, float] | None) -> "BoundVector":
+        """The numeric law with the parameters' ``values``."""
+        d = len(self.variables)
+        m = _bind(sympy.Matrix([*self.expressions, *self.jacobian]), self.variables,
+                  self.parameters, values, self.owner, self.what)
+        return BoundVector(sympy.lambdify(self.variables, list(m[:d]), "numpy"),
+                           sympy.lambdify(self.variables, list(m[d:]), "numpy"), d,
+                           self.owner)
+
+
+class BoundVector:
+    """A :class:`VectorLaw` with numbers for its parameters: ``value(x)`` (dim,) and
+    ``jacobian(x)`` (dim, dim)."""
+
+    def __init__(self, f, jac, dim: int, owner: str):
+        self._f, self._j, self.dim, self.owner = f, jac, dim, owner
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return _finite(np.asarray(self._f(*x), dtype=float).reshape(self.dim), self.owner, x)
+
+    def jacobian(self, x: np.ndarray) -> np.ndarray:
+        return _finite(np.asarray(self._j(*x), dtype=float).reshape(self.dim, self.dim),
+                       self.owner, x)
+
+    def tangent_or_zero(self, x: np.ndarray) -> np.ndarray:
+        """The Jacobian at ``x``, or zeros where it is not finite (the slope of
+        ``sqrt`` at 0): Newton's method then takes a fixed-point step there."""
+        with np.errstate(all="ignore"):
+            jac = np.asarray(self._j(*x), dtype=float).reshape(self.dim, self.dim)
+        return np.where(np.isfinite(jac), jac, 0.0)
+
+
+class TimeLaw:
+    """A known value as sympy expression(s) of time ``t`` (s) and parameters, with its
+    exact rate d/dt."""
+
+    def __init__(self, value: Any, dim: int, owner: str, what: str):
+        self.owner, self.what = owner, what
+        arr = np.asarray(value, dtype=object)
+        if arr.ndim == 0 and dim > 1:
+            value = [value] * dim
+        self.expressions = _by_name(_as_column(value, dim, owner, what), (TIME,))
+        self.parameters = _parameters_of(list(self.expressions), (TIME,))
+        self.rates = self.expressions.diff(TIME)
+
+    def bind(self, values: Mapping[str, float] | None):
+        """``(value(t), rate(t))`` as numeric functions returning arrays (dim,)."""
+        d = self.expressions.shape[0]
+        m = _bind(sympy.Matrix([*self.expressions, *self.rates]), (TIME,), self.parameters,
+                  values, self.owner, self.what)
+        fv = sympy.lambdify([TIME], list(m[:d]), "numpy")
+        fr = sympy.lambdify([TIME], list(m[d:]), "numpy")
+        owner = self.owner
+
+        def value(t: float) -> np.ndarray:
+            return _finite(np.asarray(fv(t), dtype=float).reshape(d), owner, t)
+
+        def rate(t: float) -> np.ndarray:
+            return _finite(np.asarray(fr(t), dtype=float).reshape(d), owner, t)
+
+        return value, rate
+
+
+def depends_on_time(value: Any) -> bool:
+    """True when ``value`` (an expression or a list of them) contains the symbol ``t``."""
+    if isinstance(value, sympy.Basic):
+        return any(s.name == TIME.name for s in value.free_symbols)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return any(depends_on_time(v) for v in np.asarray(value, dtype=object).ravel())
+    return False
+
+
+def _finite(arr: np.ndarray, owner: str, at) -> np.ndarray:
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"element '{owner}': its law is not finite at "
+                         f"{np.asarray(at).tolist()} (got {arr.tolist()})")
+    return arr

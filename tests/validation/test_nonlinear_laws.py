@@ -1,0 +1,229 @@
+"""Nonlinear constitutive laws (issue 20, item 1): storage elements from an energy
+function, resistors from e = phi(f) or f = g(e), sources as expressions of time.
+
+Each model is checked against a closed form or against a reference solution of the same
+ODE written by hand (scipy at rtol 1e-12); tolerances follow from the integration
+tolerances used (rtol 1e-11 on states of order 1: global errors of order 1e-9 at most
+over the spans used, checked at 1e-8 or tighter where the closed form is exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+from scipy.special import ellipj, ellipk
+
+from bondgraph import (
+    C, I, R, BondGraph, ModelError, OneJunction, Se, TimeFunction, ZeroJunction, assemble,
+    assign_causality, models, simulate, symbolic_equations,
+)
+
+q, p, f, e, t = sympy.symbols("q p f e t")
+
+
+def _model(bg, **params):
+    return assemble(assign_causality(bg), params or None)
+
+
+# -- storage from an energy function ---------------------------------------------------
+
+def test_duffing_symbolic_equations_are_exact():
+    eq = symbolic_equations(models.duffing(1, 1, 1))
+    states = [s.name for s in eq.states]
+    x, v = sympy.Symbol("q_spring"), sympy.Symbol("p_m")
+    got = dict(zip(states, eq.xdot))
+    assert sympy.simplify(got["q_spring"] - v) == 0
+    assert sympy.simplify(got["p_m"] - (-x - x ** 3)) == 0
+    assert got["p_m"] == -x - x ** 3 and got["q_spring"] == v     # literally, not just equal
+
+
+def test_duffing_matches_jacobi_elliptic_closed_form():
+    """x'' + x + x^3 = 0, x(0) = A, x'(0) = 0: x = A cn(w t, m), w^2 = 1 + A^2,
+    m = A^2 / (2 (1 + A^2)); the period is 4 K(m) / w."""
+    A = 1.3
+    w = np.sqrt(1 + A ** 2)
+    mpar = A ** 2 / (2 * (1 + A ** 2))
+    model = _model(models.duffing(1, 1, 1))
+    T = 4 * ellipk(mpar) / w
+    tt = np.linspace(0, 3 * T, 61)
+    res = simulate(model, (0, tt[-1]), {"p_m": 0.0, "q_spring": A}, t_eval=tt,
+                   method="DOP853", rtol=1e-12, atol=1e-14)
+    assert res.success
+    x_exact = A * ellipj(w * tt, mpar)[1]
+    x_num = res.state("q_spring")
+    assert np.abs(x_num - x_exact).max() < 1e-9
+    # the stored energy H = p^2/2 + x^2/2 + x^4/4 is conserved
+    H = res.stored_energy
+    assert abs(H[0] - (A ** 2 / 2 + A ** 4 / 4)) < 1e-15
+    assert np.abs(H - H[0]).max() < 1e-10
+
+
+def test_vector_energy_gradient_and_tangent():
+    """A 2-D spring of energy H = k (q1^2 + q2^2)/2 + c q1^2 q2^2: its effort is the
+    gradient and its tangent the Hessian (checked against central differences)."""
+    q1, q2 = sympy.symbols("q1 q2")
+    el = C("s", energy=3 * (q1 ** 2 + q2 ** 2) / 2 + sympy.Symbol("c") * q1 ** 2 * q2 ** 2,
+           dim=2)
+    law = el.energy_law().bind({"c": 0.7})
+    x = np.array([0.4, -1.1])
+    h = 1e-6
+    grad = np.array([(law.energy(x + h * ei) - law.energy(x - h * ei)) / (2 * h)
+                     for ei in np.eye(2)])
+    hess = np.array([(law.coenergy(x + h * ei) - law.coenergy(x - h * ei)) / (2 * h)
+                     for ei in np.eye(2)]).T
+    assert np.allclose(law.coenergy(x), grad, rtol=0, atol=1e-8)
+    assert np.allclose(law.tangent(x), hess, rtol=0, atol=1e-8)
+    assert np.allclose(law.coenergy(x), [3 * 0.4 + 2 * 0.7 * 0.4 * 1.21,
+                                         3 * -1.1 + 2 * 0.7 * 0.16 * -1.1])
+
+
+# -- resistors --------------------------------------------------------------------------
+
+def test_quadratic_drag_closed_form():
+    """m dv/dt = -c v |v|: v(t) = v0 / (1 + c v0 t / m)."""
+    m, c, v0 = 2.0, 0.5, 3.0
+    bg = BondGraph("drag")
+    bg.add(OneJunction("v"), I("m", m), R("drag", effort_law=sympy.Symbol("c") * f * abs(f)))
+    bg.connect("v", "m")
+    bg.connect("v", "drag")
+    model = _model(bg, c=c)
+    tt = np.linspace(0, 4, 41)
+    res = simulate(model, (0, 4), {"p_m": m * v0}, t_eval=tt, rtol=1e-11, atol=1e-13)
+    exact = v0 / (1 + c * v0 * tt / m)
+    assert np.abs(res.state("p_m") / m - exact).max() < 1e-8
+    # the resistor's effort is its law at its flow, at every output point
+    eff, flo = res.effort("b2"), res.flow("b2")
+    assert np.allclose(eff, c * flo * np.abs(flo), rtol=1e-13, atol=1e-15)
+
+
+def test_orifice_tank_draining_time():
+    """Cap dp/dt = -c sqrt(p): sqrt(V) falls linearly, empty at T = 2 sqrt(V0 Cap)/c."""
+    cap, c, V0 = 2e-3, 1e-4, 0.05
+    model = _model(models.orifice_tank(cap, c))
+    T = 2 * np.sqrt(V0 * cap) / c
+    tt = np.linspace(0, 0.95 * T, 39)
+    res = simulate(model, (0, tt[-1]), {"q_tank": V0}, t_eval=tt, rtol=1e-11, atol=1e-16)
+    assert res.success
+    exact = (np.sqrt(V0) - c * tt / (2 * np.sqrt(cap))) ** 2
+    assert np.abs(res.state("q_tank") - exact).max() < 1e-9 * V0
+    # the orifice took the causality its law is written for (effort in, flow out)
+    assert dict(model.layout.members["L"]) == {"orifice": False}
+
+
+def _rectifier_reference(A, w, Is, Vt, Rs, Cap, Rl, tt):
+    def current(vs, vc):
+        # i = Is (exp((vs - vc - Rs i)/Vt) - 1): monotone in i, one root
+        g = lambda i: Is * np.expm1((vs - vc - Rs * i) / Vt) - i   # noqa: E731
+        hi = max(abs(vs - vc) / Rs, Is) * 2 + 1e-12
+        return brentq(g, -Is - 1e-15, hi, xtol=1e-18, rtol=1e-15)
+
+    def rhs(tk, y):
+        vc = y[0] / Cap
+        return [current(A * np.sin(w * tk), vc) - vc / Rl]
+
+    sol = solve_ivp(rhs, (0, tt[-1]), [0.0], t_eval=tt, method="Radau", rtol=1e-12,
+                    atol=1e-18)
+    return sol.y[0]
+
+
+def test_diode_rectifier_against_reference_ode():
+    """Sine source, diode (Shockley) in series with Rs (an algebraic loop, solved by
+    Newton's method at every evaluation), RC load; against the same ODE solved with the
+    current found by a bracketing root finder."""
+    A, w, Is, Vt, Rs, Cap, Rl = 5.0, 100.0, 1e-9, 0.05, 10.0, 1e-4, 100.0
+    model = _model(models.diode_rectifier(A, w, Is, Vt, Rs, Cap, Rl))
+    tt = np.linspace(0, 0.08, 33)
+    res = simulate(model, (0, tt[-1]), {"q_cap": 0.0}, t_eval=tt, rtol=1e-10,
+                   atol=1e-14)
+    assert res.success
+    ref = _rectifier_reference(A, w, Is, Vt, Rs, Cap, Rl, tt)
+    vc, vref = res.state("q_cap") / Cap, ref / Cap
+    assert vref.max() > 3.0                    # it did rectify (peak 5 V minus the drops)
+    assert np.abs(vc - vref).max() < 1e-6 * vref.max()
+    # the diode's flow is its law at its effort (the loop converged)
+    b = [bd.name for bd in model.graph.bonds if bd.head == "diode"][0]
+    ed, fd = res.effort(b), res.flow(b)
+    assert np.allclose(fd, Is * np.expm1(ed / Vt), rtol=1e-9, atol=1e-13)
+
+
+def test_symbolic_refuses_a_nonlinear_loop_and_accepts_an_explicit_law():
+    with pytest.raises(ModelError, match="diode.*algebraic loop"):
+        symbolic_equations(models.diode_rectifier(5, 100, 1e-9, 0.05, 10, 1e-4, 100))
+    eq = symbolic_equations(models.orifice_tank(sympy.Symbol("Cap"), sympy.Symbol("c")))
+    qt, Cap, c = sympy.symbols("q_tank Cap c")
+    assert sympy.simplify(eq.xdot[0] + c * sympy.sqrt(sympy.Abs(qt / Cap))) == 0
+
+
+def test_law_for_the_wrong_causality_is_named():
+    """An R given only as f = g(e) but forced to receive the flow (by an inertia on its
+    1-junction) is refused, naming the element and what to add."""
+    bg = BondGraph("forced")
+    bg.add(OneJunction("v"), I("m", 1.0), R("valve", flow_law=e ** 3))
+    bg.connect("v", "m")
+    bg.connect("v", "valve")
+    with pytest.raises(ModelError, match=r"R 'valve' receives the flow.*effort_law="):
+        _model(bg)
+
+
+# -- sources of time --------------------------------------------------------------------
+
+def test_time_expression_source_equals_time_function():
+    """An RC circuit driven by V0 sin(w t) written as an expression and as a
+    TimeFunction: identical runs (the rate of the expression is exact)."""
+    V0, w = sympy.Symbol("V0"), 40.0
+
+    def rc(source):
+        bg = BondGraph("rc")
+        bg.add(Se("V", source), OneJunction("i"), R("R", 50.0), ZeroJunction("c"),
+               C("C", compliance=1e-3), R("load", 200.0))
+        for a, h in [("V", "i"), ("i", "R"), ("i", "c"), ("c", "C"), ("c", "load")]:
+            bg.connect(a, h)
+        return bg
+
+    m1 = _model(rc(V0 * sympy.sin(w * t)), V0=2.0)
+    m2 = _model(rc(TimeFunction.sine(2.0, w)))
+    src = m1.sources["V"]
+    assert abs(src.rate(0.3, None)[0] - 2.0 * w * np.cos(w * 0.3)) < 1e-12
+    r1 = simulate(m1, (0, 0.5), {"q_C": 0.0}, rtol=1e-10)
+    r2 = simulate(m2, (0, 0.5), {"q_C": 0.0}, rtol=1e-10)
+    assert np.allclose(r1.x, r2.x, rtol=0, atol=1e-12)
+
+
+# -- bad laws are named ---------------------------------------------------------------
+
+@pytest.mark.parametrize("element, match", [
+    (lambda: C("k", energy=sympy.Symbol("k0") * q ** 2), r"'k'.*symbol\(s\) k0"),
+    (lambda: C("k", energy=3 * p ** 2), r"'k'.*does not depend on q"),
+    (lambda: C("k", energy=q ** 2 * sympy.sin(t)), r"'k'.*depends on time"),
+    (lambda: C("k", 2.0, energy=q ** 2), r"'k'.*either energy or"),
+    (lambda: R("r", effort_law=[f, f]), r"'r'.*2 component\(s\); valid: 1"),
+    (lambda: R("r", 1.0, effort_law=f), r"'r'.*either resistance or a law"),
+])
+def test_bad_laws_are_refused_by_name(element, match):
+    bg = BondGraph("bad")
+    el = element()
+    bg.add(OneJunction("v"), I("m", 1.0), el)
+    bg.connect("v", "m")
+    bg.connect("v", el.name)
+    with pytest.raises(ModelError, match=match):
+        _model(bg)
+
+
+def test_law_not_finite_stops_the_run_with_its_partial_result():
+    """H = (2/3)(1 + q)^(3/2) has the effort sqrt(1 + q), undefined for q < -1; a force
+    pulls the mass there. The run stops with a failure status naming the element and
+    keeps the states computed before (never SUCCESS)."""
+    bg = BondGraph("edge")
+    bg.add(Se("F", -5.0), OneJunction("v"), I("m", 1.0),
+           C("soft", energy=sympy.Rational(2, 3) * (1 + q) ** sympy.Rational(3, 2)))
+    for a, h in [("F", "v"), ("v", "m"), ("v", "soft")]:
+        bg.connect(a, h)
+    res = simulate(_model(bg), (0, 5), {"p_m": 0.0, "q_soft": 0.0}, rtol=1e-8,
+                   t_eval=np.linspace(0, 5, 501))
+    assert not res.success
+    assert "soft" in res.message and "not finite" in res.message
+    assert res.t.size > 10 and res.t[-1] < 2.0
+    assert np.all(res.state("q_soft") >= -1.0)
