@@ -45,7 +45,8 @@ from bondgraph import ModelError
 from .couplings import JointCoupling
 from .joint_chains import ChainMember, compose_chain
 from .joints import (
-    AxisActuator, AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint, SphericalJoint,
+    AxisActuator, AxisDamper, AxisSpring, PlanarJoint, PrismaticJoint, RevoluteJoint,
+    SphericalJoint,
 )
 from .mechanism import Mechanism
 from .rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
@@ -58,19 +59,29 @@ __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "build_mechanism"]
 
 MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
-                 "prismatic": PrismaticJoint, "ball": SphericalJoint}
+                 "prismatic": PrismaticJoint, "ball": SphericalJoint,
+                 "planar": PlanarJoint}
 """Joint types mapped onto a joint, and the joint class each becomes (a ``floating``
-joint from the ground makes its child a free body instead)."""
-
-NOT_YET = ("planar",)
-"""Joint types read but not yet mapped (URDF's planar joint: its in-plane axes are not
-fixed by the format, and no reference has been compared yet); a
-``floating`` joint is mapped only from the ground (its child becomes a free body)."""
+joint from the ground makes its child a free body instead). URDF's ``planar`` joint moves
+in the plane normal to its axis; its in-plane directions, which the format leaves open,
+are the joint frame's x axis (projected onto the plane) and the normal times it, as
+Pinocchio takes them (x, y in the parent's joint frame, the angle about the normal)."""
 
 
 def _has_axis(joint_type: str) -> bool:
     """Whether a joint type becomes a joint with one free coordinate (an axis port)."""
-    return joint_type in MOVING_JOINTS and MOVING_JOINTS[joint_type].n_free > 0
+    return joint_type in MOVING_JOINTS and MOVING_JOINTS[joint_type].n_free == 1
+
+
+def _in_plane_x(R: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """The joint frame's x axis (else its y axis) projected onto the plane normal to
+    ``normal``: a planar joint's first in-plane direction."""
+    n = normal / np.linalg.norm(normal)
+    for col in (R[:, 0], R[:, 1]):
+        v = col - (col @ n) * n
+        if np.linalg.norm(v) > 1e-6:
+            return v / np.linalg.norm(v)
+    raise ModelError("the joint frame has no direction in the plane")
 
 
 def _unique_names(tree: RobotTree, moving: list[JointSpec], groups, body_reps,
@@ -301,11 +312,6 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     stops = _stop_options(limits, src, error)
     root, order = _tree_order(tree, error)
     for j in order:
-        if j.type in NOT_YET:
-            raise error(f"{src}: joint '{j.name}': type '{j.type}' is not supported yet "
-                        f"(write it as two perpendicular prismatic joints and a revolute "
-                        f"through massless links: they become a planar joint); supported: revolute, "
-                        f"continuous, prismatic, ball, fixed, and floating from the root")
         if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
                         f"revolute, continuous, prismatic, ball, fixed, planar, floating")
@@ -397,6 +403,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             kw = {"axis": axis if cls.n_free else None}
             if cls.n_free and not np.linalg.norm(axis) > 0:
                 raise error(f"{src}: joint '{j.name}': its axis has zero length")
+            if cls is PlanarJoint:
+                kw["x_axis"] = _in_plane_x(R, axis)
         else:
             for m, f in zip(unit, frames_u):
                 if not np.linalg.norm(f[2]) > 0:
@@ -411,13 +419,22 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         if not cls.n_free and j.name in efforts:
             raise error(f"{src}: joint '{j.name}' ({j.type}) has no axis: no effort of its "
                         f"own (a load on the body acts instead)")
+        # (a planar joint's damping, limits and friction have no one coordinate to act on)
+        attachable = cls.n_free > 0 and (len(unit) > 1 or _has_axis(j.type))
         try:
             joint = cls(joint_names[j.name], parent, bodies[last.child],
                         parent_point=X - com_p, child_point=R.T @ (X - o) - gc.com,
                         rest_rotation=R, **kw)
+            if cls.n_free > 1 and len(unit) == 1:      # (so efforts can drive them)
+                for cname, _ in cls.coordinates:
+                    joint.add_actuator(AxisActuator(0.0), coordinate=cname)
             for m, c in zip(unit, coords):
-                if cls.n_free:
+                if attachable:
                     _attach(joint, m, c, efforts, stops, friction)
+                elif m.damping > 0 or m.stiffness > 0 or m.armature > 0:
+                    report.not_imported.setdefault(
+                        "dynamics of planar joints (damping, stiffness, armature)",
+                        []).append(m.name)
         except ModelError as exc:
             raise error(f"{src}: joint '{j.name}': {exc}") from None
         mech.add_joint(joint)
@@ -426,12 +443,12 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         for m, c in zip(unit, coords):
             report.joints[m.name] = joint.name
             report.coordinates[m.name] = (joint.name, c)
-            if len(unit) == 1:
+            if len(unit) == 1 and attachable:
                 joint.effort_limit = m.effort_limit
                 joint.limits = (m.lower, m.upper) if m.type != "continuous" else (None, None)
-            if _limited(m) and (stops is None or not cls.n_free):
+            if _limited(m) and (stops is None or not attachable):
                 limited.append(m.name)
-            if m.friction > 0 and not (friction and cls.n_free):
+            if m.friction > 0 and not (friction and attachable):
                 frictional.append(m.name)
             if m.mimic is not None:
                 if c is not None and mimic == "couple":

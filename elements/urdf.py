@@ -20,9 +20,10 @@ moving joint gets an actuator whose effort is ``efforts[joint]`` (default 0); th
 friction when asked (``limits=``, ``friction=``). What is not enforced is listed in
 ``mechanism.import_report.not_imported``; transmissions and geometry are ignored. A
 ``<mimic>`` joint is coupled to its leader (:class:`~elements.couplings.JointCoupling`).
-A ``floating`` joint from the root link makes its child a free body; planar joints, and
-floating joints inside the tree, are refused with a message until multi-coordinate
-joints exist.
+A ``floating`` joint from the root link makes its child a free body; a ``planar`` joint
+is a :class:`~elements.joints.PlanarJoint` (x, y along the joint frame's axes, the angle
+about its axis, as Pinocchio reads it); floating joints inside the tree are refused with
+a message.
 """
 
 from __future__ import annotations
