@@ -157,10 +157,12 @@ class ModeShape:
             head = (f"mode {self.index}: 0 Hz, a rigid-body mode (eigenvalue 0: no "
                     f"restoring force; drawn as a {SWEEP_HZ:g} Hz sweep of its shape)")
         elif self.kind == "real":
-            how = "decays" if lam.real < 0 else "grows"
+            how = "neither decays nor grows" if lam.real == 0 else \
+                f"{'decays' if lam.real < 0 else 'grows'} with time constant " \
+                f"{1 / abs(lam.real):.4g} s"
             head = (f"mode {self.index}: no oscillation, real eigenvalue {lam.real:.4g} 1/s "
-                    f"({how} with time constant {1 / abs(lam.real):.4g} s; damping ratio "
-                    f"{self.damping_ratio:+.3g}; drawn as a {SWEEP_HZ:g} Hz sweep)")
+                    f"({how}; damping ratio {self.damping_ratio:+.3g}; drawn as a "
+                    f"{SWEEP_HZ:g} Hz sweep)")
         else:
             head = (f"mode {self.index}: {self.frequency_hz:.6g} Hz "
                     f"({self.natural_frequency:.6g} rad/s), damping ratio "
@@ -274,7 +276,7 @@ def mode_shapes(linear_model: LinearModel, *, amplitude: float = 1.0,
     for k, lam_k in enumerate(lam):
         if zero[k] and rigid_vectors:
             continue
-        if lam_k.imag < 0 and not zero[k]:
+        if lam_k.imag < 0:
             continue                                  # the conjugate of a pair
         kind = "oscillatory" if lam_k.imag > 0 else "real"
         add(kind, lam_k, k, modes.shapes[:, k])
