@@ -14,7 +14,8 @@ Commands::
     bondgraph animate DIR [--video F]  the 3D animation page of a run (and a GIF or MP4)
     bondgraph linearize MODEL --out DIR [--at J=v,...] [--inputs ...] [--outputs ...]
                                        the linear model (A, B, C, D with names) about an
-                                       operating point or equilibrium: CSV, MAT, JSON
+                                       operating point or equilibrium: CSV, MAT, JSON;
+                                       --modes-page: the mode shapes on a 3D page
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
 written, the cause is in summary.json); 2 bad input (a one-line message names the file,
@@ -289,13 +290,27 @@ def cmd_linearize(args) -> int:
                   f"(largest remaining acceleration {at.residual:.1e})")
         lin = linearize_mechanism(mm, at, None if args.equilibrium else qd, inputs=inputs,
                                   outputs=outputs, u0=u0 or None, guess=guess)
+    at_rest = lin.equilibrium_residual <= 1e-8 * max(1.0, float(np.abs(lin.A).max(initial=0.0)))
+    page = None
+    if args.modes_page is not None:
+        page = args.modes_page or os.path.join(args.out, "modes.html")
+        if not page.lower().endswith((".html", ".htm")):
+            raise _UserError(f"--modes-page {page}: the page is an HTML file (name it "
+                             f"*.html)")
+        if not (np.isfinite(args.mode_amplitude) and args.mode_amplitude > 0):
+            raise _UserError(f"--mode-amplitude {args.mode_amplitude:g}: must be a positive "
+                             f"number (rad or m: the largest joint excursion)")
+        if not at_rest:
+            raise _UserError(f"--modes-page: the operating point is not an equilibrium "
+                             f"(max |dz/dt| = {lin.equilibrium_residual:.3g}), so it has no "
+                             f"modes; --equilibrium finds one")
     os.makedirs(args.out, exist_ok=True)
     paths = lin.write(args.out, formats, stem="linear")
     print(f"{spec.mechanism.name}: {lin}")
     print(f"states: {', '.join(lin.state_names)}")
     print(f"inputs: {', '.join(lin.input_names) or 'none'}; outputs: "
           f"{', '.join(lin.output_names) or 'none'}")
-    if lin.equilibrium_residual <= 1e-8 * max(1.0, float(np.abs(lin.A).max(initial=0.0))):
+    if at_rest:
         print(lin.modes().table())
     else:
         print(f"(not an equilibrium: max |dz/dt| = {lin.equilibrium_residual:.3g}; no modes; "
@@ -303,7 +318,16 @@ def cmd_linearize(args) -> int:
     if args.plots and inputs and outputs:
         paths.append(lin.bode_plot(os.path.join(args.out, "bode.png")))
         paths.append(lin.step_plot(os.path.join(args.out, "step.png")))
+    if page is not None:
+        from elements.modes import animate_modes, mode_shapes
+        with _about(args.model):
+            units = {ax.port: ax.unit for j in mm.mechanism.joints.values() for ax in j.axes}
+            for m in mode_shapes(lin, amplitude=args.mode_amplitude, units=units):
+                print(m)
+            animate_modes(mm, lin, page, amplitude=args.mode_amplitude, guess=guess)
     print(f"wrote {args.out}: {', '.join(sorted(os.path.basename(p) for p in paths))}")
+    if page is not None:
+        print(f"wrote {page} (the mode shapes; open it in a browser and pick a mode)")
     return 0
 
 
@@ -442,6 +466,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="file formats (default all three)")
     lz.add_argument("--plots", action="store_true",
                     help="also write bode.png and step.png of every input/output pair")
+    lz.add_argument("--modes-page", nargs="?", const="", default=None, metavar="FILE",
+                    help="also write the mode shapes on a 3D page (default DIR/modes.html; "
+                         "needs an equilibrium)")
+    lz.add_argument("--mode-amplitude", type=float, default=0.2, metavar="A",
+                    help="the largest joint excursion of each mode on the page (rad or m; "
+                         "default 0.2)")
     lz.add_argument("--overwrite", action="store_true",
                     help="write into a non-empty directory")
     lz.set_defaults(func=cmd_linearize)

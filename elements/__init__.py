@@ -17,6 +17,8 @@ Dynamics at a state
     prescribed_motion, PrescribedMotionResult
 Linear models (independent joint coordinates) and equilibria
     linearize_mechanism, mechanism_equilibrium, MechanismEquilibrium
+Modes (joint-coordinate shapes; the 3D page of mode shapes)
+    mode_shapes, ModeShape, animate_modes
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
@@ -48,6 +50,7 @@ from .joints import (
 from .hybrid import Switch
 from .linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
 from .mechanism import AssemblyError, Mechanism, MechanismModel
+from .modes import ModeShape, animate_modes, mode_shapes
 from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
 from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
 from .robot_tree import Frame, ImportReport, RobotImportWarning, RobotTree
@@ -72,6 +75,7 @@ __all__ = [
     "MJCFError", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
     "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
+    "mode_shapes", "ModeShape", "animate_modes",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

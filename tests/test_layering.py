@@ -65,7 +65,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.mechanism",),
     ("elements.dynamics", "elements.energy_check", "elements.robot_spec",
      "elements.joint_chains", "elements.robot_tree"),
-    ("elements.linearization",),
+    ("elements.linearization", "elements.modes"),
     ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),

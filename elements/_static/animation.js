@@ -6,12 +6,17 @@
  * with their reaction forces (global, N, parent on child); traces (global, m); plots.
  * Between output times it interpolates: positions and forces linearly, orientations by
  * slerp. URL: ?t=SECONDS (show that time, paused), ?speed=X, ?play=0|1 (or #t=...).
+ * A page of mode shapes (elements.modes.animate_modes) also has D.modes: each mode is one
+ * stretch [t0, t1] of the timeline (frames i0..i1) with its label and speed; a picker
+ * chooses one, and the page then plays, scrubs, plots and shows times within it (the
+ * time shown is the time since the mode's start). URL: ?mode=K.
  * Drawing is three.js's (scene graph, materials, OrbitControls); no WebGL by hand.
  */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("anim-data").textContent);
   var T = D.t, N = T.length, T0 = T[0], T1 = T[N - 1];
+  var MODES = D.modes || [], TOFF = 0, I0 = 0, I1 = N - 1;   // the stretch shown (modes)
   var $ = function (id) { return document.getElementById(id); };
 
   // -- state and URL parameters ------------------------------------------------------
@@ -35,8 +40,8 @@
 
   // frame index i and weight a with T[i] <= t <= T[i + 1]
   function locate(t) {
-    if (N === 1 || t <= T0) return [0, 0];
-    if (t >= T1) return [N - 2, 1];
+    if (N === 1 || t <= T[0]) return [0, 0];
+    if (t >= T[N - 1]) return [N - 2, 1];
     var lo = 0, hi = N - 1;
     while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (T[mid] <= t) lo = mid; else hi = mid; }
     var span = T[lo + 1] - T[lo];
@@ -167,8 +172,8 @@
     }
     var xs = niceStep((T1 - T0) || 1, 5);
     g.textAlign = "center"; g.textBaseline = "top";
-    for (var t = Math.ceil(T0 / xs) * xs; t <= T1 + 1e-12; t += xs) {
-      var xx = Math.round(X(t)) + 0.5;
+    for (var t = Math.ceil((T0 - TOFF) / xs) * xs; t + TOFF <= T1 + 1e-12; t += xs) {
+      var xx = Math.round(X(t + TOFF)) + 0.5;
       g.beginPath(); g.moveTo(xx, y0); g.lineTo(xx, y1); g.stroke();
       g.fillText(fmt(Math.abs(t) < xs * 1e-9 ? 0 : t), xx, y1 + 3);
     }
@@ -177,7 +182,7 @@
     this.spec.series.forEach(function (s) {
       g.strokeStyle = s.color; g.lineWidth = 1.4; g.beginPath();
       var pen = false;
-      for (var i = 0; i < N; i++) {
+      for (var i = I0; i <= I1; i++) {
         var val = s.y[i];
         if (val === null || !isFinite(val)) { pen = false; continue; }
         if (pen) g.lineTo(X(T[i]), Y(val)); else g.moveTo(X(T[i]), Y(val));
@@ -408,7 +413,7 @@
     var solid = new THREE.Line(done, new THREE.LineBasicMaterial({ color: tr.color }));
     scene.add(faint); scene.add(solid);
     layers.traces.push(faint, solid);
-    return { geometry: done };
+    return { geometry: done, full: full };
   });
 
   // -- update to a time ------------------------------------------------------------------
@@ -434,12 +439,12 @@
       ra.arrow.setLength(len, head, 0.55 * head);
       ra.arrow.visible = $("show-reactions").checked;
     });
-    var upto = a > 0.5 ? i + 2 : i + 1;
-    traces.forEach(function (tr) { tr.geometry.setDrawRange(0, Math.min(upto, N)); });
+    var upto = Math.min(a > 0.5 ? i + 2 : i + 1, I1 + 1);
+    traces.forEach(function (tr) { tr.geometry.setDrawRange(I0, Math.max(upto - I0, 0)); });
     plots.forEach(function (p) { p.draw(t, i, a); });
     var slider = $("slider");
     if (document.activeElement !== slider || state.playing) slider.value = String(t);
-    $("time").textContent = "t = " + t.toFixed(3) + " s / " + fmt(T1, "s");
+    $("time").textContent = "t = " + (t - TOFF).toFixed(3) + " s / " + fmt(T1 - TOFF, "s");
   }
 
   // -- controls --------------------------------------------------------------------------
@@ -459,11 +464,12 @@
   });
   $("restart").addEventListener("click", function () { setTime(T0); });
   var speedSel = $("speed");
-  (function () {   // show the speed asked for even if it is not one of the options
+  function showSpeed() {   // show the speed asked for even if it is not one of the options
     var v = String(state.speed), found = false;
     for (var k = 0; k < speedSel.options.length; k++) if (parseFloat(speedSel.options[k].value) === state.speed) { speedSel.selectedIndex = k; found = true; }
-    if (!found) { var o = document.createElement("option"); o.value = v; o.textContent = v + "×"; speedSel.appendChild(o); speedSel.value = v; }
-  })();
+    if (!found) { var o = document.createElement("option"); o.value = v; o.textContent = fmt(state.speed) + "×"; speedSel.appendChild(o); speedSel.value = v; }
+  }
+  showSpeed();
   speedSel.addEventListener("change", function () { state.speed = parseFloat(speedSel.value); });
   $("loop").addEventListener("change", function () { state.loop = $("loop").checked; });
   function bindLayer(id, key) {
@@ -502,6 +508,48 @@
   window.addEventListener("resize", resize);
   resize();
 
+  // -- modes: pick one; the page then shows its stretch of the timeline ------------------
+  var modeInfo = null;
+  function selectMode(k) {
+    var m = MODES[k];
+    T0 = m.t0; T1 = m.t1; I0 = m.i0; I1 = m.i1; TOFF = m.t0;
+    slider.min = String(T0); slider.max = String(T1);
+    state.time = T0; state.speed = m.speed; showSpeed();
+    traces.forEach(function (tr) { tr.full.setDrawRange(I0, I1 - I0 + 1); });
+    plots.forEach(function (p) { p.bg = null; });
+    modeInfo.firstChild.textContent = m.label;
+    modeInfo.lastChild.textContent = "shape: " + m.shape;
+    $("mode").value = String(k);
+    document.documentElement.setAttribute("data-mode", String(k));
+    last = null;
+  }
+  if (MODES.length) {
+    var pick = document.createElement("label");
+    pick.title = "which mode to show";
+    pick.appendChild(textNode("mode "));
+    var sel = document.createElement("select");
+    sel.id = "mode";
+    MODES.forEach(function (m, k) {
+      var o = document.createElement("option");
+      o.value = String(k);
+      o.textContent = m.index + ": " + (m.kind === "rigid" ? "0 Hz (rigid)" :
+        m.kind === "real" ? "no oscillation" : fmt(m.frequency_hz, "Hz"));
+      sel.appendChild(o);
+    });
+    pick.appendChild(sel);
+    $("controls").insertBefore(pick, $("controls").firstChild);
+    modeInfo = document.createElement("div");
+    modeInfo.className = "row";
+    modeInfo.id = "mode-info";
+    modeInfo.appendChild(document.createElement("div"));
+    modeInfo.appendChild(document.createElement("div"));
+    $("legend").insertBefore(modeInfo, $("legend").children[1] || null);
+    sel.addEventListener("change", function () { selectMode(parseInt(sel.value, 10)); });
+    selectMode(clamp(Math.round(num("mode", 0)), 0, MODES.length - 1));
+    if (query.has("speed")) { state.speed = Math.max(num("speed", 1), 1e-6); showSpeed(); }
+    if (query.has("t")) { state.time = clamp(TOFF + num("t", 0), T0, T1); state.playing = false; }
+  }
+
   // -- the loop -----------------------------------------------------------------------------
   var last = null;
   setPlaying(state.playing);
@@ -528,7 +576,8 @@
   window.animation = {
     setTime: function (t) { setPlaying(false); setTime(t); },
     play: function () { setPlaying(true); }, pause: function () { setPlaying(false); },
-    time: function () { return state.time; }, three: D.three,
+    time: function () { return state.time - TOFF; }, three: D.three,
+    mode: function (k) { if (MODES.length) selectMode(k); }, modes: MODES.length,
   };
   document.documentElement.setAttribute("data-ready", renderer ? "webgl" : "no-webgl");
 })();
