@@ -1,17 +1,25 @@
-"""Why a run stopped: a nearly singular constraint matrix where the solver gave up.
+"""Why a run stopped, or why it crawled.
 
 - :func:`singularity`: a description of a nearly singular H_4 at a state (naming the
   unknown sources involved), or "" when it is not.
 - :data:`SINGULAR_CONDITION`: the scaled condition number above which it is.
+- :class:`StiffnessMonitor`: Hairer's stiffness test for the explicit Runge-Kutta
+  methods (RK45, DOP853), after every accepted step.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.integrate import DOP853, RK45
 
 from .errors import caused_by_interrupt
 
-__all__ = ["singularity", "SINGULAR_CONDITION"]
+__all__ = ["singularity", "SINGULAR_CONDITION", "StiffnessMonitor", "STABILITY_BOUNDARY"]
+
+STABILITY_BOUNDARY = {RK45: 3.25, DOP853: 6.1}
+"""Where each explicit method's stability region crosses the negative real axis, in
+h |lambda| (Hairer and Wanner, Solving ODEs II, section IV.2: 3.3 and 6.1; dopri5 and
+dop853 test against 3.25 and 6.1)."""
 
 SINGULAR_CONDITION = 1e8
 """Scaled condition number of H_4 above which a failed run is reported as singular."""
@@ -40,3 +48,79 @@ def singularity(model, t: float, x: np.ndarray, stabilization) -> str:
     return (f"singular configuration near t = {t:.6g} s: the constraint matrix is nearly "
             f"singular (scaled condition {live.max() / max(live.min(), 1e-300):.2g}); "
             f"{model.deficient_sources_text(H / np.outer(d, d), cutoff=live.min() * 1.0001)}")
+
+
+class StiffnessMonitor:
+    """Hairer's stiffness test for an explicit Runge-Kutta run (``RK45``, ``DOP853`` and
+    their subclasses): after each accepted step of size h, h |lambda| is estimated as
+    ``h |f(t+h, y_new) - f(t+h, y_s)| / |y_new - y_s|`` with y_s the last stage (also at
+    t + h; both derivatives are already computed, so it costs no evaluation). A step is
+    *stability-limited* when this exceeds the method's :data:`STABILITY_BOUNDARY` and the
+    step is below a hundredth of the span: the step size is then set by a fast, decayed
+    mode, not by the accuracy of the smooth solution (an accuracy-limited step has
+    h |lambda| well inside the boundary). 15 such steps with never 6 ordinary ones in a
+    row between them (dopri5's rule) make the run *stiff*: :attr:`message` then suggests
+    an implicit method.
+
+    Parameters
+    ----------
+    solver_cls : type
+        The run's solver class (a monitor of any other class never fires).
+    span : float
+        The run's length (s).
+    """
+
+    STIFF_STEPS = 15
+    RESET_AFTER = 6
+
+    def __init__(self, solver_cls, span: float):
+        self.boundary = next((b for cls, b in STABILITY_BOUNDARY.items()
+                              if issubclass(solver_cls, cls)), None)
+        self.span = float(span)
+        self.count = 0
+        self.calm = 0
+        self.limited = 0           # stability-limited steps in all
+        self.stiff_at: float | None = None
+        self.h_lambda = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.boundary is not None
+
+    def step(self, solver) -> bool:
+        """Test the step ``solver`` just accepted; True when it makes the run stiff (once:
+        later calls return False)."""
+        if self.boundary is None:
+            return False
+        h = solver.h_previous
+        rho = 0.0
+        if h and abs(h) <= 1e-2 * self.span:
+            K, s = solver.K, solver.n_stages
+            y_s = solver.y_old + h * (K[:s - 1].T @ solver.A[s - 1, :s - 1])
+            den = float(np.linalg.norm(solver.y - y_s))
+            num = float(np.linalg.norm(K[s] - K[s - 1]))
+            rho = abs(h) * num / den if den > 0 and np.isfinite(num) else 0.0
+        if rho > self.boundary:
+            self.limited += 1
+            self.calm = 0
+            self.count += 1
+            self.h_lambda = max(self.h_lambda, rho)
+            if self.count == self.STIFF_STEPS and self.stiff_at is None:
+                self.stiff_at = float(solver.t)
+                return True
+        else:
+            self.calm += 1
+            if self.calm >= self.RESET_AFTER:
+                self.count = 0
+        return False
+
+    @property
+    def message(self) -> str:
+        """Why the run looks stiff ("" while it does not)."""
+        if self.stiff_at is None:
+            return ""
+        return (f"the run looks stiff from t = {self.stiff_at:.6g} s: the step size is "
+                f"limited by the explicit method's stability (h |lambda| up to "
+                f"{self.h_lambda:.3g} > {self.boundary:g}), not by accuracy; "
+                f"{self.limited} such steps; an implicit method is far cheaper here: "
+                f"method=\"Radau\" (or \"BDF\")")

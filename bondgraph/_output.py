@@ -52,10 +52,10 @@ class OutputGrid:
 
 def collect(model, ts, xs, stabilization, status, message, failure_time, nfev: int,
             n_steps: int, deficiency: int, redundancy: str, branch, sol, t_events,
-            fast=None) -> SimulationResult:
+            fast=None, diagnostics=None) -> SimulationResult:
     """The result of a run of ``model``: output times ``ts`` and states ``xs`` (lists),
     how it ended, the counts, the constraints' redundancy at the start and the branch,
-    the dense output ``sol`` (or None) and the event times."""
+    the dense output ``sol`` (or None), the event times and the run's diagnostics."""
     n = len(ts)
     X = np.array(xs).T if n else np.zeros((model.n_states, 0))
     return SimulationResult(
@@ -66,7 +66,8 @@ def collect(model, ts, xs, stabilization, status, message, failure_time, nfev: i
         _state_slices=dict(model.state_slices), _bond_slices=model.bond_slices,
         t_events=tuple(np.asarray(v) for v in t_events),
         _u2_slices=dict(model.u2_slices),
-        _outputs=partial(derived_outputs, model, stabilization, fast))
+        _outputs=partial(derived_outputs, model, stabilization, fast),
+        diagnostics=dict(diagnostics or {}))
 
 
 def derived_outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray

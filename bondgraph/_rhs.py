@@ -9,6 +9,8 @@
   reports the recorded failure. A non-finite derivative at a trial stage is not a
   failure (the solver rejects that step and tries a smaller one): it is remembered in
   :attr:`RightHandSide.nonfinite` so that a run that cannot get past it says why.
+  :attr:`RightHandSide.calls` counts every evaluation, also those an implicit solver
+  makes for its finite-difference Jacobian (which scipy's ``nfev`` leaves out).
 - :class:`Failure`: a recorded failure's status, message and time.
 
 An interrupt (KeyboardInterrupt, also when compiled code turns it into another error
@@ -69,11 +71,13 @@ class RightHandSide:
         self.rank0 = rank0
         self.reference = reference
         self.failure: Failure | None = None
+        self.calls = 0          # every evaluation asked for, the Jacobian's included
         self.nonfinite: list[tuple[float, str]] = []
         self._nan = np.full(model.n_states, np.nan)
         self._nan.setflags(write=False)
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        self.calls += 1
         if self.failure is not None:
             return self._nan.copy()
         fast = self.fast

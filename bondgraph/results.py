@@ -102,6 +102,16 @@ class SimulationResult:
         Which reduction solved for U_2 (a string enum: ``"15"``, ``"14"`` or ``"none"``).
     sol : callable or None
         Dense output over the whole run when asked for.
+    diagnostics : mapping of str to object
+        How the run went, for the user: ``"method"`` (the solver's name),
+        ``"rhs_evaluations"`` (every derivative evaluation, those of a
+        finite-difference Jacobian included, which ``nfev`` leaves out),
+        ``"jacobian"`` (what an implicit method was given: ``"analytic: ..."``,
+        ``"dense finite differences (...)"`` or ``"none (explicit method)"``),
+        ``"jacobian_evaluations"`` and ``"lu_decompositions"`` (implicit methods),
+        ``"stiff"`` (True when an explicit run's step size was limited by stability,
+        not accuracy: see :class:`bondgraph._diagnosis.StiffnessMonitor`) and
+        ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "").
     """
 
     t: np.ndarray
@@ -125,6 +135,7 @@ class SimulationResult:
         field(default=None, repr=False, compare=False)
     _precomputed: dict | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(init=False, repr=False, compare=False)
+    diagnostics: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_cache", {})
@@ -269,9 +280,10 @@ def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
 
     The output points in order (a segment's last point is dropped where the next
     segment starts at its time: the next one's first point stands for it); the counts
-    of evaluations and steps summed; the status, message and failure time of the last
-    segment (a failed segment ends the run: later ones are ignored); the event times
-    concatenated; the rest (redundancy, branch) from the first. The derived outputs
+    of evaluations and steps summed (also in the diagnostics, which say ``stiff`` when
+    any segment was); the status, message and failure time of the last segment (a
+    failed segment ends the run: later ones are ignored); the event times concatenated;
+    the rest (redundancy, branch) from the first. The derived outputs
     (constraint forces, bond values) are computed from the first segment's model when
     first read; there is no dense output.
 
@@ -302,8 +314,17 @@ def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     final = used[-1]
     events = tuple(np.concatenate([p.t_events[j] for p in used])
                    for j in range(len(parts[0].t_events)))
+    diagnostics = dict(parts[0].diagnostics)
+    for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions"):
+        if key in diagnostics:
+            diagnostics[key] = sum(p.diagnostics.get(key, 0) for p in used)
+    if "stiff" in diagnostics:
+        stiff = [p.diagnostics.get("stiffness", "") for p in used
+                 if p.diagnostics.get("stiff")]
+        diagnostics["stiff"], diagnostics["stiffness"] = bool(stiff), \
+            (stiff[0] if stiff else "")
     return dataclasses.replace(
         parts[0], t=np.concatenate(ts), x=np.concatenate(xs, axis=1), status=final.status,
         message=final.message, success=final.success, failure_time=final.failure_time,
         nfev=sum(p.nfev for p in used), n_steps=sum(p.n_steps for p in used), sol=None,
-        t_events=events, _precomputed=None)
+        t_events=events, _precomputed=None, diagnostics=diagnostics)

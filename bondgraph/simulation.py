@@ -1,15 +1,18 @@
 """Time integration of a :class:`~bondgraph.StateSpaceModel`.
 
 - :func:`simulate`: adaptive embedded Runge-Kutta (Dormand-Prince 5(4) by default,
-  DOP853 for tight tolerances, or any scipy ``OdeSolver`` subclass), output on a time
-  grid, dense output, events; returns a :class:`~bondgraph.SimulationResult`.
+  DOP853 for tight tolerances), the implicit Radau, BDF and LSODA for stiff models (with
+  the exact Jacobian of a linear model, :mod:`bondgraph._jacobian`), or any scipy
+  ``OdeSolver`` subclass; output on a time grid, dense output, events; returns a
+  :class:`~bondgraph.SimulationResult`.
 
 The stepping loop is ours (not ``solve_ivp``) so that a failure mid-run keeps
 everything computed up to it, and output memory is bounded by the output grid. Its
 parts: the right-hand side with failures as values (:mod:`bondgraph._rhs`), the events
 (:mod:`bondgraph._events`), the output grid and the result (:mod:`bondgraph._output`),
-the diagnosis of a failure (:mod:`bondgraph._diagnosis`); results of consecutive
-segments join with :func:`bondgraph.results.join_results`.
+the diagnosis of a failure or of stiffness (:mod:`bondgraph._diagnosis`), the Jacobian
+of implicit methods (:mod:`bondgraph._jacobian`); results of consecutive segments join
+with :func:`bondgraph.results.join_results`.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.integrate import DOP853, RK45, OdeSolver
+from scipy.integrate import BDF, DOP853, LSODA, RK45, OdeSolver, Radau
 from scipy.integrate._ivp.common import OdeSolution
 
 from ._blas import one_blas_thread
-from ._diagnosis import singularity
+from ._diagnosis import StiffnessMonitor, singularity
 from ._events import EventTracker
+from ._jacobian import jacobian_options
 from ._output import OutputGrid, collect
 from ._rhs import RightHandSide
 from .branches import Branch
@@ -35,8 +39,11 @@ from .results import SimulationResult, Status
 
 __all__ = ["simulate", "METHODS"]
 
-METHODS: dict[str, type[OdeSolver]] = {"RK45": RK45, "DOP853": DOP853}
-"""Named solvers: ``"RK45"`` (Dormand-Prince 5(4), default) and ``"DOP853"`` (8(5,3))."""
+METHODS: dict[str, type[OdeSolver]] = {"RK45": RK45, "DOP853": DOP853, "Radau": Radau,
+                                        "BDF": BDF, "LSODA": LSODA}
+"""Named solvers: explicit ``"RK45"`` (Dormand-Prince 5(4), default) and ``"DOP853"``
+(8(5,3)); for stiff models the implicit ``"Radau"`` (Radau IIA, order 5), ``"BDF"``
+(variable order 1-5) and ``"LSODA"`` (switches between Adams and BDF)."""
 
 
 def simulate(model: StateSpaceModel, t_span: tuple[float, float],
@@ -64,7 +71,18 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     t_eval : array_like, optional
         Output times (s) within ``t_span``; default: 101 evenly spaced points.
     method : str or OdeSolver subclass
-        ``"RK45"`` (default), ``"DOP853"``, or a scipy ``OdeSolver`` subclass.
+        ``"RK45"`` (default), ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
+        (:data:`METHODS`), or a scipy ``OdeSolver`` subclass. The explicit RK45 and
+        DOP853 suit most models; a *stiff* model (time constants far apart, e.g. a DC
+        motor's 10 us electrical and 1 s mechanical ones) makes them crawl at a step
+        size set by stability, and then the run's diagnostics say so
+        (``result.diagnostics["stiff"]``, with an :class:`~bondgraph.IntegrationWarning`
+        suggesting ``"Radau"``). The implicit methods (Radau, BDF, LSODA and their
+        subclasses) get the exact constant Jacobian T_X of a linear model (no
+        kinematic, work or constraint states, no state-dependent source, modulus or
+        Euler junction); any other model's Jacobian is formed by scipy's dense finite
+        differences (one evaluation per state, when Newton's iteration asks for it).
+        The Jacobian steers Newton's iteration only; accuracy is set by rtol and atol.
     rtol, atol : float
         Error tolerances on every state.
     stabilization : Baumgarte, optional
@@ -99,6 +117,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
     Notes
     -----
+    ``result.nfev`` is the solver's count of derivative evaluations; implicit methods'
+    finite-difference Jacobians are counted in ``result.diagnostics["rhs_evaluations"]``
+    (every evaluation of the run) and ``["jacobian_evaluations"]``.
+
     When the solver fails (its step size falls below its floor, or the state becomes
     non-finite), the constraint matrix at the last state is examined: if it is nearly
     singular (a singular configuration the run was heading into), the status is
@@ -169,11 +191,15 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                               "max_step": steps.max_step}
     if steps.first_step is not None:
         kwargs["first_step"] = steps.first_step
+    jac, jacobian = jacobian_options(model, steps.solver_cls, rhs, t0, x_init)
+    kwargs.update(jac)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         solver = steps.solver_cls(rhs, t0, x_init, t1, **kwargs)   # (its first step)
     output = OutputGrid(grid, t0, x_init)
     tracker = EventTracker(events, t0, x_init, max_events)
-    run = _step_until_done(solver, rhs, output, tracker, steps, progress, dense_output)
+    stiffness = StiffnessMonitor(steps.solver_cls, t1 - t0)
+    run = _step_until_done(solver, rhs, output, tracker, steps, progress, dense_output,
+                           stiffness)
     status, message, failure_time = run.status, run.message, run.failure_time
     if status in (Status.STEP_FAILED, Status.NON_FINITE) and run.n_steps == 0:
         # the run could not leave the initial state: the dense evaluation there (skipped
@@ -183,10 +209,15 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
         diag = singularity(model, solver.t, solver.y, stabilization)
         if diag:
             status, message = Status.SINGULAR, f"{diag} ({message})"
+    diagnostics = {"method": steps.solver_cls.__name__, "rhs_evaluations": rhs.calls,
+                   "jacobian": jacobian,
+                   "jacobian_evaluations": int(getattr(solver, "njev", 0) or 0),
+                   "lu_decompositions": int(getattr(solver, "nlu", 0) or 0),
+                   "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message}
     result = collect(model, output.ts, output.xs, stabilization, status, message,
                      failure_time, solver.nfev, run.n_steps, start.deficiency,
                      start.redundancy, ev0.branch, run.sol, tracker.t_events,
-                     start.fast)
+                     start.fast, diagnostics)
     return _fail(result, raise_on_failure) if not status.success else result
 
 
@@ -258,10 +289,11 @@ class _Run:
 
 
 def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
-                     tracker: EventTracker, steps: _Steps, progress, dense_output
-                     ) -> _Run:
+                     tracker: EventTracker, steps: _Steps, progress, dense_output,
+                     stiffness: StiffnessMonitor) -> _Run:
     """Take the solver's steps until the end of the span, a terminal event, a failure or
-    ``max_steps``; fill the output grid, the events and the dense output on the way."""
+    ``max_steps``; fill the output grid, the events and the dense output on the way;
+    warn (once) when an explicit method's steps show the run to be stiff."""
     interpolants: list = []
     ts_dense: list[float] = [solver.t]
     n_steps = 0
@@ -290,6 +322,8 @@ def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             return _Run(Status.STEP_FAILED, f"more than max_steps = {steps.max_steps} steps "
                                             f"by t = {solver.t:.6g} s", solver.t, n_steps,
                         _dense(dense_output, ts_dense, interpolants))
+        if stiffness.active and stiffness.step(solver):
+            warnings.warn(stiffness.message, IntegrationWarning, stacklevel=4)
         if progress is not None:
             progress(solver.t)
         t_new = solver.t

@@ -291,7 +291,8 @@ class MechanismModel:
                  free: Mapping[str, Mapping[str, Any]] | None = None,
                  guess: Mapping[str, float] | None = None,
                  states: Mapping[str, Any] | None = None,
-                 t_eval: Sequence[float] | None = None, method: str = "DOP853",
+                 t_eval: Sequence[float] | None = None,
+                 method: str | type = "DOP853",
                  rtol: float = 1e-9, atol: float = 1e-9,
                  stabilization: Baumgarte | None | str = "auto", projection: bool = False,
                  parameters: Mapping[str, float] | None = None, **kwargs: Any):
@@ -303,7 +304,11 @@ class MechanismModel:
         ``stabilization="auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is
         stable and far from the mechanism's own frequencies in the examples; pass None to
         see the raw drift). ``projection=True`` also projects the state onto Phi = 0 and
-        c = 0 at every output time (the solver restarts there).
+        c = 0 at every output time (the solver restarts there). ``method``: a name of
+        :data:`bondgraph.simulation.METHODS` (``"DOP853"``, ``"RK45"``, ``"Radau"``,
+        ``"BDF"``, ``"LSODA"``) or a scipy ``OdeSolver`` subclass, as in
+        :func:`bondgraph.simulate`; an implicit method forms the mechanism's Jacobian by
+        dense finite differences (its cost is in ``result.raw.diagnostics``).
 
         Returns
         -------

@@ -60,7 +60,7 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     [solver]
     t_end = 2.0                          # s (t_start = 0 by default)
     points = 201
-    method = "DOP853"                    # RK45 | DOP853
+    method = "DOP853"                    # RK45 | DOP853 | Radau | BDF | LSODA
     rtol = 1e-9
     atol = 1e-9
     stabilization = { alpha = 10.0, beta = 10.0 }  # or "none"
@@ -102,6 +102,7 @@ import numpy as np
 
 from bondgraph import Baumgarte, ModelError
 from bondgraph._files import output_name
+from bondgraph.simulation import METHODS
 from bondgraph.spatial import as_rotation
 
 from .file_tables import (  # noqa: F401  (signal, read_text, read_toml: re-exported)
@@ -563,7 +564,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
         c.fail(w, "points", f"must be an integer from 2 to {MAX_POINTS} (the output grid is "
                             f"kept in memory), got {pts!r}")
     method = c.string(s, w, "method", required=False, default="DOP853",
-                      choices=("RK45", "DOP853"))
+                      choices=tuple(METHODS))
     rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
     atol = c.number(s, w, "atol", required=False, default=1e-9, positive=True)
     stab: Baumgarte | None = Baumgarte(10.0, 10.0)

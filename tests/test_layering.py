@@ -43,7 +43,8 @@ STAGES: list[tuple[str, ...]] = [
      "bondgraph.sparse", "bondgraph.moduli", "bondgraph.evaluation"),
     ("bondgraph.reduction",),
     ("bondgraph.results",),
-    ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis"),
+    ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis",
+     "bondgraph._jacobian"),
     ("bondgraph.simulation",),
     # linear models (pure numpy), then linearisation and equilibria of any model
     ("bondgraph.linear_model",),
