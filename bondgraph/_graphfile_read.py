@@ -14,7 +14,13 @@ from typing import Any, NoReturn
 
 import numpy as np
 import sympy
-from sympy.core.assumptions import _assume_defined
+
+try:                                   # (sympy's names of assumptions)
+    from sympy.core.assumptions import _assume_defined
+except ImportError:                    # pragma: no cover
+    _assume_defined = frozenset(("real", "positive", "negative", "nonnegative",
+                                 "nonpositive", "nonzero", "integer", "rational",
+                                 "finite", "complex", "zero", "even", "odd", "prime"))
 
 from ._files import output_name
 from .element import ELEMENT_TYPES

@@ -60,7 +60,7 @@ import numpy as np
 import sympy
 
 from ._files import write_text
-from ._toml import table_text, value_text
+from ._toml import table_text
 from .element import ELEMENT_TYPES, Element, StateFunction, TimeFunction
 from ._graphfile_read import (
     FORMAT, GraphFile, GraphFileError, GraphOutput, GraphSolver, keywords, read_document,

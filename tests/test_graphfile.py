@@ -15,7 +15,7 @@ import sympy
 
 from bondgraph import (
     EJS, GY, MTF, TF, BondGraph, C, Component, GraphFileError, I, KinematicState, ModelError,
-    OneJunction, R, Se, Sf, StateFunction, TimeFunction, UnknownEffort, WorkState,
+    OneJunction, R, Se, Sf, StateFunction, TimeFunction, WorkState,
     ZeroJunction, assemble, assign_causality, graph_differences, load_graph,
     load_graph_file, models, parse_expression, save_graph, simulate,
 )
