@@ -20,6 +20,9 @@ Linear models
     linearize, find_equilibrium, Equilibrium, LinearModel, Modes
 Diagrams
     to_dot, to_graphviz, render
+Bond graph files
+    save_graph, load_graph, load_graph_file, graph_differences, GraphFile, GraphSolver,
+    GraphOutput, GraphFileError, run_graph_file, parse_expression, expression_text
 Errors
     BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
     AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning
@@ -54,7 +57,13 @@ from .errors import (
     PortError,
     SingularConstraintError,
 )
+from .expressions import expression_text, parse_expression
 from .graph import BondGraph, Component
+from .graphfile import (
+    GraphFile, GraphFileError, GraphOutput, GraphSolver, graph_differences, load_graph,
+    load_graph_file, save_graph,
+)
+from .graphrun import run_graph_file
 from .primitives import (
     EJS,
     GY,
@@ -105,4 +114,7 @@ __all__ = [
     "IntegrationError", "IntegrationWarning", "models",
     "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
     "EnergyLaw", "VectorLaw", "TimeLaw",
+    "save_graph", "load_graph", "load_graph_file", "graph_differences", "GraphFile",
+    "GraphSolver", "GraphOutput", "GraphFileError", "run_graph_file", "parse_expression",
+    "expression_text",
 ]

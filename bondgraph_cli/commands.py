@@ -22,8 +22,10 @@ written, the cause is in summary.json); 2 bad input (a one-line message names th
 table and key); 3 an internal error (run with --debug for the traceback); 130
 interrupted (Ctrl-C: one line; files being written are removed, finished ones kept).
 
-Model files are the multibody library's (:mod:`elements.modelfile`); the command line
-sits above both packages and imports ``elements`` only when a command runs.
+Model files are the multibody library's (:mod:`elements.modelfile`) or, for ``run``,
+``render`` and ``equations``, bond graph files (a top-level ``[bondgraph]`` table:
+:mod:`bondgraph.graphfile`); the command line sits above both packages and imports
+``elements`` only when a command runs.
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ def _load(path):
     return load_model(path)
 
 
+def _load_graph(path):
+    """The bond graph file at ``path`` (a top-level [bondgraph] table), else None."""
+    from bondgraph.graphfile import is_graph_file, load_graph_file
+    return load_graph_file(path) if is_graph_file(path) else None
+
+
 @contextmanager
 def _about(path: str):
     """Errors of the package inside say which file they are about (the model or study
@@ -66,7 +74,8 @@ def _about(path: str):
 
 def cmd_run(args) -> int:
     from elements.runner import ProgressBar, run
-    spec = _load(args.model)
+    graph = _load_graph(args.model)
+    spec = graph or _load(args.model)
     _output_directory(args.out)
     if args.out and os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
         stale = [f for f in os.listdir(args.out)]
@@ -74,6 +83,8 @@ def cmd_run(args) -> int:
                          f"replace the files of the run it holds (listed in its "
                          f"manifest.json; other files are kept), or choose an empty directory")
     show = args.progress or (args.progress is None and sys.stderr.isatty())
+    if graph is not None:
+        return _run_graph(args, graph, show)
     # the library warns (IntegrationWarning, numpy's overflow warnings) when a run fails;
     # the command line reports that in one line instead (below)
     with warnings.catch_warnings(record=True) as caught:
@@ -101,6 +112,33 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _run_graph(args, spec, show) -> int:
+    """``bondgraph run`` of a bond graph file."""
+    from bondgraph.graphrun import run_graph_file
+    from elements.runner import ProgressBar
+    s = spec.solver
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bar = ProgressBar(s.t_start, s.t_end) if show and s is not None else None
+        try:
+            with _about(args.model):
+                result, _ = run_graph_file(spec, args.out, progress=bar, quiet=args.quiet)
+        finally:
+            if bar is not None:
+                bar.close()
+    if not args.quiet:
+        print(f"{spec.graph.name}: {result.status.name} ({result.message}); "
+              f"{result.t.size} output points, {len(result.state_names)} states")
+        print(f"wrote {args.out}: {', '.join(sorted(os.listdir(args.out)))}")
+    if not result.success:
+        print(f"error: simulation failed at t = {result.failure_time}: {result.message} "
+              f"(results up to the failure are written)", file=sys.stderr)
+        return 1
+    for text in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
+        print(f"warning: {text}", file=sys.stderr)
+    return 0
+
+
 def _output_directory(out: str) -> None:
     """An --out that names an existing file (or lies under one) is refused."""
     if os.path.exists(out) and not os.path.isdir(out):
@@ -111,9 +149,10 @@ def _output_directory(out: str) -> None:
 def cmd_render(args) -> int:
     from bondgraph import assign_causality, render
     from bondgraph.viz import GraphvizNotFound
-    spec = _load(args.model)
+    file = _load_graph(args.model)
+    spec = file or _load(args.model)
     with _about(args.model):
-        graph = spec.mechanism.build()
+        graph = file.graph if file is not None else spec.mechanism.build()
         obj = graph if args.acausal else assign_causality(graph)
     out = args.out or os.path.splitext(os.path.basename(args.model))[0] + ".svg"
     try:
@@ -127,6 +166,12 @@ def cmd_render(args) -> int:
 
 def cmd_equations(args) -> int:
     from bondgraph.branches import Branch
+    file = _load_graph(args.model)
+    if file is not None:
+        from bondgraph.graphrun import graph_equations_text
+        with _about(args.model):
+            print(graph_equations_text(file.graph, latex=args.latex))
+        return 0
     spec = _load(args.model)
     with _about(args.model):
         mm = spec.mechanism.assemble()
@@ -360,7 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="simulate a model file and write every output",
                        description="Simulate MODEL (a TOML model file) and write bodies.csv, "
                        "joints.csv, energy.csv, units.json, mechanism.json, summary.json, the "
-                       "MAT file, the bond graph diagram and the plots into DIR.")
+                       "MAT file, the bond graph diagram and the plots into DIR. A bond graph file "
+                       "(a [bondgraph] table) writes states.csv, bonds.csv, "
+                       "constraint_forces.csv, summary.json and the diagram.")
     r.add_argument("model")
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--overwrite", action="store_true",
@@ -383,7 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_render)
     e = sub.add_parser("equations", help="print the state equations",
                        description="Print the structure of MODEL's state equations and the "
-                       "matrices T_X, T_U1, T_U2, H_4 and U_2 at its initial state.")
+                       "matrices T_X, T_U1, T_U2, H_4 and U_2 at its initial state; for a bond "
+                       "graph file (a [bondgraph] table), the symbolic state equations.")
     e.add_argument("model")
     e.add_argument("--latex", action="store_true", help="matrices as LaTeX")
     e.set_defaults(func=cmd_equations)

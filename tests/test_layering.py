@@ -27,13 +27,17 @@ STAGES: list[tuple[str, ...]] = [
     # the reduction, the evaluation, the solution and its result
     ("bondgraph.errors", "bondgraph.bonds", "bondgraph._files", "bondgraph._gc",
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._lu_kernels",
-     "bondgraph._sparse_kernels", "bondgraph.condensation", "bondgraph.laws"),
+     "bondgraph._sparse_kernels", "bondgraph.condensation", "bondgraph.laws",
+     "bondgraph.expressions", "bondgraph._toml"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),
     ("bondgraph.primitives.junctions",),
     ("bondgraph.primitives", "bondgraph.viz"),
     ("bondgraph.graph", "bondgraph.validation", "bondgraph.models"),
+    # bond graph files: the reader, then saving and loading
+    ("bondgraph._graphfile_read",),
+    ("bondgraph.graphfile",),
     ("bondgraph.causality",),
     ("bondgraph.junction", "bondgraph.symbolic", "bondgraph.stabilization",
      "bondgraph.branches"),
@@ -46,6 +50,8 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis",
      "bondgraph._jacobian"),
     ("bondgraph.simulation",),
+    # running a bond graph file
+    ("bondgraph.graphrun",),
     # linear models (pure numpy), then linearisation and equilibria of any model
     ("bondgraph.linear_model",),
     ("bondgraph.linearization",),

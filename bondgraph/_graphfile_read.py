@@ -1,0 +1,431 @@
+"""Reading bond graph files (:mod:`bondgraph.graphfile`): what a file holds
+(:class:`GraphFile`, :class:`GraphSolver`, :class:`GraphOutput`), the checked reading of
+its tables (:func:`read_document`) and the values in them (:func:`decode`). Every error
+is a :class:`GraphFileError` naming the file, the table and the key."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import numpy as np
+import sympy
+
+try:                                   # (sympy's names of assumptions)
+    from sympy.core.assumptions import _assume_defined
+except ImportError:                    # pragma: no cover
+    _assume_defined = frozenset(("real", "positive", "negative", "nonnegative",
+                                 "nonpositive", "nonzero", "integer", "rational",
+                                 "finite", "complex", "zero", "even", "odd", "prime"))
+
+from ._files import output_name
+from .element import ELEMENT_TYPES
+from .errors import ModelError, did_you_mean
+from .expressions import parse_expression
+from .graph import BondGraph
+from .parameters import symbol as parameter_symbol
+from .primitives import KinematicState, WorkState
+
+__all__ = ["GraphFileError", "GraphSolver", "GraphOutput", "GraphFile", "read_document",
+           "decode", "keywords", "FORMAT", "TOP_TABLES", "GRAPH_RUN_FILES", "MAX_POINTS"]
+
+FORMAT = 1
+"""The version of the format, written as ``[bondgraph] format``."""
+
+TOP_TABLES = ("bondgraph", "symbols", "parameters", "element", "bond", "ports",
+              "kinematic_state", "work_state", "initial", "solver", "output")
+"""The tables a bond graph file may have."""
+
+GRAPH_RUN_FILES = ("states.csv", "bonds.csv", "constraint_forces.csv", "summary.json",
+                   "manifest.json")
+"""The files ``bondgraph run`` writes for a bond graph file (besides the diagram)."""
+
+MAX_POINTS = 10_000_000
+"""The most output points a file may ask for (kept in memory)."""
+
+_TAGS = ("expr", "matrix", "array")
+
+
+class GraphFileError(ModelError):
+    """Fires when a bond graph file is malformed, or a graph cannot be saved; names the
+    file, the table (``[element 'La']``) and the key, and says what is valid."""
+
+
+@dataclass(frozen=True)
+class GraphSolver:
+    """How ``bondgraph run`` simulates the graph: time span (s), output points, the
+    method (a name of :data:`bondgraph.simulation.METHODS`), tolerances and the
+    Baumgarte gains (alpha, beta in 1/s; None: no stabilisation)."""
+
+    t_start: float = 0.0
+    t_end: float = 1.0
+    points: int = 101
+    method: str = "DOP853"
+    rtol: float = 1e-9
+    atol: float = 1e-9
+    stabilization: tuple[float, float] | None = None
+
+    @property
+    def t_eval(self) -> np.ndarray:
+        """The output times (s)."""
+        return np.linspace(self.t_start, self.t_end, self.points)
+
+
+@dataclass(frozen=True)
+class GraphOutput:
+    """What ``bondgraph run`` writes besides its CSV and JSON files: the diagram's name
+    (SVG, PNG or PDF; its DOT text goes beside it)."""
+
+    diagram: str = "bond_graph.svg"
+
+
+@dataclass
+class GraphFile:
+    """Everything a bond graph file says: the graph, the initial state (state name ->
+    value; states not named start at zero), the solver settings (None: the file has no
+    ``[solver]``) and the outputs."""
+
+    graph: BondGraph
+    initial: dict[str, Any] = field(default_factory=dict)
+    solver: GraphSolver | None = None
+    output: GraphOutput = field(default_factory=GraphOutput)
+    source: str = "<python>"
+
+
+def keywords(klass: type) -> dict[str, inspect.Parameter]:
+    """An element class's constructor keywords after the name (empty when it takes
+    any keyword)."""
+    params = list(inspect.signature(klass.__init__).parameters.values())[2:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return {}
+    return {p.name: p for p in params
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          inspect.Parameter.KEYWORD_ONLY)}
+
+
+def decode(v: Any, where: str, symbols: Mapping[str, sympy.Symbol]) -> Any:
+    """A TOML value as Python: tables holding expressions parsed (never executed)."""
+    if isinstance(v, list):
+        return [decode(x, where, symbols) for x in v]
+    if not isinstance(v, dict):
+        return v
+    if len(v) != 1 or next(iter(v)) not in _TAGS or \
+            not isinstance(next(iter(v.values())), str):
+        raise GraphFileError(f"{where}: a table here holds one expression: {{ expr = \"...\" "
+                             f"}}, {{ matrix = \"[[...], ...]\" }} or {{ array = \"[...]\" }}; "
+                             f"got keys {', '.join(v) or 'none'}")
+    (tag, text), = v.items()
+    try:
+        value = parse_expression(text, symbols=symbols, where=f"{where} {tag}")
+    except GraphFileError:
+        raise
+    except ModelError as exc:
+        raise GraphFileError(str(exc)) from None
+    if tag == "matrix":
+        try:
+            return sympy.Matrix(value if isinstance(value, list) else [[value]])
+        except (ValueError, TypeError) as exc:
+            raise GraphFileError(f"{where}: matrix {text!r} is not a list of equal-length "
+                                 f"rows ({exc})") from None
+    if tag == "array":
+        return np.array(value, dtype=object)
+    return value
+
+
+class _Reader:
+    def __init__(self, path: str):
+        self.path = path
+
+    def fail(self, where: str, key: str | None, what: str) -> NoReturn:
+        at = f" '{key}'" if key else ""
+        raise GraphFileError(f"{self.path}: [{where}]{at}: {what}")
+
+    def only(self, table: dict, where: str, allowed) -> None:
+        for k in table:
+            if k not in allowed:
+                self.fail(where, k, f"unknown key{did_you_mean(k, allowed)} valid keys: "
+                                    f"{', '.join(sorted(allowed))}")
+
+    def table(self, doc: dict, key: str) -> dict:
+        v = doc.get(key, {})
+        if not isinstance(v, dict):
+            self.fail(key, None, f"must be a single table written [{key}], got "
+                                 f"{type(v).__name__}")
+        return v
+
+    def tables(self, doc: dict, key: str) -> list[dict]:
+        v = doc.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(e, dict) for e in v):
+            self.fail(key, None, f"must be an array of tables: write [[{key}]] with two "
+                                 f"brackets, once per {key.replace('_', ' ')}")
+        return v
+
+    def string(self, t: dict, where: str, key: str, default: str | None = None) -> str:
+        if key not in t:
+            if default is None:
+                self.fail(where, key, "missing; a string is required")
+            return default
+        if not isinstance(t[key], str):
+            self.fail(where, key, f"must be a string, got {t[key]!r}")
+        return t[key]
+
+    def number(self, t: dict, where: str, key: str, default: float | None = None, *,
+               positive: bool = False, nonneg: bool = False) -> float:
+        if key not in t:
+            if default is None:
+                self.fail(where, key, "missing; a number is required")
+            return default
+        v = t[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            self.fail(where, key, f"must be a finite number, got {v!r}")
+        if positive and v <= 0:
+            self.fail(where, key, f"must be positive, got {v}")
+        if nonneg and v < 0:
+            self.fail(where, key, f"must be >= 0, got {v}")
+        return float(v)
+
+    def integer(self, t: dict, where: str, key: str, default: int, low: int,
+                high: int) -> int:
+        v = t.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            self.fail(where, key, f"must be an integer from {low} to {high}, got {v!r}")
+        return v
+
+    def names(self, t: dict, where: str, key: str) -> tuple[str, ...]:
+        v = t.get(key, [])
+        if isinstance(v, str):
+            return (v,)
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            self.fail(where, key, f"must be a name or a list of names, got {v!r}")
+        return tuple(v)
+
+
+def _quoted_hint(table: str) -> str:
+    return (f"; a name with a dot must be quoted in [{table}] (\"m2.mass\" = ...), or TOML "
+            f"reads it as a nested table")
+
+
+def read_document(doc: dict, path: str) -> GraphFile:
+    """The :class:`GraphFile` of a parsed TOML document ``doc`` read from ``path``."""
+    r = _Reader(path)
+    if "bondgraph" not in doc:
+        r.fail("top level", "bondgraph", "missing: a bond graph file starts with a "
+                                         "[bondgraph] table (name = \"...\")")
+    mech = [k for k in ("model", "body", "joint", "robot") if k in doc]
+    if mech:
+        r.fail("top level", mech[0], "a mechanism model file's table in a bond graph file; "
+                                     "a file is one or the other")
+    r.only(doc, "top level", TOP_TABLES)
+    head = r.table(doc, "bondgraph")
+    r.only(head, "bondgraph", ("name", "format"))
+    stem = os.path.splitext(os.path.basename(path))[0] or "model"
+    name = r.string(head, "bondgraph", "name", default=stem)
+    fmt = r.integer(head, "bondgraph", "format", FORMAT, 1, FORMAT)
+    del fmt
+    try:
+        bg = BondGraph(name)
+    except ModelError as exc:
+        r.fail("bondgraph", "name", str(exc))
+    symbols = _parameters(r, doc, bg)
+    _elements(r, doc, bg, symbols)
+    _ports(r, doc, bg)
+    _bonds(r, doc, bg)
+    _states(r, doc, bg)
+    return GraphFile(bg, _initial(r, doc), _solver(r, doc), _output(r, doc), path)
+
+
+def _parameters(r: _Reader, doc: dict, bg: BondGraph) -> dict[str, sympy.Symbol]:
+    """Declares the parameters; returns the symbol of every name with assumptions."""
+    symbols: dict[str, sympy.Symbol] = {}
+    for pname, spec in r.table(doc, "parameters").items():
+        where = "parameters"
+        if isinstance(spec, dict):
+            if "value" not in spec:
+                r.fail(where, pname, "a table needs 'value' (and optional unit, meaning, "
+                                     f"positive){_quoted_hint(where)}")
+            r.only(spec, f"{where} {pname}", ("value", "unit", "meaning", "positive"))
+            pos = spec.get("positive", False)
+            if not isinstance(pos, bool):
+                r.fail(f"{where} {pname}", "positive", f"must be true or false, got {pos!r}")
+            args = (r.number(spec, f"{where} {pname}", "value"),
+                    r.string(spec, f"{where} {pname}", "unit", ""),
+                    r.string(spec, f"{where} {pname}", "meaning", ""), pos)
+        else:
+            args = (r.number({pname: spec}, where, pname), "", "", False)
+        try:
+            bg.add_parameter(pname, args[0], args[1], args[2], positive=args[3])
+        except ModelError as exc:
+            r.fail(where, pname, str(exc))
+        symbols[pname] = parameter_symbol(pname)
+    for sname, spec in r.table(doc, "symbols").items():
+        where = f"symbols {sname}"
+        if not isinstance(spec, dict):
+            r.fail("symbols", sname, f"must be a table of assumptions, e.g. {{ positive = "
+                                     f"true }}{_quoted_hint('symbols')}")
+        r.only(spec, where, sorted(_assume_defined))
+        for k, v in spec.items():
+            if not isinstance(v, bool):
+                r.fail(where, k, f"must be true or false, got {v!r}")
+        try:
+            symbols[sname] = sympy.Symbol(sname, **spec)
+        except (ValueError, TypeError) as exc:
+            r.fail("symbols", sname, f"inconsistent assumptions: {exc}")
+    return symbols
+
+
+def _elements(r: _Reader, doc: dict, bg: BondGraph, symbols: dict) -> None:
+    seen: dict[str, int] = {}
+    for k, t in enumerate(r.tables(doc, "element")):
+        where = f"element {k + 1}"
+        name = r.string(t, where, "name")
+        where = f"element '{name}'"
+        if name in seen:
+            r.fail(where, "name", f"duplicate name {name!r} (also element {seen[name]}); "
+                                  f"names must be unique")
+        seen[name] = k + 1
+        kind = r.string(t, where, "kind")
+        klass = ELEMENT_TYPES.get(kind)
+        if klass is None:
+            r.fail(where, "kind", f"unknown kind {kind!r}{did_you_mean(kind, ELEMENT_TYPES)} "
+                                  f"registered kinds: {', '.join(sorted(ELEMENT_TYPES))} "
+                                  f"(a library's kinds are registered when it is imported)")
+        allowed = keywords(klass)
+        if allowed:
+            r.only(t, f"{where} ({kind})", ("name", "kind", *allowed))
+        kwargs = {key: decode(v, f"{r.path}: [{where}] '{key}'", symbols)
+                  for key, v in t.items() if key not in ("name", "kind")}
+        try:
+            el = klass(name, **kwargs)
+        except ModelError as exc:
+            r.fail(where, None, str(exc))
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            r.fail(where, None, f"kind {kind!r} refused these keywords "
+                                f"({', '.join(kwargs) or 'none'}): {exc}")
+        problems = el.problems()
+        if problems:
+            r.fail(where, None, "; ".join(problems))
+        try:
+            bg.add(el)
+        except ModelError as exc:
+            r.fail(where, "name", str(exc))
+
+
+def _ports(r: _Reader, doc: dict, bg: BondGraph) -> None:
+    for port, target in r.table(doc, "ports").items():
+        if not isinstance(target, str) or target not in bg.elements:
+            r.fail("ports", port, f"must name an element of the file, got {target!r}"
+                                  f"{did_you_mean(target, bg.elements)}")
+        if port in bg:
+            r.fail("ports", port, "a component port cannot have an element's name")
+        bg._component_ports[port] = target
+
+
+def _bonds(r: _Reader, doc: dict, bg: BondGraph) -> None:
+    seen: set[str] = set()
+    for k, t in enumerate(r.tables(doc, "bond")):
+        where = f"bond {k + 1}"
+        r.only(t, where, ("name", "tail", "head", "tail_port", "head_port", "dim"))
+        name = r.string(t, where, "name", default="") or None
+        if name is not None:
+            where = f"bond '{name}'"
+            if name in seen:
+                r.fail(where, "name", f"duplicate bond name {name!r}; names must be unique")
+            seen.add(name)
+        ends = {}
+        for key in ("tail", "head"):
+            end = r.string(t, where, key)
+            if end not in bg:
+                r.fail(where, key, f"no element {end!r}{did_you_mean(end, bg.elements)} "
+                                   f"(a bond joins two elements of the file)")
+            ends[key] = end
+        ports = {key: r.string(t, where, key) if key in t else None
+                 for key in ("tail_port", "head_port")}
+        dim = r.integer(t, where, "dim", 1, 1, 1_000_000) if "dim" in t else None
+        try:
+            b = bg.connect(ends["tail"], ends["head"], name=name, dim=dim, **ports)
+        except ModelError as exc:
+            r.fail(where, None, str(exc))
+        seen.add(b.name)
+
+
+def _states(r: _Reader, doc: dict, bg: BondGraph) -> None:
+    for k, t in enumerate(r.tables(doc, "kinematic_state")):
+        where = f"kinematic_state {k + 1}"
+        r.only(t, where, ("name", "source", "dim", "reads", "vectorized"))
+        name = r.string(t, where, "name")
+        where = f"kinematic_state '{name}'"
+        src = r.names(t, where, "source")
+        if not src:
+            r.fail(where, "source", "missing: the element, junction or bond whose flow the "
+                                    "state integrates")
+        vec = t.get("vectorized", False)
+        if not isinstance(vec, bool):
+            r.fail(where, "vectorized", f"must be true or false, got {vec!r}")
+        try:
+            bg.add_kinematic_state(KinematicState(
+                name, src[0] if isinstance(t["source"], str) else src,
+                r.integer(t, where, "dim", 1, 1, 1_000_000), None,
+                r.names(t, where, "reads"), vec))
+        except ModelError as exc:
+            r.fail(where, "name", str(exc))
+    for k, t in enumerate(r.tables(doc, "work_state")):
+        where = f"work_state {k + 1}"
+        r.only(t, where, ("name", "source"))
+        name = r.string(t, where, "name")
+        try:
+            bg.add_work_state(WorkState(name, r.string(t, f"work_state '{name}'", "source")))
+        except ModelError as exc:
+            r.fail(f"work_state '{name}'", "name", str(exc))
+
+
+def _initial(r: _Reader, doc: dict) -> dict[str, Any]:
+    out = {}
+    for key, v in r.table(doc, "initial").items():
+        flat = v if isinstance(v, list) else [v]
+        if isinstance(v, dict) or not flat or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in flat):
+            r.fail("initial", key, f"must be a finite number or a list of them (one per "
+                                   f"component of the state), got {v!r}"
+                                   + (_quoted_hint("initial") if isinstance(v, dict) else ""))
+        out[key] = float(v) if not isinstance(v, list) else [float(x) for x in v]
+    return out
+
+
+def _solver(r: _Reader, doc: dict) -> GraphSolver | None:
+    if "solver" not in doc:
+        return None
+    s, w = r.table(doc, "solver"), "solver"
+    r.only(s, w, ("t_start", "t_end", "points", "method", "rtol", "atol", "stabilization"))
+    t0 = r.number(s, w, "t_start", 0.0)
+    t1 = r.number(s, w, "t_end")
+    if t1 <= t0:
+        r.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
+    stab = None
+    if "stabilization" in s and s["stabilization"] != "none":
+        st = s["stabilization"]
+        if not isinstance(st, dict):
+            r.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, "
+                                       f"got {st!r}")
+        r.only(st, f"{w} stabilization", ("alpha", "beta"))
+        stab = (r.number(st, f"{w} stabilization", "alpha", nonneg=True),
+                r.number(st, f"{w} stabilization", "beta", nonneg=True))
+    return GraphSolver(t0, t1, r.integer(s, w, "points", 101, 2, MAX_POINTS),
+                       r.string(s, w, "method", "DOP853"),
+                       r.number(s, w, "rtol", 1e-9, positive=True),
+                       r.number(s, w, "atol", 1e-9, positive=True), stab)
+
+
+def _output(r: _Reader, doc: dict) -> GraphOutput:
+    o = r.table(doc, "output")
+    r.only(o, "output", ("diagram",))
+    diagram = r.string(o, "output", "diagram", "bond_graph.svg")
+    try:
+        output_name(diagram, (".svg", ".png", ".pdf"), GRAPH_RUN_FILES)
+    except ValueError as exc:
+        r.fail("output", "diagram", str(exc))
+    return GraphOutput(diagram)

@@ -1,0 +1,200 @@
+"""Running a bond graph file (:mod:`bondgraph.graphfile`): what ``bondgraph run``,
+``render`` and ``equations`` do with one.
+
+- :func:`simulate_graph_file`: assemble and simulate a :class:`GraphFile` as its
+  ``[initial]`` and ``[solver]`` say.
+- :func:`run_graph_file`: that, and every result written into a folder: states.csv,
+  bonds.csv (each bond's effort and flow), constraint_forces.csv (when the graph has
+  unknown effort sources), summary.json, the diagram (DOT always; SVG, PNG or PDF when
+  Graphviz's ``dot`` is installed) and manifest.json (the list of files written, so that
+  a later run into the folder replaces exactly those).
+- :func:`graph_equations_text`: the symbolic state equations as text or LaTeX.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ._files import atomic_path, write_text
+from ._graphfile_read import GRAPH_RUN_FILES, GraphFile, GraphFileError
+from .causality import assign_causality
+from .errors import BondGraphError, ModelError
+from .graph import BondGraph
+from .reduction import StateSpaceModel, assemble
+from .results import SimulationResult
+from .simulation import METHODS, simulate
+from .stabilization import Baumgarte
+from .viz import render
+
+__all__ = ["simulate_graph_file", "run_graph_file", "graph_equations_text",
+           "GRAPH_RUN_FILES"]
+
+
+def _initial(spec: GraphFile, model: StateSpaceModel) -> dict[str, Any]:
+    """Every state's initial value: the file's, zero for the others."""
+    unknown = [n for n in spec.initial if n not in model.state_slices]
+    if unknown:
+        raise GraphFileError(f"{spec.source}: [initial] '{unknown[0]}': no such state; the "
+                             f"states are {', '.join(model.state_names)}")
+    return {n: spec.initial.get(n, np.zeros(s.stop - s.start))
+            for n, s in model.state_slices.items()}
+
+
+def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | None = None
+                        ) -> tuple[StateSpaceModel, SimulationResult]:
+    """Assemble ``spec.graph`` (with its declared parameters' values) and simulate it
+    from its initial state (states the file does not name start at zero) with its
+    ``[solver]`` settings.
+
+    Raises
+    ------
+    GraphFileError
+        When the file has no ``[solver]``, names an unknown method or state.
+    ModelError
+        What the assembly finds wrong (naming the element), prefixed with the file.
+    """
+    s = spec.solver
+    if s is None:
+        raise GraphFileError(f"{spec.source}: [solver] missing: a run needs at least "
+                             f"[solver] t_end = ... (s)")
+    if s.method not in METHODS:
+        raise GraphFileError(f"{spec.source}: [solver] 'method': unknown method "
+                             f"{s.method!r}; valid: {', '.join(METHODS)}")
+    try:
+        model = assemble(assign_causality(spec.graph))
+        x0 = _initial(spec, model)
+    except GraphFileError:
+        raise
+    except ModelError as exc:
+        raise GraphFileError(f"{spec.source}: {exc}") from None
+    stab = Baumgarte(*s.stabilization) if s.stabilization else None
+    result = simulate(model, (s.t_start, s.t_end), x0, t_eval=s.t_eval, method=s.method,
+                      rtol=s.rtol, atol=s.atol, stabilization=stab, progress=progress)
+    return model, result
+
+
+def _columns(names_slices: Mapping[str, slice], values: np.ndarray
+             ) -> tuple[list[str], list[np.ndarray]]:
+    """Column names (``name``, or ``name[k]`` for a vector) and rows of ``values``."""
+    heads, cols = [], []
+    for name, sl in names_slices.items():
+        block = values[sl]
+        for k in range(block.shape[0]):
+            heads.append(name if block.shape[0] == 1 else f"{name}[{k}]")
+            cols.append(block[k])
+    return heads, cols
+
+
+def _write_csv(path: str, t: np.ndarray, heads: list[str], cols: list[np.ndarray]) -> str:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(",".join(["t", *(json.dumps(h) if "," in h or '"' in h else h
+                                    for h in heads)]) + "\n")
+            data = np.column_stack([t, *cols]) if cols else t[:, None]
+            for row in data:
+                f.write(",".join(repr(float(v)) for v in row) + "\n")
+    return path
+
+
+def run_graph_file(spec: GraphFile, out_dir: str | os.PathLike, *,
+                   progress: Callable[[float], None] | None = None, quiet: bool = True
+                   ) -> tuple[SimulationResult, dict[str, str]]:
+    """Simulate ``spec`` (:func:`simulate_graph_file`) and write the results into
+    ``out_dir`` (created when missing; only files inside it are written, and a previous
+    run's files listed in its manifest.json are removed first): states.csv (t in s, the
+    states), bonds.csv (``<bond>.e`` and ``<bond>.f`` of every bond), constraint_forces.csv
+    (every Se*'s effort, when there are any), summary.json (status, message, counts,
+    the parameters' values) and the diagram of the causal graph.
+
+    Returns
+    -------
+    (SimulationResult, dict)
+        The result and the paths written, by kind.
+    """
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise GraphFileError(f"output directory {out_dir!r} is an existing file; give a "
+                             f"directory (it is created when missing)")
+    model, result = simulate_graph_file(spec, progress=progress)
+    os.makedirs(out_dir, exist_ok=True)
+    _remove_previous_run(out_dir)
+    paths: dict[str, str] = {}
+    try:
+        t = result.t
+        paths["states"] = _write_csv(os.path.join(out_dir, "states.csv"), t,
+                                     *_columns(model.state_slices, result.x))
+        bonds = {f"{b}.{q}": sl for b, (e, f) in model.bond_slices.items()
+                 for q, sl in (("e", e), ("f", f))}
+        paths["bonds"] = _write_csv(os.path.join(out_dir, "bonds.csv"), t,
+                                    *_columns(bonds, result.bond_values))
+        if result.constraint_forces:
+            heads, cols = [], []
+            for name, v in result.constraint_forces.items():
+                for k in range(v.shape[0]):
+                    heads.append(name if v.shape[0] == 1 else f"{name}[{k}]")
+                    cols.append(v[k])
+            paths["constraint_forces"] = _write_csv(
+                os.path.join(out_dir, "constraint_forces.csv"), t, heads, cols)
+        summary = {"model": spec.graph.name, "source": spec.source,
+                   "status": result.status.name, "message": result.message,
+                   "success": bool(result.success), "failure_time": result.failure_time,
+                   "points": int(t.size), "nfev": int(result.nfev),
+                   "n_steps": int(result.n_steps), "states": list(model.state_names),
+                   "unknown_sources": list(model.unknown_sources),
+                   "parameters": {k: float(v) for k, v in spec.graph.parameters.items()},
+                   "units": {"t": "s"}}
+        paths["summary"] = os.path.join(out_dir, "summary.json")
+        write_text(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False))
+        diagram = os.path.join(out_dir, spec.output.diagram)
+        paths["dot"] = os.path.splitext(diagram)[0] + ".dot"
+        try:
+            paths["diagram"] = render(model.causal, diagram)
+        except BondGraphError as exc:
+            if not quiet:
+                print(f"diagram: {exc}")
+    finally:
+        written = sorted({os.path.basename(p) for p in paths.values()
+                          if os.path.exists(p)})
+        if written:
+            write_text(os.path.join(out_dir, "manifest.json"),
+                       json.dumps({"files": written}, indent=1, ensure_ascii=False))
+    return result, paths
+
+
+def _remove_previous_run(out_dir: str) -> None:
+    """Remove the files a previous run listed in ``out_dir``'s manifest.json (never
+    others)."""
+    path = os.path.join(out_dir, "manifest.json")
+    if not os.path.isfile(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            files = json.load(f).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        files = []
+    for name in (files if isinstance(files, list) else []) + ["manifest.json"]:
+        target = os.path.join(out_dir, os.path.basename(str(name)))
+        if os.path.isfile(target):
+            os.remove(target)
+
+
+def graph_equations_text(graph: BondGraph, *, latex: bool = False) -> str:
+    """The state equations of ``graph`` derived symbolically
+    (:func:`bondgraph.symbolic_equations`): one line ``d<state>/dt = ...`` per state, the
+    unknown efforts U_2 when there are any; with ``latex``, an ``aligned`` block."""
+    from .symbolic import symbolic_equations
+    eq = symbolic_equations(graph)
+    if latex:
+        return eq.latex()
+    branch = "" if eq.branch == "none" else f"; U_2 from Eq. ({eq.branch})"
+    lines = [f"bond graph {graph.name}: {len(eq.states)} states "
+             f"({', '.join(str(s) for s in eq.states)}){branch}"]
+    lines += [f"d{s}/dt = {e}" for s, e in zip(eq.states, eq.xdot)]
+    if len(eq.U2):
+        lines += [f"U_2[{k}] = {u}" for k, u in enumerate(eq.U2)]
+    return "\n".join(lines)

@@ -1,0 +1,375 @@
+"""Bond graph files (bondgraph.graphfile): any graph saved and loaded back identical,
+simulated identically to the last bit; load errors naming the file, the element or bond
+and the key; expressions read without executing anything; the command line."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy
+
+from bondgraph import (
+    EJS, GY, MTF, TF, BondGraph, C, Component, GraphFileError, I, KinematicState, ModelError,
+    OneJunction, R, Se, Sf, StateFunction, TimeFunction, WorkState,
+    ZeroJunction, assemble, assign_causality, graph_differences, load_graph,
+    load_graph_file, models, parse_expression, save_graph, simulate,
+)
+from bondgraph.graphfile import GraphSolver, dumps_graph, loads_graph
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "examples", "dc_motor.toml")
+
+
+# -- graphs to round-trip --------------------------------------------------------------
+
+def vector_graph() -> BondGraph:
+    """Vectors, matrices, named parameters with units, a positive symbol, expressions
+    in lists and arrays, a rectangular TF, a work state."""
+    bg = BondGraph("vector")
+    m = bg.add_parameter("m2.mass", 2.0, "kg", "the mass", positive=True)
+    g = bg.add_parameter("g", 9.81, "m/s^2", "gravity")
+    k = sympy.Symbol("k", positive=True)
+    bg.add(Se("F", [0.1 + 0.2, -m * g], dim=2), OneJunction("v", dim=2),
+           I("m", [[m, 0], [0, 2 * m]], dim=2), C("k", np.array([k, 3 * k], dtype=object),
+                                                dim=2),
+           R("b", np.array([[0.5, 0.1], [0.1, 0.25]]), dim=2),
+           TF("lever", [[1.5, -0.5]]), OneJunction("u"), C("spring", compliance=1 / 3),
+           R("d", 1e-3))
+    for a, h in [("F", "v"), ("v", "m"), ("v", "k"), ("v", "b"), ("v", "lever"),
+                 ("lever", "u"), ("u", "spring"), ("u", "d")]:
+        bg.connect(a, h)
+    bg.add_work_state(WorkState("work.d", "d"))
+    return bg
+
+
+def modulated() -> BondGraph:
+    """An MTF whose modulus is a sympy expression of a kinematic state (the saveable
+    form of a state-modulated two-port), into a flagged and labelled 0-junction."""
+    x = sympy.Symbol("x")
+    bg = BondGraph("modulated")
+    bg.add(Se("F", 1.0), OneJunction("v"), I("m", 1.3),
+           MTF("cam", sympy.Matrix([[1 + x ** 2 / 10]]), depends_on=("x",)),
+           ZeroJunction("node", constraint=True, constraint_label="tension"),
+           OneJunction("u"), C("spring", 30.0), R("d", 0.4), R("leak", 2.0))
+    for a, h in [("F", "v"), ("v", "m"), ("v", "cam"), ("cam", "node"), ("node", "u"),
+                 ("u", "spring"), ("u", "d"), ("node", "leak")]:
+        bg.connect(a, h)
+    bg.add_kinematic_state(KinematicState("x", "v", 1))
+    return bg
+
+
+def spinning_body() -> BondGraph:
+    """A 3D rotational I with an EJS, a flow source, a GY, a component with ports."""
+    inner = BondGraph("inner")
+    inner.add(OneJunction("w", dim=3), R("drag", 0.01, dim=3))
+    inner.connect("w", "drag")
+    bg = BondGraph("spinning")
+    bg.add(Component("body", inner, {"shaft": "w"}), I("J", [0.1, 0.2, 0.3], dim=3),
+           EJS("euler", momentum="J"), Se("torque", [0.0, 0.05, -0.02], dim=3),
+           Sf("pump", 0.2), OneJunction("i"), GY("motor", [[0.0], [0.0], [0.4]]),
+           R("Rm", 2.0))
+    for a, h in [("body.shaft", "J"), ("body.shaft", "euler"), ("torque", "body.shaft"),
+                 ("pump", "i"), ("i", "Rm"), ("i", "motor"), ("motor", "body.shaft")]:
+        bg.connect(a, h)
+    return bg
+
+
+def explicit_unknown_effort() -> BondGraph:
+    bg = models.damped_constraint(2.0, 0.5, 1.0)
+    return bg
+
+
+def symbolic_inertia() -> BondGraph:
+    """The generic path for expressions: a symbolic inertia (and a declared value)."""
+    bg = BondGraph("symbolic")
+    m = bg.add_parameter("m", 0.75, "kg")
+    bg.add(Se("F", sympy.Rational(1, 3)), OneJunction("v"), I("mass", m * 2),
+           C("k", 4 * sympy.sqrt(m) + sympy.Float(0.1)), R("b", sympy.Symbol("m") ** 0))
+    for a, h in [("F", "v"), ("v", "mass"), ("v", "k"), ("v", "b")]:
+        bg.connect(a, h)
+    return bg
+
+
+GRAPHS = {
+    "mass_spring_damper": lambda: models.mass_spring_damper(1.5, 40.0, 0.3, 2.0),
+    "two_masses_rigid": lambda: models.two_masses_rigid(1.0, 3.0, 1.5),
+    "lever": lambda: models.lever(2.0, 0.5, 1.0, 30.0, 0.2),
+    "dc_motor": lambda: models.dc_motor(12.0, 1.2, 0.005, 0.05, 2e-4, 1e-4),
+    "damped_constraint": explicit_unknown_effort,
+    "vector": vector_graph,
+    "modulated": modulated,
+    "spinning": spinning_body,
+    "symbolic": symbolic_inertia,
+    "example_file": lambda: load_graph(EXAMPLE),
+}
+"""Every graph round-tripped; add a graph here (for example one with a nonlinear law)
+and both round-trip tests take it."""
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_round_trip_gives_an_identical_graph(name, tmp_path):
+    g = GRAPHS[name]()
+    path = save_graph(g, tmp_path / f"{name}.toml")
+    back = load_graph(path)
+    assert graph_differences(g, back) == []
+    # and saving the loaded graph writes the same text
+    assert dumps_graph(back) == open(path, encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_round_trip_simulates_identically_to_the_last_bit(name, tmp_path):
+    g = GRAPHS[name]()
+    back = load_graph(save_graph(g, tmp_path / "g.toml"))
+    values = {"k": 25.0} if name == "vector" else None     # (an undeclared symbol)
+    ma, mb = (assemble(assign_causality(x), values) for x in (g, back))
+    assert ma.state_names == mb.state_names
+    rng = np.random.default_rng(7)
+    x0 = rng.normal(scale=0.3, size=ma.n_states)
+    ra = simulate(ma, (0.0, 0.2), x0, t_eval=np.linspace(0, 0.2, 21), method="DOP853")
+    rb = simulate(mb, (0.0, 0.2), x0, t_eval=np.linspace(0, 0.2, 21), method="DOP853")
+    assert ra.success and rb.success
+    assert np.array_equal(ra.x, rb.x)
+    assert np.array_equal(ra.bond_values, rb.bond_values)
+
+
+def test_a_library_kind_round_trips_through_the_registry(tmp_path):
+    from elements.rigid_body import PointVelocityMTF       # registers "PointMTF"
+    bg = BondGraph("library_kind")
+    bg.add(OneJunction("w", dim=3), PointVelocityMTF("arm", "q_body", [0.1, 0.0, -0.2],
+                                                     sign=-1.0),
+           OneJunction("v", dim=3), I("J", 0.2, dim=3), I("m", 1.0, dim=3))
+    for a, h in [("w", "arm"), ("arm", "v"), ("w", "J"), ("v", "m")]:
+        bg.connect(a, h)
+    text = dumps_graph(bg)
+    assert 'kind = "PointMTF"' in text and "point = [0.1, 0.0, -0.2]" in text
+    assert graph_differences(bg, loads_graph(text).graph) == []
+
+
+def test_a_changed_bit_is_a_difference(tmp_path):
+    """The identity check is not vacuous: one ulp in one number, one unit, one port."""
+    g = vector_graph()
+    text = dumps_graph(g)
+    assert "0.30000000000000004" in text
+    changed = loads_graph(text.replace("0.30000000000000004", "0.3")).graph
+    assert graph_differences(g, changed) == ["element 'F': parameters differ"]
+    changed = loads_graph(text.replace('unit = "kg"', 'unit = "g"')).graph
+    assert len(graph_differences(g, changed)) == 1
+    assert "parameters:" in graph_differences(g, changed)[0]
+
+
+def test_run_settings_round_trip(tmp_path):
+    g = models.mass_spring_damper(1.5, 40.0, 0.3, 2.0)
+    solver = GraphSolver(t_end=2.0, points=11, method="RK45", rtol=1e-7, atol=1e-9,
+                         stabilization=(5.0, 5.0))
+    spec = load_graph_file(save_graph(g, tmp_path / "m.toml", initial={"q_k": 0.1},
+                                      solver=solver))
+    assert spec.solver == solver and spec.initial == {"q_k": 0.1}
+
+
+# -- what cannot be saved --------------------------------------------------------------
+
+@pytest.mark.parametrize("value, says", [
+    (TimeFunction.sine(1.0, 2.0), "expression of the symbol t"),
+    (StateFunction(lambda t, s: 1.0, ("p_m",)), "StateFunction"),
+])
+def test_python_functions_are_refused_on_save_naming_the_element(value, says, tmp_path):
+    g = models.mass_spring_damper(1.0, 1.0, 1.0, value)
+    with pytest.raises(GraphFileError) as err:
+        save_graph(g, tmp_path / "x.toml")
+    assert "element 'force' (Se): 'effort'" in str(err.value) and says in str(err.value)
+    assert not os.listdir(tmp_path)                       # nothing written
+
+
+def test_callable_moduli_and_rate_functions_are_refused(tmp_path):
+    with pytest.raises(GraphFileError, match="element 'radial' .*Python function"):
+        dumps_graph(models.cartesian_pendulum(1.0, 1.0, 9.81))
+    bg = models.mass_spring_damper(1.0, 1.0, 1.0, 1.0)
+    bg.add_kinematic_state(KinematicState("x", "v", 1, rate=lambda x, v: v))
+    with pytest.raises(GraphFileError, match="kinematic state 'x'"):
+        dumps_graph(bg)
+
+
+def test_a_mechanism_graph_is_refused_naming_what_holds_code():
+    from elements import models as mech_models
+    with pytest.raises(GraphFileError, match=r"element '.*Python function"):
+        dumps_graph(mech_models.three_body_prismatic().build())
+
+
+# -- load errors -------------------------------------------------------------------------
+
+GOOD = open(EXAMPLE, encoding="utf-8").read()
+
+
+def load_error(text: str, tmp_path) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(GraphFileError) as err:
+        load_graph(path)
+    msg = str(err.value)
+    assert msg.startswith(str(path)), msg
+    return msg
+
+
+def test_unknown_kind_says_did_you_mean(tmp_path):
+    msg = load_error(GOOD.replace('kind = "GY"', 'kind = "GYY"', 1), tmp_path)
+    assert "[element 'k'] 'kind': unknown kind 'GYY'; did you mean 'GY'" in msg
+
+
+def test_bad_parameter_names_element_and_key(tmp_path):
+    msg = load_error(GOOD.replace('inertia = { expr = "J" }', "inertia = -2.0"), tmp_path)
+    assert "[element 'J']" in msg and "'inertia' must be positive definite" in msg
+    msg = load_error(GOOD.replace('inertia = { expr = "J" }', "inertia = [1, 2]"),
+                     tmp_path)
+    assert "[element 'J']" in msg and "shape (2,)" in msg
+    msg = load_error(GOOD.replace('inertia = { expr = "J" }', "mass = 1.0"), tmp_path)
+    assert "[element 'J' (I)] 'mass': unknown key" in msg and "inertia" in msg
+    msg = load_error(GOOD.replace('inertia = { expr = "J" }', 'inertia = { exp = "J" }'),
+                     tmp_path)
+    assert "[element 'J'] 'inertia': a table here holds one expression" in msg
+
+
+def test_unknown_bond_end(tmp_path):
+    msg = load_error(GOOD.replace('head = "Ra"', 'head = "Raa"'), tmp_path)
+    assert "[bond 2] 'head': no element 'Raa'; did you mean 'Ra'" in msg
+
+
+def test_duplicate_names(tmp_path):
+    msg = load_error(GOOD.replace('name = "b"\n', 'name = "J"\n'), tmp_path)
+    assert "[element 'J'] 'name': duplicate name 'J' (also element 7)" in msg
+    text = GOOD.replace('[[bond]]\ntail = "V"', '[[bond]]\nname = "x"\ntail = "V"')
+    text = text.replace('[[bond]]\ntail = "i"\nhead = "Ra"',
+                        '[[bond]]\nname = "x"\ntail = "i"\nhead = "Ra"')
+    assert "[bond 'x'] 'name': duplicate bond name" in load_error(text, tmp_path)
+
+
+@pytest.mark.parametrize("expr, construct", [
+    ("__import__('os')", "a call of '__import__'"),
+    ("V.__class__", "names may not start with __"),
+    ("(V).real.imag()", "a call of attribute access"),
+    ("(1).real", "attribute access"),
+    ("lambda: V", "a lambda"),
+    ("V if V else 0", "a conditional expression"),
+    ("[V for V in ()]", "a comprehension"),
+    ("open('/etc/passwd')", "a call of 'open'"),
+    ("V[0]", "a subscript"),
+    ("'V'", "the constant 'V'"),
+    ("2**2**2**2**2", "a power of numbers beyond 1e1000"),
+])
+def test_unsafe_expressions_are_refused_naming_element_key_and_construct(expr, construct,
+                                                                          tmp_path):
+    text = GOOD.replace('effort = { expr = "V" }', f'effort = {{ expr = "{expr}" }}')
+    msg = load_error(text, tmp_path)
+    assert "[element 'V'] 'effort' expr: expression" in msg and construct in msg
+
+
+def test_parsing_never_executes(monkeypatch):
+    """The parser never reaches Python's eval nor sympy's (which evaluates)."""
+    def boom(*a, **k):
+        raise AssertionError("evaluated")
+    monkeypatch.setattr(sympy, "sympify", boom)
+    monkeypatch.setattr("builtins.eval", boom)
+    x = sympy.Symbol("x")
+    assert parse_expression("2*sin(x)**2 - x/3") == 2 * sympy.sin(x) ** 2 - x / 3
+
+
+def test_toml_syntax_error_has_its_line(tmp_path):
+    msg = load_error(GOOD.replace('kind = "R"', 'kind = "R', 1), tmp_path)
+    assert "not valid TOML" in msg and "line 32" in msg
+
+
+def test_other_load_errors(tmp_path):
+    msg = load_error(GOOD.replace('"load.torque" =', 'load.torque ='), tmp_path)
+    assert "[parameters] 'load'" in msg and "must be quoted" in msg
+    msg = load_error(GOOD.replace("[solver]\n", "[solver]\nt_stop = 1\n"), tmp_path)
+    assert "[solver] 't_stop': unknown key; did you mean 't_start'" in msg
+    msg = load_error(GOOD.replace('diagram = "dc_motor.svg"', 'diagram = "../x.svg"'),
+                     tmp_path)
+    assert "[output] 'diagram'" in msg and "outside the output folder" in msg
+    msg = load_error(GOOD + "\n[[body]]\nname = 'x'\n", tmp_path)
+    assert "[top level] 'body': a mechanism model file's table" in msg
+
+
+# -- the command line --------------------------------------------------------------------
+
+def cli(*args, cwd=ROOT):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "bondgraph_cli", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd, env=env)
+
+
+def dc_motor_exact(t: np.ndarray) -> np.ndarray:
+    """The example's states in closed form: x' = A x + c, x(0) = 0, with expm."""
+    from scipy.linalg import expm
+    V, Ra, La, k, J, b, tau = 12.0, 1.2, 0.005, 0.05, 2e-4, 1e-4, 0.01
+    A = np.array([[-Ra / La, -k / J], [k / La, -b / J]])
+    c = np.array([V, -tau])
+    xs = np.linalg.solve(A, -c)                # the steady state
+    return np.array([xs - expm(A * ti) @ xs for ti in t]).T
+
+
+def test_cli_run_render_equations_of_the_example(tmp_path):
+    out = tmp_path / "run"
+    proc = cli("run", EXAMPLE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(out)) == ["bonds.csv", "dc_motor.dot", "dc_motor.svg",
+                                       "manifest.json", "states.csv", "summary.json"]
+    with open(out / "states.csv") as f:
+        head = next(csv.reader(f))
+    data = np.loadtxt(out / "states.csv", delimiter=",", skiprows=1)
+    assert head == ["t", "p_La", "p_J"]
+    exact = dc_motor_exact(data[:, 0])
+    assert np.max(np.abs(data[:, 1:].T - exact) / np.abs(exact).max(axis=1)[:, None]) < 1e-6
+    bonds = np.loadtxt(out / "bonds.csv", delimiter=",", skiprows=1)
+    assert np.allclose(bonds[:, 1], 12.0)              # b1.e: the supply voltage
+    # a second run needs --overwrite, which replaces the files of the first
+    assert cli("run", EXAMPLE, "--out", str(out)).returncode == 2
+    assert cli("run", EXAMPLE, "--out", str(out), "--overwrite", "--quiet").returncode == 0
+
+    proc = cli("equations", EXAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    assert "dp_La/dt = V - Ra*p_La/La - k*p_J/J" in proc.stdout
+    assert "dp_J/dt = -load.torque + k*p_La/La - b*p_J/J" in proc.stdout
+    assert "\\dot{p_{La}}" in cli("equations", EXAMPLE, "--latex").stdout
+
+    proc = cli("render", EXAMPLE, "--out", str(tmp_path / "motor.svg"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "motor.dot").exists()
+    assert "GY" in (tmp_path / "motor.dot").read_text()
+
+
+def test_cli_mistakes_exit_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace('effort = { expr = "V" }',
+                                "effort = { expr = \"__import__('os').system('ls')\" }"))
+    proc = cli("run", str(bad), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "[element 'V'] 'effort'" in proc.stderr
+    assert not (tmp_path / "o").exists()
+    bad.write_text(GOOD.replace('method = "DOP853"', 'method = "Euler"'))
+    proc = cli("run", str(bad), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "[solver] 'method': unknown method 'Euler'" in proc.stderr
+    bad.write_text(GOOD.replace("p_J = 0.0", "p_K = 0.0"))
+    proc = cli("run", str(bad), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "[initial] 'p_K': no such state" in proc.stderr
+    proc = cli("equations", str(bad).replace("bad", "missing"))
+    assert proc.returncode == 2 and "no such" in proc.stderr
+
+
+def test_a_saved_graph_runs_from_the_command_line(tmp_path):
+    g = models.two_masses_rigid(1.0, 3.0, 1.5)
+    path = save_graph(g, tmp_path / "two.toml", initial={"p_m1": 0.5, "p_m2": 1.5},
+                      solver=GraphSolver(t_end=1.0, points=5))
+    proc = cli("run", path, "--out", str(tmp_path / "out"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    forces = np.loadtxt(tmp_path / "out" / "constraint_forces.csv", delimiter=",",
+                        skiprows=1)
+    assert np.allclose(forces[:, 1], 3.0 * 1.5 / 4.0, rtol=1e-9)   # m2 F / (m1 + m2)
+
+
+def test_model_error_type():
+    assert issubclass(GraphFileError, ModelError)
