@@ -71,6 +71,8 @@ def linear_jacobian(model, rhs, t0: float, x0: np.ndarray
     moduli = [n for n, m in model.moduli.items() if getattr(m, "depends_on", ())]
     if moduli:
         why.append(f"state-dependent moduli ({', '.join(moduli)})")
+    if getattr(model, "nonlinear", False):
+        why.append("nonlinear constitutive laws")
     if not (isinstance(model.F, np.ndarray) and isinstance(model.R, np.ndarray)):
         why.append("fields that are not constant matrices")
     if why:

@@ -58,7 +58,7 @@ __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"
 NEWTON_RTOL = 1e-12
 """Relative change of the nonlinear resistors' inputs at which Newton's method stops."""
 
-NEWTON_MAX_ITERATIONS = 50
+NEWTON_MAX_ITERATIONS = 100
 """Newton iterations allowed for the nonlinear resistors' algebraic equations."""
 
 _BUILD_LOCK = threading.RLock()
@@ -183,6 +183,7 @@ class StateSpaceModel:
             off += el.dim
         self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
         self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
+        self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
         """True when a storage element or a resistor has a nonlinear law."""
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
         self.sources = {n: els[n].law(p) for n in L.members["U1"]}
@@ -386,7 +387,11 @@ class StateSpaceModel:
         # their outputs (no algebraic loop: the next pass is then exact); a tangent that
         # is not finite (sqrt at 0) counts as zero (a fixed-point step)
         nR = self.R.shape[0]
-        _, d = self._reduced(self.R, np.zeros(nR), *args)
+        start = self._newton_start.get(threading.get_ident())
+        if start is None:
+            _, d = self._reduced(self.R, np.zeros(nR), *args)
+        else:           # (the last solution of this thread: consecutive states are close)
+            d = start.copy()
         last = np.inf
         for _ in range(NEWTON_MAX_ITERATIONS):
             Rk, o = self.R.copy(), np.zeros(nR)
@@ -400,6 +405,7 @@ class StateSpaceModel:
             d = d_new
             if delta <= NEWTON_RTOL * size or delta == 0.0 or \
                     (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
+                self._newton_start[threading.get_ident()] = d
                 return ev
             last = delta
         names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
