@@ -138,7 +138,7 @@ def test_direct_dynamics_with_a_rotor_inertia_on_the_axis():
 
 
 @pytest.mark.parametrize("text, match", [
-    (ROBOT.replace('type="prismatic"', 'type="planar"'), "type 'planar' is not supported"),
+    (ROBOT.replace('type="prismatic"', 'type="screw"'), "joint 'slide': unknown type 'screw'"),
     (ROBOT.replace('<child link="wrist"/>', '<child link="elbow"/>'), "names no link"),
     (ROBOT.replace('<mass value="0.7"/>', ''), "link 'slider': <inertial> has no <mass>"),
     (ROBOT.replace('xyz="0 1 1"', 'xyz="0 0 0"'), "joint 'slide': <axis xyz> has zero length"),
