@@ -320,8 +320,8 @@ class MuJoCoRK4:
                 f = os.path.join(tmp, "m.xml")
                 mujoco.mj_saveLastXML(f, model)
                 xml = open(f, encoding="utf-8").read()
-            root = pmodel.frames[pmodel.getFrameId(links[0])].name if links else None
-            xml, k = re.subn(r'(<body name="%s"[^>]*>)' % re.escape(_root_link(pmodel)),
+            root = _root_link(pmodel)
+            xml, k = re.subn(r'(<body name="%s"[^>]*>)' % re.escape(root),
                              r'\1<freejoint name="root_free"/>', xml, count=1)
             if not k:
                 raise RuntimeError(f"root link body not found ({root})")
