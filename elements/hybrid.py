@@ -377,10 +377,8 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         pending = grid[(grid >= t) & (grid <= t_span[1])]
         h0 = user_first if first is None else min(user_first or short, short)
         seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
-                       method=method, rtol=rtol,
-                       atol=r.to_variant(v, atol) if np.ndim(atol) else atol,
-                       stabilization=stabilization, strict=strict,
-                       events=evs + user_events, first_step=h0, **kwargs)
+                       method=method, rtol=rtol, atol=atol, stabilization=stabilization,
+                       strict=strict, events=evs + user_events, first_step=h0, **kwargs)
         first = first or seg
         last = seg
         nfev += seg.nfev
