@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: test test-slow demo bench docs dot clean
+.PHONY: test test-slow demo bench bench-wp docs dot clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,13 @@ bench: $(STAMP)
 	@$(PY) -c "import pinocchio, mujoco, pydy, exudyn" 2>/dev/null \
 	  || $(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/work_precision.py
+
+# work-precision diagrams alone (issue 22); WP_ARGS=--quick for the short set
+bench-wp: $(STAMP)
+	@$(PY) -c "import pinocchio, mujoco" 2>/dev/null \
+	  || $(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) benchmarks/work_precision.py $(WP_ARGS)
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
