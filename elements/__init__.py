@@ -20,6 +20,9 @@ Linear models (independent joint coordinates) and equilibria
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
+Multi-domain components by name (electrical, 1-D mechanics, hydraulic, thermal)
+    component, components, define_component, register_component, ComponentType,
+    ComponentParameter, ComponentPort
 Canonical mechanisms
     elements.models
 Seeing the motion
@@ -32,6 +35,10 @@ Parameter studies (sweeps, Monte Carlo; in-process or on Dask)
 from __future__ import annotations
 
 from . import models
+from .component_library import (
+    ComponentParameter, ComponentPort, ComponentType, component, components,
+    define_component, register_component,
+)
 from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
 from .couplings import JointCoupling
@@ -72,6 +79,10 @@ __all__ = [
     "MJCFError", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
     "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
+]
+__all__ += [
+    "component", "components", "define_component", "register_component", "ComponentType",
+    "ComponentParameter", "ComponentPort",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",
