@@ -22,6 +22,9 @@ Modes (joint-coordinate shapes; the 3D page of mode shapes)
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
+Multi-domain components by name (electrical, 1-D mechanics, hydraulic, thermal)
+    component, components, define_component, register_component, ComponentType,
+    ComponentParameter, ComponentPort
 Canonical mechanisms
     elements.models
 Seeing the motion
@@ -34,6 +37,10 @@ Parameter studies (sweeps, Monte Carlo; in-process or on Dask)
 from __future__ import annotations
 
 from . import models
+from .component_library import (
+    ComponentParameter, ComponentPort, ComponentType, component, components,
+    define_component, register_component,
+)
 from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
 from .couplings import JointCoupling
@@ -76,6 +83,10 @@ __all__ = [
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
     "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
     "mode_shapes", "ModeShape", "animate_modes",
+]
+__all__ += [
+    "component", "components", "define_component", "register_component", "ComponentType",
+    "ComponentParameter", "ComponentPort",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

@@ -59,6 +59,11 @@ STAGES: list[tuple[str, ...]] = [
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
     ("elements._compiled", "elements._plot", "elements.file_tables"),
+    # the component library (composite bond graphs by name: the core only)
+    ("elements.component_library.base",),
+    ("elements.component_library.electrical", "elements.component_library.mechanics",
+     "elements.component_library.hydraulic", "elements.component_library.thermal"),
+    ("elements.component_library",),
     ("elements._kernels",),
     ("elements._blocks",),
     ("elements.rigid_body", "elements.joint_blocks", "elements.joint_axis"),
