@@ -197,6 +197,11 @@ class BondGraph:
         for n, el in inner.elements.items():
             el2 = _copy.copy(el)
             el2.name = names[n]
+            # (references to inner elements by name: an EJS's momentum, an Se*'s junction)
+            for ref in ("momentum", "junction"):
+                target = getattr(el2, ref, None)
+                if isinstance(target, str) and target in names:
+                    setattr(el2, ref, names[target])
             self.add(el2)
         for b in inner.bonds:
             junction = {n for n in (b.tail, b.head) if inner.elements[n].category.is_junction}

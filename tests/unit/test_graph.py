@@ -214,3 +214,25 @@ def test_building_pauses_the_garbage_collector_and_restores_it():
     model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
     model.sparse()
     assert gc.isenabled()
+
+
+def test_a_component_keeps_its_references_to_inner_elements():
+    """An EJS names its body's I element: inside a component both get the prefix, so
+    the reference must follow (Euler's equations then conserve |h| of a free rotor)."""
+    import numpy as np
+    from bondgraph import EJS, Component, assemble, assign_causality, simulate
+    inner = BondGraph("rotor")
+    inner.add(OneJunction("w", dim=3), I("J", np.diag([1.0, 2.0, 3.0]), dim=3),
+              EJS("ejs", momentum="J"))
+    inner.connect("w", "J")
+    inner.connect("w", "ejs")
+    bg = BondGraph("top")
+    bg.add(Component("b1", inner, {"w": "w"}))
+    assert bg.element("b1.ejs").momentum == "b1.J"
+    model = assemble(assign_causality(bg))
+    res = simulate(model, (0, 2), model.initial_state({"p_b1.J": [0.1, 1.0, 0.2]}),
+                   rtol=1e-10)
+    h = res.state("p_b1.J")
+    assert res.success
+    assert abs(np.linalg.norm(h[:, -1]) - np.linalg.norm(h[:, 0])) < 1e-8
+    assert np.abs(h[:, -1] - h[:, 0]).max() > 0.05         # (it did tumble: seen 0.07)
