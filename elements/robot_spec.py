@@ -9,6 +9,7 @@ inertial, and what an import made of it (:class:`ImportReport`, :class:`Frame`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -286,3 +287,34 @@ def _add_point_mass(g: _Group, m: float, x: np.ndarray) -> None:
         d = c - com
         J += mass * (d @ d * np.eye(3) - np.outer(d, d))
     g.mass, g.com, g.inertia = total, com, 0.5 * (J + J.T)
+
+
+def _fix_massless(tree: RobotTree, order: list[JointSpec], mimic: str,
+                  error: type[ModelError]) -> tuple[list[JointSpec], list[str]]:
+    """``order`` with every joint that moves no mass made fixed (at its coordinate 0),
+    and the names of those joints.
+
+    A joint moves no mass when every link after it (its child and the child's whole
+    subtree, through joints of any type) has none: its equations are singular (no
+    inertia resists its motion), and fixing it changes no other joint's dynamics. A
+    follower coupled by ``<mimic>`` (with ``mimic="couple"``) to a joint made fixed
+    must move no mass either (else its coupling would hold it still), or the import
+    is refused naming both."""
+    below = {name: link.mass for name, link in tree.links.items()}
+    for j in reversed(order):                       # children before their parents
+        below[j.parent] += below[j.child]
+    fixed = [j.name for j in order if j.type not in ("fixed", "floating")
+             and below[j.child] <= 0.0]
+    if not fixed:
+        return order, fixed
+    names = set(fixed)
+    for j in order:
+        if mimic == "couple" and j.mimic is not None and j.mimic[0] in names \
+                and j.name not in names and j.type != "fixed":
+            raise error(f"{tree.source}: joint '{j.name}' <mimic joint='{j.mimic[0]}'>: "
+                        f"massless='fix' makes '{j.mimic[0]}' fixed (it moves no mass), "
+                        f"but '{j.name}' moves {below[j.child]:g} kg and would be held "
+                        f"still by the coupling; give the leader's links an <inertial>, "
+                        f"or load with mimic='independent'")
+    return [dataclasses.replace(j, type="fixed") if j.name in names else j
+            for j in order], fixed

@@ -52,7 +52,7 @@ from .mechanism import Mechanism
 from .rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
 from .robot_spec import (
     Frame, ImportReport, JointSpec, LinkSpec, RobotImportWarning, RobotTree, _add_point_mass,
-    _Group, _groups, _subtree_mass, _tree_order,
+    _fix_massless, _Group, _groups, _subtree_mass, _tree_order,
 )
 
 __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
@@ -266,7 +266,7 @@ def _stop_options(limits: Any, src: str, error) -> dict[str, Any] | None:
 def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     efforts: dict[str, Any] | None = None, floating_base: bool = False,
                     strict: bool = False, mimic: str = "couple", limits: Any = None,
-                    friction: bool = False,
+                    friction: bool = False, massless: str = "refuse",
                     error: type[ModelError] = ModelError) -> Mechanism:
     """The mechanism of a robot tree (see the module docstring for the mapping).
 
@@ -294,6 +294,13 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     friction : bool
         Joint friction (N m or N) as Coulomb friction with stiction, or (False)
         reported as not imported.
+    massless : "refuse" or "fix"
+        A joint that moves no mass (every link after it massless: a hand of massless
+        finger frames) has singular equations: refused naming the joint, or (``"fix"``)
+        made fixed at its coordinate 0, listed in ``import_report.not_imported`` and
+        warned about (the other joints' dynamics are unchanged: Pinocchio's ABA gives
+        NaN for such a model, and its reduced model with those joints locked equals
+        this one).
     error : ModelError subclass
         The error raised (the importer's, e.g. URDFError).
 
@@ -309,8 +316,13 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     f"{mimic!r}")
     if not tree.links:
         raise error(f"{src}: the description has no links")
+    if massless not in ("refuse", "fix"):
+        raise error(f"{src}: massless must be 'refuse' or 'fix', got {massless!r}")
     stops = _stop_options(limits, src, error)
     root, order = _tree_order(tree, error)
+    fixed_massless: list[str] = []
+    if massless == "fix":
+        order, fixed_massless = _fix_massless(tree, order, mimic, error)
     for j in order:
         if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
@@ -362,7 +374,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                         f"another); give the link a mass and inertia")
         raise error(f"{src}: joint '{j.name}' moves only massless links "
                     f"({', '.join(g.pose)}): its motion has no inertia (the equations are "
-                    f"singular); make the joint fixed or give a link an <inertial>")
+                    f"singular); make the joint fixed, give a link an <inertial>, or load "
+                    f"with massless='fix' (every joint that moves no mass made fixed)")
     if floating_base and groups[root].mass <= 0:
         raise error(f"{src}: floating base: the root link '{root}' (with the links fixed "
                     f"to it: {', '.join(groups[root].pose)}) has no mass; a free body "
@@ -457,7 +470,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                                 f"couplings take one-coordinate joints (mimic='independent' "
                                 f"ignores the coupling)")
                 mimics.append(m.name)
-    fixed_mimics = [j.name for j in order if j.type == "fixed" and j.mimic is not None]
+    fixed_mimics = [j.name for j in order if j.type == "fixed" and j.mimic is not None
+                    and j.name not in fixed_massless]
     if fixed_mimics:
         report.not_imported["<mimic> on fixed joints (nothing to couple)"] = fixed_mimics
     if limited:
@@ -465,6 +479,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             limited
     if frictional:
         report.not_imported["friction"] = frictional
+    if fixed_massless:
+        report.not_imported["joints that move no mass (made fixed; massless='fix')"] = \
+            fixed_massless
     if mimics and mimic == "independent":
         report.not_imported["mimic couplings (the joints move independently)"] = mimics
     elif mimics:
@@ -493,7 +510,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                          for kind, names in report.not_imported.items())
         msg = f"{src}: not imported: {said} (see mechanism.import_report)"
         report.warnings.append(msg)
-        if frictional or mimics:  # (limits are in every description: the report says them)
+        if frictional or mimics or fixed_massless:  # (limits: in every description;
+            # the report says them)
             warnings.warn(msg, RobotImportWarning, stacklevel=3)
     mech.frames = frames
     mech.import_report = report

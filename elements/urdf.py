@@ -84,7 +84,8 @@ def _origin(el, where: str) -> tuple[np.ndarray, np.ndarray]:
 def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
                strict: bool = False, mimic: str = "couple", limits: Any = None,
-               friction: bool = False, source: str = "<string>") -> Mechanism:
+               friction: bool = False, massless: str = "refuse",
+               source: str = "<string>") -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
     Parameters
@@ -116,6 +117,11 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         Put ``<dynamics friction>`` on the joints as Coulomb friction with stiction
         (:meth:`~elements.Joint.add_friction`; N m or N); by default it is listed as not
         imported.
+    massless : "refuse" or "fix"
+        A joint that moves no mass (every link after it massless, e.g. a hand made of
+        massless finger frames) has singular equations (Pinocchio's ABA returns NaN for
+        the whole model): refused naming the joint, or (``"fix"``) made fixed at
+        coordinate 0, listed in ``import_report.not_imported`` and warned about.
     source : str
         The name used in messages (the file name).
 
@@ -135,7 +141,8 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         tree = read_urdf_tree(text, source)
         return build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
                                floating_base=floating_base, strict=strict, mimic=mimic,
-                               limits=limits, friction=friction, error=URDFError)
+                               limits=limits, friction=friction, massless=massless,
+                               error=URDFError)
     except URDFError:
         raise
     except ModelError as exc:

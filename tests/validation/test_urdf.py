@@ -175,3 +175,69 @@ def test_forward_dynamics_against_pinocchio():
         theirs = np.array([a[model.joints[model.getJointId(n)].idx_v] for n in DOF])
         mine = np.array([ours[n] for n in DOF])
         assert np.abs(mine - theirs).max() <= 1e-8 * max(1.0, np.abs(theirs).max())
+
+
+HAND = """<?xml version="1.0"?>
+<robot name="hand_arm">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="0.2 0 0"/><mass value="2.0"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial>
+  </link>
+  <link name="palm"/>
+  <link name="finger"/>
+  <link name="tip">{tip}</link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>
+  </joint>
+  <joint name="hand" type="revolute">
+    <parent link="arm"/><child link="palm"/><origin xyz="0.4 0 0"/><axis xyz="1 0 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>
+  </joint>
+  <joint name="finger" type="revolute">
+    <parent link="palm"/><child link="finger"/><origin xyz="0.05 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>
+    <mimic joint="hand" multiplier="2"/>
+  </joint>
+  <joint name="tip" type="revolute">
+    <parent link="arm"/><child link="tip"/><origin xyz="0.3 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/>{tip_mimic}
+  </joint>
+</robot>"""
+
+
+def test_joints_that_move_no_mass_refused_or_fixed():
+    """A hand of massless links: its joints move no mass (singular equations). Refused by
+    default naming the joint; with massless='fix' loaded with them fixed, reported and
+    warned about, and the arm alone equals the pendulum closed form (m g d cos q /
+    (I_c + m d^2): the fixed hand adds nothing)."""
+    text = HAND.format(tip="", tip_mimic="")
+    with pytest.raises(URDFError, match="joint 'hand' moves only massless links.*"
+                                        "massless='fix'"):
+        loads_urdf(text)
+    with pytest.warns(Warning, match="joints that move no mass"):
+        mech = loads_urdf(text, massless="fix")
+    assert mech.import_report.not_imported[
+        "joints that move no mass (made fixed; massless='fix')"] == ["hand", "tip", "finger"]
+    mm = mech.assemble()
+    q = 0.4
+    qdd = direct_dynamics(mm, {"shoulder": q}, {"shoulder": 0.0}, {})["shoulder"]
+    m, d, Iyy = 2.0, 0.2, 0.03
+    # gravity -z, axis +y: a positive angle lowers the centre (x -> -z; potential
+    # -m g d sin q), so the torque is +m g d cos q
+    assert qdd == pytest.approx(m * 9.81 * d * np.cos(q) / (Iyy + m * d * d), rel=1e-10)
+    with pytest.raises(URDFError, match="massless must be 'refuse' or 'fix'"):
+        loads_urdf(text, massless="yes")
+
+
+def test_massless_leader_of_a_follower_with_mass_is_refused():
+    """A follower that moves mass, coupled to a joint that massless='fix' would fix: the
+    coupling would hold it still; refused naming both."""
+    text = HAND.format(
+        tip='<inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" '
+            'iyz="0" izz="1e-4"/></inertial>',
+        tip_mimic='<mimic joint="hand" multiplier="1"/>')
+    with pytest.raises(URDFError, match="joint 'tip' <mimic joint='hand'>: massless='fix' "
+                                        "makes 'hand' fixed"):
+        loads_urdf(text, massless="fix")
