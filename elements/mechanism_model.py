@@ -24,6 +24,9 @@ from .rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
 __all__ = ["MechanismModel"]
 
+RTOL_FLOOR = 100 * np.finfo(float).eps
+"""The smallest rtol scipy's explicit solvers take (it raises smaller ones to it)."""
+
 
 class MechanismModel:
     """An assembled mechanism: the bond graph, its causal graph, the state-space model, and
@@ -255,6 +258,34 @@ class MechanismModel:
         # a run at a given atol reached before still holds); a body without inertia: atol
         return np.where(out > 0.0, np.minimum(out, float(atol)), float(atol))
 
+    def error_norm_scale(self) -> float:
+        """The factor (<= 1) on both tolerances that makes the solvers' error norm count
+        independent states, as a joint-coordinate tool's does: sqrt(n / N).
+
+        scipy's step control takes the root mean square of the scaled errors over all N
+        states. A mechanism's state holds 13 numbers per body (position, quaternion,
+        momenta) and a coordinate per joint, where a joint-coordinate tool holds 2 per
+        freedom: the same error in the motion spreads over fewer of its states, so the
+        mean over N reads it sqrt(N / n) times smaller, and runs at equal tolerances ended
+        2.5 to 3 times farther from the reference (the three-body, chain-10; issue 22).
+        n = 2 F + the states that are not the mechanism's (an attached subsystem's), with
+        F the freedoms: the mechanism's momentum components (6 per body, 1 per rotor)
+        less the constraint rows (every unknown effort source: joints, couplings, rotors
+        and subsystem inertias tied to a joint rate; a tie of a subsystem's inertia makes
+        n one smaller than exact: a slightly tighter control, never a looser one)."""
+        m, sl = self.model, self.model.state_slices
+        own = self.mechanism_states()
+        size = {name: sl[name].stop - sl[name].start for name in own}
+        momenta = sum(size[b.linear_momentum] + size[b.angular_momentum]
+                      for b in self.mechanism.bodies.values() if not b.is_ground)
+        momenta += sum(size[self.graph.element(stem).state_name]
+                       for j in self.mechanism.joints.values() for ax in j.axes
+                       for stem in self._rotors(ax))
+        rows = m.n_u2
+        freedoms = max(momenta - rows, 1)
+        n = 2 * freedoms + m.n_states - sum(size.values())
+        return float(np.sqrt(min(max(n, 1), m.n_states) / m.n_states))
+
     def initial_state(self, q: Mapping[str, Any] | None = None,
                       qd: Mapping[str, Any] | None = None, *,
                       free: Mapping[str, Mapping[str, Any]] | None = None,
@@ -343,7 +374,10 @@ class MechanismModel:
         m/s, rad/s): each momentum state's tolerance is scaled by its body's mass or
         inertia where that is below 1 (:meth:`state_atol`; not yet in runs with joint
         stops or friction, which switch models); an array (one per state) is used as
-        given.
+        given. With a number for both, ``rtol`` and ``atol`` are also multiplied by
+        :meth:`error_norm_scale` (about 0.3 to 0.4 for trees), so that they mean the
+        accuracy they mean in a joint-coordinate tool (Pinocchio + scipy at the same
+        tolerances reaches the same error; ``benchmarks/work_precision.py``).
 
         Returns
         -------
@@ -383,6 +417,10 @@ class MechanismModel:
         if np.ndim(atol) == 0 and isinstance(atol, (int, float, np.number)) and \
                 np.isfinite(atol) and atol > 0:
             atol = self.state_atol(float(atol))       # (bad values: simulate says why)
+            if np.ndim(rtol) == 0 and isinstance(rtol, (int, float, np.number)) and \
+                    np.isfinite(rtol) and rtol >= RTOL_FLOOR:
+                k = self.error_norm_scale()
+                rtol, atol = max(float(rtol) * k, RTOL_FLOOR), atol * k
         if not projection:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict, **kwargs)
