@@ -143,6 +143,7 @@ class CompiledLoop:
         K = _kernels()
         self._qrate = parts["rate_kernel"] or K.no_rate
         self._mon = np.zeros(5)
+        self._head = self._tail = None        # pack()'s constant parts (made once)
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
@@ -151,19 +152,27 @@ class CompiledLoop:
         if args is None:
             return None
         _, state, _, packed, S, rate_terms = args
-        p, fast, m = self.parts, self.fast, self.model
-        i64 = np.int64
-        dims = np.array([p["n"], p["n_moduli"], p["n_phi"], m.n_u2, rate_terms, self._stab,
-                         m.functions.n_kin], dtype=i64)
-        D = (dims, np.asarray(p["xi"], dtype=i64), *p["values"], *p["rates"],
-             np.asarray(p["dest_p"], dtype=i64), np.asarray(p["ri"], dtype=i64),
-             np.asarray(p["copy_dst"], dtype=i64), np.asarray(p["copy_src"], dtype=i64),
-             np.asarray(p["q_state"], dtype=i64).reshape(p["q_state"].shape[0], -1),
-             np.asarray(p["q_flow"], dtype=i64).reshape(p["q_flow"].shape[0], -1),
-             np.asarray(p["q_dst"], dtype=i64).reshape(p["q_dst"].shape[0], -1),
-             np.asarray(fast._w1_kin, dtype=i64), *packed, S[0], S[1], S[2],
-             fast._src0.copy(), self._U1, self._dU1, self._ab,
-             np.asarray(fast._w2_X, dtype=i64), self._work_e, self._work_f, self._work_off)
+        if self._head is None:
+            p, fast, m = self.parts, self.fast, self.model
+
+            def ints(a, dim=1):
+                a = np.asarray(a, dtype=np.int64)
+                return np.ascontiguousarray(a.reshape(a.shape[0], -1) if dim == 2 else a)
+
+            def flts(a):
+                return np.ascontiguousarray(a, dtype=np.float64)
+            dims = ints([p["n"], p["n_moduli"], p["n_phi"], m.n_u2, rate_terms, self._stab,
+                         m.functions.n_kin])
+            (vd, vi, vf), (rd, ri_, rf) = p["values"], p["rates"]
+            self._head = (dims, ints(p["xi"]), ints(vd, 2), ints(vi), flts(vf), ints(rd, 2),
+                          ints(ri_), flts(rf), ints(p["dest_p"]), ints(p["ri"]),
+                          ints(p["copy_dst"]), ints(p["copy_src"]), ints(p["q_state"], 2),
+                          ints(p["q_flow"], 2), ints(p["q_dst"], 2), ints(fast._w1_kin))
+            self._tail = (flts(self._U1), flts(self._dU1), flts(self._ab),
+                          ints(fast._w2_X), self._work_e, self._work_f, self._work_off)
+        I_all, F_all, IO, FO = packed
+        D = (*self._head, I_all, F_all, IO, FO, S[0], S[1], S[2], self.fast._src0.copy(),
+             *self._tail)
         return D, state
 
     def derivative(self, t: float, x: np.ndarray) -> np.ndarray | None:
@@ -194,14 +203,13 @@ class CompiledLoop:
         K = _kernels()
         A, B, C, E, E3, E5, dop = self.tableau
         n = solver.n
-        atol = np.ascontiguousarray(np.broadcast_to(np.asarray(solver.atol, dtype=float),
-                                                    (n,)))
+        atol = np.array(np.broadcast_to(np.asarray(solver.atol, dtype=float), (n,)))
         mon = self._mon
         boundary = stiffness.boundary or 0.0
         mon[:] = (stiffness.count, stiffness.calm, stiffness.limited, stiffness.h_lambda,
                   np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
         code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
-            K.fused_rhs, self.parts["program"], self._qrate, D, A, B, C, E, E3, E5, dop,
+            self.parts["program"], self._qrate, D, A, B, C, E, E3, E5, dop,
             float(solver.t), solver.y, solver.f, float(solver.h_abs),
             float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
             float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,

@@ -25,9 +25,23 @@ E3, E5 (DOP853's), K (stages in rows, the last row f(t + h, y_new)).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from ._sparse_kernels import _first, _second
+
+# Explicit signatures: the kernels passed in are first-class functions of these types
+# (not dispatchers), so that the loop is compiled once and cached like every kernel.
+_f8, _i8 = types.float64, types.int64
+_V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
+PROGRAM_SIGNATURE = types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
+"""The element library's program (elements._compiled.program): (states (n, 7), their
+rates (n, 7), rates?, desc, ints, flts, out0, out1) -> None."""
+RATE_SIGNATURE = _M(_M, _M)
+"""A vectorised kinematic rate kernel: (states (n, d), flows (n, k)) -> rates (n, d)."""
+PROGRAM, RATE = types.FunctionType(PROGRAM_SIGNATURE), types.FunctionType(RATE_SIGNATURE)
+PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
+                      _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I])
+"""The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack)."""
 
 SAFETY = 0.9         # scipy.integrate._ivp.rk: SAFETY, MIN_FACTOR, MAX_FACTOR
 MIN_FACTOR = 0.2
@@ -41,7 +55,8 @@ M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
 STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
 
 
-@njit(cache=True, error_model="numpy")
+@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, PACKED), cache=True,
+      error_model="numpy")
 def fused_rhs(t, x, prog, qrate, D):
     """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
     :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
@@ -169,8 +184,10 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
     return False
 
 
-@njit(error_model="numpy")
-def rk_advance(fun, prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
+@njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean])(
+    PROGRAM, RATE, PACKED, _M, _V, _V, _V, _V, _V, types.boolean, _f8, _V, _V, _f8, _f8,
+    _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8), cache=True, error_model="numpy")
+def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
                rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary, span):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
@@ -218,14 +235,14 @@ def rk_advance(fun, prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_b
             for s in range(1, ns):
                 # (np.dot as scipy's rk_step: the same BLAS sums, the same numbers)
                 ytmp = y + np.dot(K[:s].T, np.ascontiguousarray(A[s, :s])) * h
-                ks, ok = fun(t + C[s] * h, ytmp, prog, qrate, D)
+                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, D)
                 ev += 1
                 if not ok:
                     return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
-            f_new, ok = fun(t + h, y_new, prog, qrate, D)
+            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, D)
             ev += 1
             if not ok:
                 return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
@@ -271,7 +288,7 @@ def rk_advance(fun, prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_b
     return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
 
 
-@njit(cache=True)
+@njit(RATE_SIGNATURE, cache=True)
 def no_rate(q, om):
     """The rate kernel of a model without vectorised kinematic rates (never called)."""
     return q

@@ -378,7 +378,7 @@ class _Fused:
         (:mod:`bondgraph._rk_kernels`): (the kernel :func:`elements._compiled.program`,
         the number of bodies, the values' program (desc, ints, flts), the rates'
         program, the sizes of the moduli and the Phi)."""
-        return (self._values.module.program, self._n, self._values.arrays,
+        return (self._values.module.program_typed, self._n, self._values.arrays,
                 self._rates.arrays, self._values.sizes[0], self._values.sizes[1])
 
     def rates(self, state: np.ndarray, state_rates: np.ndarray) -> np.ndarray:

@@ -57,12 +57,13 @@ _COMPILED: list = [None]      # elements._compiled, once a body was built with i
 
 def _quat_rate_kernel():
     """The compiled kernel behind :func:`_quat_rate` for stacks
-    (:func:`elements._compiled.quat_rates`: q (n, 4), omega^b (n, 3) -> dq/dt (n, 4)),
+    (:func:`elements._compiled.quat_rates_typed`: q (n, 4), omega^b (n, 3) -> dq/dt
+    (n, 4)),
     for compiled callers (:mod:`bondgraph._rk_kernels`); None without numba."""
     compiled = _COMPILED[0]
     if compiled is None:
         compiled = _COMPILED[0] = _compiled()
-    return None if compiled is None else compiled.quat_rates
+    return None if compiled is None else compiled.quat_rates_typed
 
 
 _quat_rate.compiled_kernel = _quat_rate_kernel    # type: ignore[attr-defined]
