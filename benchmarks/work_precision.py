@@ -5,7 +5,9 @@ example-robot-data loaded through ``elements.urdf.load_urdf``) every tool runs o
 ladder of tolerances:
 
 - ours: ``MechanismModel.simulate`` with RK45 and DOP853, rtol = atol = tol (atol in
-  the units of the coordinates and rates: ``MechanismModel.state_atol``);
+  the units of the coordinates and rates: ``MechanismModel.state_atol``), its steps in
+  the compiled loop (``bondgraph._fastrk``, the default where it applies), and the same
+  runs with ``compiled_loop=False`` (scipy's stepping: "ours ... scipy loop");
 - Pinocchio: ``pin.aba`` in joint coordinates + ``scipy.integrate.solve_ivp`` with RK45
   and DOP853 at the same rtol = atol;
 - MuJoCo: its own RK4 at a ladder of fixed steps (span / 50, halved ...).
@@ -158,10 +160,10 @@ def run_case(case, args):
     span = case.span
     tools = {}
 
-    def ours(method, atol_of):
+    def ours(method, atol_of, compiled=True):
         def go(tol):
             r = mm.simulate((0.0, span), x0=x0, t_eval=[0.0, span], method=method,
-                            rtol=tol, atol=atol_of(tol))
+                            rtol=tol, atol=atol_of(tol), compiled_loop=compiled)
             if not r.success:
                 raise RuntimeError(r.message)
             return case.ours_points(r), r.raw.nfev
@@ -179,9 +181,13 @@ def run_case(case, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours("DOP853", lambda t: t)(args.tols[0])          # (warm-up: compiled kernels)
+        ours("DOP853", lambda t: t, False)(args.tols[0])
     for method in METHODS:
         tools[f"ours {method}"] = ladder(f"ours {method}", args.tols,
                                          ours(method, lambda t: t), ref, args)
+        tools[f"ours {method} scipy loop"] = ladder(
+            f"ours {method} scipy loop", args.tols, ours(method, lambda t: t, False), ref,
+            args)
         if args.uniform_atol:
             n = mm.model.n_states
             tools[f"ours {method} uniform atol"] = ladder(
@@ -248,6 +254,10 @@ def ratios(rec):
             a, b = time_at(t.get(f"ours {m}", []), err), \
                 time_at(t.get(f"Pinocchio+scipy {m}", []), err)
             row[m] = a / b if a and b else None
+        for m in METHODS:
+            a, b = time_at(t.get(f"ours {m}", []), err), \
+                time_at(t.get(f"ours {m} scipy loop", []), err)
+            row[f"{m} compiled/scipy loop"] = a / b if a and b else None
         best_ours = [time_at(t[k], err) for k in (f"ours {m}" for m in METHODS) if k in t]
         best_pin = [time_at(t[k], err) for k in (f"Pinocchio+scipy {m}" for m in METHODS)
                     if k in t]
@@ -258,8 +268,18 @@ def ratios(rec):
         row["best_vs_mujoco"] = bo / mj if bo and mj else None
         row["seconds"] = {"ours_best": bo, "pinocchio_best": bp, "mujoco": mj}
         row["upper_bound_used"] = sorted(k for k, rows in t.items()
-                                         if "uniform" not in k and bounded(rows, err))
+                                         if "uniform" not in k and "scipy loop" not in k
+                                         and bounded(rows, err))
         out[f"{err:.0e}"] = row
+    # the compiled loop against scipy's stepping, tolerance by tolerance (the same steps:
+    # the same errors), median over the ladder
+    for m in METHODS:
+        a = {r["setting"]: r["seconds"] for r in t.get(f"ours {m}", []) if "seconds" in r}
+        b = {r["setting"]: r["seconds"] for r in t.get(f"ours {m} scipy loop", [])
+             if "seconds" in r}
+        common = [a[k] / b[k] for k in a if k in b]
+        out[f"{m} compiled/scipy loop, median"] = float(np.median(common)) if common \
+            else None
     return out
 
 
@@ -268,6 +288,7 @@ def plot(rec, path):
     plt = pyplot("the work-precision plots")
     fig, ax = plt.subplots(figsize=(7, 5))
     style = {"ours RK45": ("C0", "o-"), "ours DOP853": ("C0", "s-"),
+             "ours RK45 scipy loop": ("C4", "o:"), "ours DOP853 scipy loop": ("C4", "s:"),
              "ours RK45 uniform atol": ("C7", "o:"), "ours DOP853 uniform atol": ("C7", "s:"),
              "Pinocchio+scipy RK45": ("C1", "o--"), "Pinocchio+scipy DOP853": ("C1", "s--"),
              "MuJoCo RK4": ("C2", "^-.")}
@@ -309,6 +330,12 @@ def headline(records):
     widths = [max(len(x[i]) for x in [head] + lines) for i in range(len(head))]
     out = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
     out += ["  ".join(c.rjust(w) for c, w in zip(x, widths)) for x in lines]
+    out.append("")
+    out.append("compiled loop / scipy loop (ours, same tolerances: the same steps), median "
+               "over the ladder: " + "; ".join(
+                   f"{rec['name']} " + ", ".join(
+                       f"{m} {fmt(rec['ratios'].get(f'{m} compiled/scipy loop, median'))}"
+                       for m in METHODS) for rec in records))
     return "\n".join(out)
 
 

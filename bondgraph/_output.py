@@ -35,6 +35,11 @@ class OutputGrid:
         self.xs.append(x)
         self._k += 1
 
+    @property
+    def next_time(self) -> float:
+        """The next output time not yet filled (s; inf after the last)."""
+        return float(self.grid[self._k]) if self._k < self.grid.size else np.inf
+
     def fill(self, t_stop: float, t_new: float, y_new: np.ndarray, interpolate) -> None:
         """Every output time up to ``t_stop`` within the step ending at ``t_new`` (where
         the state is ``y_new``; ``interpolate(t)`` inside the step)."""

@@ -340,3 +340,50 @@ class StateFunctions:
                                  f"{r.shape}; valid: ({ks.dim},)")
             out[d] = r
         return out
+
+    # -- for compiled callers -------------------------------------------------------------
+    def compiled_parts(self) -> tuple[dict | None, str]:
+        """What a compiled caller needs to compute :meth:`moduli_and_phi`,
+        :meth:`moduli_rates` and :meth:`kinematic_rates` itself
+        (:mod:`bondgraph._rk_kernels`), or (None, why not).
+
+        Available where one fused context computes every modulus, modulus rate and Phi
+        and offers its compiled kernel (``fused.compiled()``), and the kinematic states
+        are copies of flows and at most one vectorised rate function that offers its
+        compiled kernel (``rate.compiled_kernel()``: (state (n, d), flow (n, k)) ->
+        (n, d)) and reads no other state. The dict holds: ``program`` (kernel), ``n``
+        (bodies), ``values`` and ``rates`` (its arrays), ``n_moduli``, ``n_phi``,
+        ``xi``, ``ri`` (the context's states in x and in the kinematic rates),
+        ``dest_p`` (the Phi's positions among the unknown sources), ``copy_dst``,
+        ``copy_src``, ``rate_kernel`` (or None), ``q_state``, ``q_flow``, ``q_dst``."""
+        f = self._fused
+        if f is None:
+            return None, ("the moduli, their rates and Phi are not computed by one fused "
+                          "context")
+        fused, xi, ri, dest_p, size, n_phi = f
+        get = getattr(fused, "compiled", None)
+        if get is None:
+            return None, "the fused moduli offer no compiled kernel"
+        program, n, values, rates, n_mod, n_p = get()
+        if n_mod != size or n_p != n_phi or xi.size != 7 * n or ri.size != 7 * n:
+            return None, "the fused moduli's compiled kernel does not fit (sizes differ)"
+        if self._kin_single:
+            return None, (f"kinematic state '{self._kin_single[0][0].name}' has a rate "
+                          f"function that is not vectorised")
+        if len(self._kin_groups) > 1:
+            return None, "more than one vectorised kinematic rate function"
+        out = {"program": program, "n": n, "values": values, "rates": rates,
+               "n_moduli": n_mod, "n_phi": n_phi, "xi": xi, "ri": ri,
+               "dest_p": np.arange(n_phi) if dest_p is None else dest_p,
+               "copy_dst": self._copy[0], "copy_src": self._copy[1], "rate_kernel": None,
+               "q_state": np.zeros((0, 0), dtype=np.int64),
+               "q_flow": np.zeros((0, 0), dtype=np.int64),
+               "q_dst": np.zeros((0, 0), dtype=np.int64)}
+        for rate, state, flows, reads, dst, names in self._kin_groups:
+            get = getattr(rate, "compiled_kernel", None)
+            kernel = get() if get is not None else None
+            if kernel is None or len(flows) != 1 or reads:
+                return None, (f"kinematic states {', '.join(names[:3])}: their rate "
+                              f"function offers no compiled kernel")
+            out.update(rate_kernel=kernel, q_state=state, q_flow=flows[0], q_dst=dst)
+        return out, ""

@@ -29,6 +29,8 @@ from scipy.integrate._ivp.common import OdeSolution
 from ._blas import one_blas_thread
 from ._diagnosis import StiffnessMonitor, singularity
 from ._events import EventTracker
+from ._fastrk import CHUNK, compiled_loop
+from ._fastrk import diagnostics as loop_diagnostics
 from ._jacobian import jacobian_options
 from ._output import OutputGrid, collect
 from ._rhs import RightHandSide
@@ -58,7 +60,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              progress: Callable[[float], None] | None = None,
              max_events: int = 10_000, max_steps: int | None = None,
              dense_reduction: bool = False,
-             parameters: Mapping[str, float] | None = None) -> SimulationResult:
+             parameters: Mapping[str, float] | None = None,
+             compiled_loop: bool = True) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -114,6 +117,13 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         numbers to rounding; the sparse one is used wherever it applies (Eq. (15) or no
         constraint, full rank), the dense one elsewhere and at any state where the sparse
         system is singular.
+    compiled_loop : bool
+        Take the steps of RK45 and DOP853 in compiled calls (:mod:`bondgraph._fastrk`)
+        where the whole evaluation is compiled (mechanisms with constant sources, no
+        events; ``result.diagnostics["compiled_loop"]`` says whether it ran and
+        ``["compiled_loop_reason"]`` why not). Same tableau, error norm, step-size
+        control, first step and dense output as scipy's solvers: the same steps and
+        states to rounding. False: scipy's stepping in every case.
 
     Notes
     -----
@@ -151,11 +161,13 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     solver_cls, t0, t1, x_init, grid = _check_arguments(
         model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
         events, progress, max_events, max_steps)
+    if not isinstance(compiled_loop, bool):
+        raise ModelError(f"compiled_loop must be True or False, got {compiled_loop!r}")
     with one_blas_thread():
         return _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step,
                           first_step, stabilization, tuple(events), dense_output, strict,
                           raise_on_failure, progress, max_events, max_steps,
-                          dense_reduction)
+                          dense_reduction, compiled_loop)
 
 
 @dataclass(frozen=True)
@@ -168,14 +180,15 @@ class _Steps:
     max_step: float
     first_step: float | None
     max_steps: int | None
+    compiled: Any = None          # the run's CompiledLoop (bondgraph._fastrk), or None
 
 
 def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
                stabilization, events, dense_output, strict, raise_on_failure, progress,
-               max_events, max_steps, dense_reduction) -> SimulationResult:
+               max_events, max_steps, dense_reduction, use_compiled=True
+               ) -> SimulationResult:
     """:func:`simulate` once its arguments are checked: the initial evaluation, the
     right-hand side, the stepping loop, the diagnosis of a failure, the result."""
-    steps = _Steps(solver_cls, rtol, atol, max_step, first_step, max_steps)
     start = _start(model, t0, x_init, stabilization, strict, dense_reduction)
     rhs, ev0 = start.rhs, start.ev0
     if not bool(np.all(np.isfinite(ev0.xdot))):
@@ -187,6 +200,9 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                          f"at the initial state t = {t0:.6g} s: {why}", t0, 1, 0,
                          model.n_u2 - ev0.rank, "", ev0.branch, None, [])
         return _fail(result, raise_on_failure)
+    loop, why_not = compiled_loop(model, solver_cls, rhs, stabilization, events,
+                                  use_compiled)
+    steps = _Steps(solver_cls, rtol, atol, max_step, first_step, max_steps, loop)
     kwargs: dict[str, Any] = {"rtol": steps.rtol, "atol": steps.atol,
                               "max_step": steps.max_step}
     if steps.first_step is not None:
@@ -213,7 +229,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                    "jacobian": jacobian,
                    "jacobian_evaluations": int(getattr(solver, "njev", 0) or 0),
                    "lu_decompositions": int(getattr(solver, "nlu", 0) or 0),
-                   "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message}
+                   "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message,
+                   **loop_diagnostics(loop, why_not)}
     result = collect(model, output.ts, output.xs, stabilization, status, message,
                      failure_time, solver.nfev, run.n_steps, start.deficiency,
                      start.redundancy, ev0.branch, run.sol, tracker.t_events,
@@ -297,10 +314,19 @@ def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
     interpolants: list = []
     ts_dense: list[float] = [solver.t]
     n_steps = 0
+    loop = steps.compiled
+    max_k = 1 if (progress is not None or dense_output) else CHUNK
     while solver.status == "running":
         t_prev = solver.t
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            msg = solver.step()      # (the evaluations' warnings are its business)
+        taken = 0
+        if loop is not None:          # many steps in one compiled call, or none
+            limit = max_k if steps.max_steps is None else \
+                min(max_k, steps.max_steps + 1 - n_steps)
+            taken = loop.advance(solver, output.next_time, limit, stiffness)
+            t_prev = solver.t_old if taken else t_prev
+        if not taken:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                msg = solver.step()      # (the evaluations' warnings are its business)
         failure = rhs.failure
         if failure is not None:          # (the solver stopped on the NaNs it got after)
             t_fail = failure.time if failure.status is Status.SINGULAR else solver.t
@@ -317,12 +343,12 @@ def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                            f"solver could not step past t = {solver.t:.6g} s")
             return _Run(status, message, solver.t, n_steps,
                         _dense(dense_output, ts_dense, interpolants))
-        n_steps += 1
+        n_steps += max(taken, 1)
         if steps.max_steps is not None and n_steps > steps.max_steps:
             return _Run(Status.STEP_FAILED, f"more than max_steps = {steps.max_steps} steps "
                                             f"by t = {solver.t:.6g} s", solver.t, n_steps,
                         _dense(dense_output, ts_dense, interpolants))
-        if stiffness.active and stiffness.step(solver):
+        if stiffness.active and (loop.stiff_now if taken else stiffness.step(solver)):
             warnings.warn(stiffness.message, IntegrationWarning, stacklevel=4)
         if progress is not None:
             progress(solver.t)

@@ -348,6 +348,12 @@ class _Program:
             items.append((k, sign))
         return items
 
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(desc, ints, flts): the program's table and packed arrays, as
+        :func:`elements._compiled.program` takes them."""
+        return self.desc, self.ints, self.flts
+
     def __call__(self, states: np.ndarray, state_rates: np.ndarray | None = None):
         out0, out1 = np.empty(self.sizes[0]), np.empty(self.sizes[1])
         self.module.program(states, states if state_rates is None else state_rates,
@@ -366,6 +372,14 @@ class _Fused:
 
     def values(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._values(state.reshape(self._n, 7))
+
+    def compiled(self) -> tuple:
+        """What a compiled caller needs to run :meth:`values` and :meth:`rates` itself
+        (:mod:`bondgraph._rk_kernels`): (the kernel :func:`elements._compiled.program`,
+        the number of bodies, the values' program (desc, ints, flts), the rates'
+        program, the sizes of the moduli and the Phi)."""
+        return (self._values.module.program_typed, self._n, self._values.arrays,
+                self._rates.arrays, self._values.sizes[0], self._values.sizes[1])
 
     def rates(self, state: np.ndarray, state_rates: np.ndarray) -> np.ndarray:
         return self._rates(state.reshape(self._n, 7), state_rates.reshape(self._n, 7))[0]

@@ -13,7 +13,7 @@ exact); ``tests/unit/test_moduli.py`` compares the two.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from bondgraph import spatial
 
@@ -320,6 +320,25 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
                                flts[f1:f1 + 3 * n].reshape((n, 3)),
                                flts[f2:f2 + 3 * n].reshape((n, 3)),
                                ints[i0:i0 + 3 * k * n].reshape((n, 3 * k)), sign, out)
+
+
+# the program and the quaternion rates as first-class functions of fixed types (those of
+# bondgraph._rk_kernels.PROGRAM_SIGNATURE and RATE_SIGNATURE), which a compiled caller
+# takes as arguments and which keep it cacheable
+_f8, _i8 = types.float64, types.int64
+_V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
+
+
+@njit(types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V), cache=True)
+def program_typed(states, state_rates, rate, desc, ints, flts, out0, out1):
+    """:func:`program` with fixed argument types."""
+    program(states, state_rates, rate, desc, ints, flts, out0, out1)
+
+
+@njit(_M(_M, _M), cache=True)
+def quat_rates_typed(q, om):
+    """:func:`quat_rates` with fixed argument types."""
+    return quat_rates(q, om)
 
 
 # -- a stale cache --------------------------------------------------------------------------

@@ -55,6 +55,20 @@ def _quat_rate(q: np.ndarray, omega_body: np.ndarray) -> np.ndarray:
 _COMPILED: list = [None]      # elements._compiled, once a body was built with it
 
 
+def _quat_rate_kernel():
+    """The compiled kernel behind :func:`_quat_rate` for stacks
+    (:func:`elements._compiled.quat_rates_typed`: q (n, 4), omega^b (n, 3) -> dq/dt
+    (n, 4)),
+    for compiled callers (:mod:`bondgraph._rk_kernels`); None without numba."""
+    compiled = _COMPILED[0]
+    if compiled is None:
+        compiled = _COMPILED[0] = _compiled()
+    return None if compiled is None else compiled.quat_rates_typed
+
+
+_quat_rate.compiled_kernel = _quat_rate_kernel    # type: ignore[attr-defined]
+
+
 INERTIA_ENTRIES = {"Ixx": (0, 0), "Iyy": (1, 1), "Izz": (2, 2), "Ixy": (0, 1),
                    "Ixz": (0, 2), "Iyz": (1, 2)}
 """The parameters of a body's central inertia (body axes): name -> matrix entry."""

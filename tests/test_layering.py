@@ -27,7 +27,7 @@ STAGES: list[tuple[str, ...]] = [
     # the reduction, the evaluation, the solution and its result
     ("bondgraph.errors", "bondgraph.bonds", "bondgraph._files", "bondgraph._gc",
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._lu_kernels",
-     "bondgraph._sparse_kernels", "bondgraph.condensation", "bondgraph.laws",
+     "bondgraph._sparse_kernels", "bondgraph._rk_kernels", "bondgraph.condensation", "bondgraph.laws",
      "bondgraph.expressions", "bondgraph._toml"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
@@ -48,7 +48,7 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph.reduction",),
     ("bondgraph.results",),
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis",
-     "bondgraph._jacobian"),
+     "bondgraph._jacobian", "bondgraph._fastrk"),
     ("bondgraph.simulation",),
     # running a bond graph file
     ("bondgraph.graphrun",),

@@ -1,0 +1,243 @@
+"""The compiled Runge-Kutta loop in a run: scipy's ``RK45`` and ``DOP853`` stepping
+without Python per step, for models whose whole evaluation is compiled.
+
+- :func:`compiled_loop`: the :class:`CompiledLoop` of a run, or the reason it does not
+  apply (then the run steps with scipy's solver as before).
+- :class:`CompiledLoop`: advances a scipy ``RK45``/``DOP853`` solver object by many
+  steps in one compiled call (:func:`bondgraph._rk_kernels.rk_advance`) and writes
+  the state back into it: t, y, f, the next step size, the last step's stages,
+  ``t_old``, ``y_old``, ``h_previous``, the evaluation counts. The solver object stays
+  the authority: its first step (the evaluation at t0 and the initial step size) is
+  scipy's, its dense output is scipy's (from the stages the loop left in it), and
+  where the compiled evaluation cannot answer (a pivot order that fails its checks, a
+  non-finite value, a step size at its floor) the step is taken by the solver's own
+  ``step()`` through :class:`~bondgraph._rhs.RightHandSide`, which handles it as in
+  every run. So the steps, states and counts are those of the scipy path (to rounding:
+  the sums are the same but for their order).
+
+Where it applies: numba enabled; the sparse one-call evaluation
+(:mod:`bondgraph._sparse_compiled`) in use, with its moduli, Phi and kinematic rates
+offered as compiled kernels (:meth:`bondgraph.moduli.StateFunctions.compiled_parts`:
+the element library's mechanisms); every source constant; the velocity stage's
+kinematic rates final; the method exactly ``RK45`` or ``DOP853``; no events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.integrate import DOP853, RK45
+
+from . import fastlu
+
+__all__ = ["CompiledLoop", "compiled_loop", "CHUNK"]
+
+CHUNK = 256
+"""Steps per compiled call at most: between calls the run returns to Python (a Ctrl-C
+is seen there, as between scipy's steps)."""
+
+
+def _kernels():
+    from . import _rk_kernels
+    return _rk_kernels
+
+
+def _tableau(solver_cls) -> tuple:
+    """(A, B, C, E, E3, E5, DOP853?) of scipy's class: the coefficients the loop uses
+    (read from scipy, not copied)."""
+    if solver_cls is DOP853:
+        return (np.ascontiguousarray(DOP853.A, dtype=float),
+                np.ascontiguousarray(DOP853.B, dtype=float),
+                np.ascontiguousarray(DOP853.C, dtype=float), np.zeros(0),
+                np.ascontiguousarray(DOP853.E3, dtype=float),
+                np.ascontiguousarray(DOP853.E5, dtype=float), True)
+    return (np.ascontiguousarray(RK45.A, dtype=float), np.ascontiguousarray(RK45.B, dtype=float),
+            np.ascontiguousarray(RK45.C, dtype=float), np.ascontiguousarray(RK45.E, dtype=float),
+            np.zeros(0), np.zeros(0), False)
+
+
+def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True
+                  ) -> tuple["CompiledLoop | None", str]:
+    """The compiled loop of a run, or (None, why it does not apply).
+
+    Parameters
+    ----------
+    model : StateSpaceModel
+    solver_cls : type
+        The run's solver class.
+    rhs : RightHandSide
+        The run's right-hand side (its sparse evaluation and workspace).
+    stabilization : Baumgarte or None
+    events : sequence
+        The run's events (any: the scipy path).
+    enabled : bool
+        False: the caller forces the scipy path.
+    """
+    if not enabled:
+        return None, "compiled_loop=False"
+    if solver_cls not in (RK45, DOP853):
+        return None, (f"method {solver_cls.__name__}: the compiled loop takes RK45 and "
+                      f"DOP853")
+    if events:
+        return None, "events are located by the scipy path"
+    if not fastlu.enabled():
+        return None, "numba is not enabled"
+    fast = rhs.fast
+    if fast is None:
+        return None, "the sparse evaluation does not apply to this run"
+    if not model.n_u2:
+        return None, "no constraint sources: the one-call compiled evaluation needs them"
+    if not fast._compiled or fast._fused_plan() is None:
+        return None, "the sparse evaluation's one-call compiled path does not apply"
+    if not fast._kin_final:
+        return None, "a kinematic state's rate is not final after the velocity stage"
+    varying = [n for n, law in model.sources.items() if law.constant is None]
+    if varying:
+        return None, (f"source(s) {', '.join(varying[:3])} vary with time or state "
+                      f"(Python functions)")
+    parts, why = model.functions.compiled_parts()
+    if parts is None:
+        return None, why
+    return CompiledLoop(model, fast, rhs, stabilization, solver_cls, parts), ""
+
+
+class CompiledLoop:
+    """Steps of a scipy RK45/DOP853 solver taken in compiled calls (see the module
+    docstring). Made by :func:`compiled_loop`.
+
+    Attributes
+    ----------
+    steps : int
+        Accepted steps taken by the compiled loop.
+    stiff_now : bool
+        Whether the stiffness test fired at the last step of the last :meth:`advance`.
+    """
+
+    def __init__(self, model, fast, rhs, stabilization, solver_cls, parts: dict):
+        self.model, self.fast, self.rhs = model, fast, rhs
+        self.tableau = _tableau(solver_cls)
+        self.parts = parts
+        self.steps = 0
+        self.stiff_now = False
+        self._fallback = False
+        fast._want2()                         # (the positions _w2_X, _w2_work)
+        m = model
+        isl = m.layout.imp_slices
+        n_u1 = isl["U1"].stop - isl["U1"].start
+        U1, dU1 = m.source_values(0.0, None)  # (every source constant: no state read)
+        if U1.size != n_u1:
+            raise AssertionError("source values do not match the layout")
+        self._U1, self._dU1 = U1, dU1
+        if stabilization is not None:
+            ab = np.array([2.0 * stabilization.alpha, stabilization.beta ** 2])
+        else:
+            ab = np.zeros(2)
+        self._ab, self._stab = ab, int(stabilization is not None)
+        pairs = fast._w2_work
+        self._work_e = np.concatenate([e for e, _ in pairs]).astype(np.int64) if pairs \
+            else np.zeros(0, dtype=np.int64)
+        self._work_f = np.concatenate([f for _, f in pairs]).astype(np.int64) if pairs \
+            else np.zeros(0, dtype=np.int64)
+        self._work_off = np.r_[0, np.cumsum([e.size for e, _ in pairs])].astype(np.int64)
+        K = _kernels()
+        self._qrate = parts["rate_kernel"] or K.no_rate
+        self._mon = np.zeros(5)
+        self._head = self._tail = None        # pack()'s constant parts (made once)
+
+    def pack(self):
+        """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
+        fused_rhs`) at the current pivot order, or None where there is none yet."""
+        args = self.fast._fused_args(self.rhs.workspace)
+        if args is None:
+            return None
+        _, state, _, packed, S, rate_terms = args
+        if self._head is None:
+            p, fast, m = self.parts, self.fast, self.model
+
+            def ints(a, dim=1):
+                a = np.asarray(a, dtype=np.int64)
+                return np.ascontiguousarray(a.reshape(a.shape[0], -1) if dim == 2 else a)
+
+            def flts(a):
+                return np.ascontiguousarray(a, dtype=np.float64)
+            dims = ints([p["n"], p["n_moduli"], p["n_phi"], m.n_u2, rate_terms, self._stab,
+                         m.functions.n_kin])
+            (vd, vi, vf), (rd, ri_, rf) = p["values"], p["rates"]
+            self._head = (dims, ints(p["xi"]), ints(vd, 2), ints(vi), flts(vf), ints(rd, 2),
+                          ints(ri_), flts(rf), ints(p["dest_p"]), ints(p["ri"]),
+                          ints(p["copy_dst"]), ints(p["copy_src"]), ints(p["q_state"], 2),
+                          ints(p["q_flow"], 2), ints(p["q_dst"], 2), ints(fast._w1_kin))
+            self._tail = (flts(self._U1), flts(self._dU1), flts(self._ab),
+                          ints(fast._w2_X), self._work_e, self._work_f, self._work_off)
+        I_all, F_all, IO, FO = packed
+        D = (*self._head, I_all, F_all, IO, FO, S[0], S[1], S[2], self.fast._src0.copy(),
+             *self._tail)
+        return D, state
+
+    def derivative(self, t: float, x: np.ndarray) -> np.ndarray | None:
+        """dX/dt by the compiled right-hand side alone (None where it cannot answer):
+        for tests that compare it with :meth:`bondgraph.sparse.SparseReduction.
+        derivative`."""
+        got = self.pack()
+        if got is None:
+            return None
+        K = _kernels()
+        xdot, ok = K.fused_rhs(float(t), np.asarray(x, dtype=float), self.parts["program"],
+                               self._qrate, got[0])
+        return xdot if ok else None
+
+    def advance(self, solver, t_stop: float, max_k: int, stiffness) -> int:
+        """Take up to ``max_k`` steps of ``solver`` compiled (stopping after a step that
+        ends at or past ``t_stop``, at the end of the span, or when the stiffness test
+        fires: :attr:`stiff_now`); the number of steps taken (0: the caller takes the
+        next step with ``solver.step()``, which is then due)."""
+        self.stiff_now = False
+        if self._fallback:
+            self._fallback = False
+            return 0
+        got = self.pack()
+        if got is None:
+            return 0
+        D, lu_state = got
+        K = _kernels()
+        A, B, C, E, E3, E5, dop = self.tableau
+        n = solver.n
+        atol = np.array(np.broadcast_to(np.asarray(solver.atol, dtype=float), (n,)))
+        mon = self._mon
+        boundary = stiffness.boundary or 0.0
+        mon[:] = (stiffness.count, stiffness.calm, stiffness.limited, stiffness.h_lambda,
+                  np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
+        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
+            self.parts["program"], self._qrate, D, A, B, C, E, E3, E5, dop,
+            float(solver.t), solver.y, solver.f, float(solver.h_abs),
+            float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
+            float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
+            float(boundary), float(stiffness.span))
+        # the evaluations of the steps taken count as the scipy path counts them (those
+        # of a failed attempt are made again by the solver's own step)
+        solver.nfev += nev
+        self.rhs.calls += nev
+        if lu_state is not None:
+            lu_state.since_setup += nev
+        if boundary:
+            stiffness.count, stiffness.calm = int(mon[0]), int(mon[1])
+            stiffness.limited, stiffness.h_lambda = int(mon[2]), float(mon[3])
+            if not np.isnan(mon[4]):
+                stiffness.stiff_at = float(mon[4])
+        if k:
+            solver.t, solver.y, solver.f = t, y, f
+            solver.h_abs, solver.h_previous = h_abs, h_prev
+            solver.t_old, solver.y_old = t_old, y_old
+            if solver.direction * (t - solver.t_bound) >= 0:
+                solver.status = "finished"
+            self.steps += k
+            self.stiff_now = bool(stiff)
+        self._fallback = code == K.FAILED and k > 0
+        return k
+
+
+def diagnostics(loop: "CompiledLoop | None", reason: str) -> dict[str, Any]:
+    """The run's diagnostics of the compiled loop: whether it ran, why not, its steps."""
+    return {"compiled_loop": loop is not None, "compiled_loop_reason": reason,
+            "compiled_steps": loop.steps if loop is not None else 0}

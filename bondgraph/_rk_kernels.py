@@ -1,0 +1,294 @@
+"""The compiled explicit Runge-Kutta loop and the compiled right-hand side it calls
+(arrays and numbers only; imported by :mod:`bondgraph._fastrk` where numba is enabled,
+so that ``import bondgraph`` does not import numba).
+
+- :func:`fused_rhs`: dX/dt of a model on the one-call path of
+  :mod:`bondgraph._sparse_compiled` as one compiled function: the moduli and Phi by the
+  element library's compiled program (passed in: the core does not know it), the
+  velocity stage (:func:`bondgraph._sparse_kernels._first`), the kinematic rates (copies
+  of flows and one compiled rate kernel, passed in), the moduli's rates (the program
+  again), the acceleration stage (``_second``) and the work powers. The same kernels in
+  the same order as :meth:`~bondgraph.sparse.SparseReduction.derivative`, so the same
+  numbers.
+- :func:`rk_advance`: steps of scipy's ``RK45`` or ``DOP853`` (their tableaux passed in
+  from the scipy classes; the same error norm, step-size controller and step-size
+  floor as ``scipy.integrate._ivp.rk``) until an output time is passed, the end of the
+  span, a number of steps, the stiffness test fires, or an evaluation fails (then the
+  state is that of the last accepted step and the caller takes the next step in
+  Python). Hairer's stiffness test of :class:`bondgraph._diagnosis.StiffnessMonitor`
+  runs after every accepted step, as there.
+
+Symbols as in scipy's ``rk.py``: A, B, C (the tableau), E (RK45's error weights),
+E3, E5 (DOP853's), K (stages in rows, the last row f(t + h, y_new)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+from ._sparse_kernels import _first, _second
+
+# Explicit signatures: the kernels passed in are first-class functions of these types
+# (not dispatchers), so that the loop is compiled once and cached like every kernel.
+_f8, _i8 = types.float64, types.int64
+_V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
+PROGRAM_SIGNATURE = types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
+"""The element library's program (elements._compiled.program): (states (n, 7), their
+rates (n, 7), rates?, desc, ints, flts, out0, out1) -> None."""
+RATE_SIGNATURE = _M(_M, _M)
+"""A vectorised kinematic rate kernel: (states (n, d), flows (n, k)) -> rates (n, d)."""
+PROGRAM, RATE = types.FunctionType(PROGRAM_SIGNATURE), types.FunctionType(RATE_SIGNATURE)
+PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
+                      _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I])
+"""The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack)."""
+
+SAFETY = 0.9         # scipy.integrate._ivp.rk: SAFETY, MIN_FACTOR, MAX_FACTOR
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+
+# rk_advance's end codes
+DONE, FAILED = 0, 1
+# the stiffness monitor's state (a float array): count, calm, limited, h |lambda| max,
+# the time it fired (NaN: not yet)
+M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
+STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
+
+
+@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, PACKED), cache=True,
+      error_model="numpy")
+def fused_rhs(t, x, prog, qrate, D):
+    """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
+    :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
+    return this evaluation's dX/dt (a stage failed, a pivot check failed, a non-finite
+    value): the caller then hands the step to it."""
+    (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
+     copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
+     t_coef, src, U1, dU1, ab, w2_X, work_e, work_f, work_off) = D
+    n_b, n_mod, n_phi, n_u2, rate_terms, stab, n_kin = (dims[0], dims[1], dims[2],
+                                                        dims[3], dims[4], dims[5],
+                                                        dims[6])
+    xdot = np.empty(x.size)
+    sx = 0.0
+    for i in range(x.size):
+        sx += x[i]
+    if not np.isfinite(sx) or not np.isfinite(t):
+        return xdot, False
+    # the moduli and Phi (StateFunctions.moduli_and_phi with a fused context)
+    states = np.empty((n_b, 7))
+    for i in range(n_b):
+        for k in range(7):
+            states[i, k] = x[xi[7 * i + k]]
+    moduli = np.empty(n_mod)
+    phi_p = np.empty(n_phi)
+    prog(states, states, False, v_desc, v_ints, v_flts, moduli, phi_p)
+    phi = np.full(n_u2, np.nan)
+    for i in range(n_phi):
+        phi[dest_p[i]] = phi_p[i]
+    work, w1, status = _first(x, moduli, U1, src, I_all, F_all, IO, FO, S_ints, S_off,
+                              t_coef)
+    if status != 0:
+        return xdot, False
+    # the kinematic rates (StateFunctions.kinematic_rates): copies, then one kernel
+    kin = np.empty(n_kin)
+    for i in range(copy_dst.size):
+        kin[copy_dst[i]] = w1[w1_kin[copy_src[i]]]
+    nq = q_state.shape[0]
+    if nq:
+        q = np.empty((nq, q_state.shape[1]))
+        om = np.empty((nq, q_flow.shape[1]))
+        for i in range(nq):
+            for k in range(q_state.shape[1]):
+                q[i, k] = x[q_state[i, k]]
+            for k in range(q_flow.shape[1]):
+                om[i, k] = w1[w1_kin[q_flow[i, k]]]
+        r = qrate(q, om)
+        for i in range(nq):
+            for k in range(q_dst.shape[1]):
+                kin[q_dst[i, k]] = r[i, k]
+    if rate_terms:
+        srates = np.empty((n_b, 7))
+        for i in range(n_b):
+            for k in range(7):
+                srates[i, k] = kin[ri[7 * i + k]]
+        rates = np.empty(n_mod)
+        none = np.empty(0)
+        prog(states, srates, True, r_desc, r_ints, r_flts, rates, none)
+    else:
+        rates = np.zeros(0)
+    w, y, status = _second(work, src, rates, w1, dU1, phi, ab[0], ab[1], stab != 0,
+                           I_all, F_all, IO, FO, S_ints, S_off, False)
+    if status != 0:
+        return xdot, False
+    nX = w2_X.size
+    for i in range(nX):
+        xdot[i] = w[w2_X[i]]
+    for i in range(n_kin):
+        xdot[nX + i] = kin[i]
+    for p in range(work_off.size - 1):
+        s = 0.0
+        for j in range(work_off[p], work_off[p + 1]):
+            s += w[work_e[j]] * w[work_f[j]]
+        xdot[nX + n_kin + p] = s
+    sd = 0.0
+    for i in range(xdot.size):
+        sd += xdot[i]
+    return xdot, np.isfinite(sd)
+
+
+@njit(cache=True, error_model="numpy")
+def _norm(v):
+    """np.linalg.norm of a vector, as numpy computes it: sqrt(v . v)."""
+    return np.sqrt(np.dot(v, v))
+
+
+@njit(cache=True, error_model="numpy")
+def _error_norm(K, h, scale, dop, E, E3, E5):
+    """scipy's ``_estimate_error_norm``: RK45's RMS norm of h K^T E / scale, or
+    DOP853's blend of its 5th- and 3rd-order estimates."""
+    n = scale.size
+    if not dop:
+        err = np.dot(K.T, E) * h / scale
+        return _norm(err) / n ** 0.5
+    e5 = np.dot(K.T, E5) / scale
+    e3 = np.dot(K.T, E3) / scale
+    n5 = _norm(e5) ** 2
+    n3 = _norm(e3) ** 2
+    if n5 == 0.0 and n3 == 0.0:
+        return 0.0
+    return np.abs(h) * n5 / np.sqrt((n5 + 0.01 * n3) * n)
+
+
+@njit(cache=True, error_model="numpy")
+def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
+    """StiffnessMonitor.step after an accepted step of size h: True when it fires."""
+    s = A.shape[0]
+    rho = 0.0
+    if h != 0.0 and np.abs(h) <= 1e-2 * span:
+        y_s = y_old + h * np.dot(K[:s - 1].T, np.ascontiguousarray(A[s - 1, :s - 1]))
+        den = _norm(y - y_s)
+        num = _norm(K[s] - K[s - 1])
+        rho = np.abs(h) * num / den if den > 0 and np.isfinite(num) else 0.0
+    if rho > boundary:
+        mon[M_LIMITED] += 1
+        mon[M_CALM] = 0
+        mon[M_COUNT] += 1
+        mon[M_HLAMBDA] = max(mon[M_HLAMBDA], rho)
+        if mon[M_COUNT] == STIFF_STEPS and np.isnan(mon[M_STIFF_AT]):
+            mon[M_STIFF_AT] = t
+            return True
+    else:
+        mon[M_CALM] += 1
+        if mon[M_CALM] >= RESET_AFTER:
+            mon[M_COUNT] = 0
+    return False
+
+
+@njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean])(
+    PROGRAM, RATE, PACKED, _M, _V, _V, _V, _V, _V, types.boolean, _f8, _V, _V, _f8, _f8,
+    _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8), cache=True, error_model="numpy")
+def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
+               rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary, span):
+    """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
+    ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
+    ``OdeSolver.step`` take them (forward in time), until a step ends at or past
+    ``t_stop`` or ``t_bound``, ``max_k`` steps are taken, the stiffness test fires
+    (``boundary`` > 0: it runs), or an evaluation fails or the step size falls below
+    its floor (code FAILED: nothing of the failed step is kept).
+
+    Returns (code, steps, evaluations of the steps taken, t, y, f, h_abs, h_previous,
+    t_old, y_old, stiff): the state after the last accepted step; ``K_out`` holds its
+    stages (for its dense output and the stiffness test)."""
+    n = y.size
+    ns = A.shape[0]                      # n_stages
+    K = np.empty((ns + 1, n))
+    scale = np.empty(n)
+    steps = 0
+    nev = 0
+    h_prev = 0.0
+    t_old = t
+    y_old = y
+    stiff = False
+    while steps < max_k:
+        min_step = 10 * np.abs(np.nextafter(t, np.inf) - t)
+        if h_abs > max_step:
+            ha = max_step
+        elif h_abs < min_step:
+            ha = min_step
+        else:
+            ha = h_abs
+        accepted = False
+        rejected = False
+        ev = 0
+        while not accepted:
+            if ha < min_step:
+                return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+            h = ha
+            t_new = t + h
+            if t_new - t_bound > 0:
+                t_new = t_bound
+            h = t_new - t
+            ha = np.abs(h)
+            # rk_step
+            for i in range(n):
+                K[0, i] = f[i]
+            for s in range(1, ns):
+                # (np.dot as scipy's rk_step: the same BLAS sums, the same numbers)
+                ytmp = y + np.dot(K[:s].T, np.ascontiguousarray(A[s, :s])) * h
+                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, D)
+                ev += 1
+                if not ok:
+                    return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+                for i in range(n):
+                    K[s, i] = ks[i]
+            y_new = y + h * np.dot(K[:ns].T, B)
+            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, D)
+            ev += 1
+            if not ok:
+                return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+            for i in range(n):
+                K[ns, i] = f_new[i]
+            for i in range(n):
+                scale[i] = atol[i] + max(np.abs(y[i]), np.abs(y_new[i])) * rtol
+            err = _error_norm(K, h, scale, dop, E, E3, E5)
+            if err < 1:
+                if err == 0:
+                    factor = MAX_FACTOR
+                else:
+                    factor = min(MAX_FACTOR, SAFETY * err ** err_exp)
+                if rejected:
+                    factor = min(1.0, factor)
+                ha *= factor
+                accepted = True
+            else:
+                g = SAFETY * err ** err_exp
+                ha *= g if g > MIN_FACTOR else MIN_FACTOR    # (NaN: MIN_FACTOR, as max)
+                rejected = True
+        nev += ev
+        steps += 1
+        h_prev = h
+        t_old = t
+        y_old = y
+        t = t_new
+        y = y_new
+        f = f_new
+        h_abs = ha
+        K_out[:, :] = K
+        if boundary > 0 and _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
+            stiff = True
+            break
+        if t - t_bound >= 0 or t >= t_stop:
+            break
+        finite = True
+        for i in range(n):
+            if not np.isfinite(y[i]):
+                finite = False
+        if not finite:
+            break
+    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+
+
+@njit(RATE_SIGNATURE, cache=True)
+def no_rate(q, om):
+    """The rate kernel of a model without vectorised kinematic rates (never called)."""
+    return q

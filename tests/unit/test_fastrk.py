@@ -1,0 +1,169 @@
+"""The compiled Runge-Kutta loop (bondgraph._fastrk) against scipy's stepping.
+
+The same run twice, ``compiled_loop=True`` and ``False``: the compiled loop must take the
+same steps (count, evaluations) and give the same states and dense output. Tolerance:
+1e-12 relative to each state's largest magnitude over the run. The loop uses scipy's
+tableau and the same BLAS dot products as scipy's ``rk_step`` on a compiled right-hand
+side that is bitwise the Python path's, so the runs agree to the last bit in practice
+(seen: 0.0); 1e-12 leaves room for a BLAS that sums in another order, and is still a
+thousand times below the solver tolerances used (1e-9), so a wrong coefficient, a wrong
+error norm or a missing evaluation shows (see test_a_wrong_coefficient_is_caught).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from bondgraph import Baumgarte, assemble, assign_causality, models, simulate
+from bondgraph import _fastrk
+from bondgraph.fastlu import enabled
+
+pytestmark = pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled "
+                                                      "loop")
+
+RTOL_EQUAL = 1e-12
+
+
+def _robot_urdf(rel: str) -> str | None:
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("example-robot-data")
+    except md.PackageNotFoundError:
+        return None
+    path = str(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
+    return path if os.path.isfile(path) else None
+
+
+def _chain10():
+    from elements.models import chain
+    mech, q0 = chain(10)
+    mm = mech.assemble()
+    return mm, mm.initial_state(q0, {}), 0.5
+
+
+def _three_body():
+    from elements.models import three_body_prismatic
+    mm = three_body_prismatic().assemble()
+    return mm, mm.initial_state({}, {}), 2.0
+
+
+def _panda():
+    path = _robot_urdf("panda_description/urdf/panda.urdf")
+    if path is None:
+        pytest.skip("example-robot-data is not installed (the test extra): no panda URDF")
+    from elements.urdf import load_urdf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = load_urdf(path, mimic="independent")
+    mm = mech.assemble()
+    rng = np.random.default_rng(0)
+    names = [j for j, jt in mech.joints.items() if jt.coordinates]
+    q = {j: float(rng.uniform(-0.4, 0.4)) for j in names}
+    qd = {j: float(rng.normal(scale=0.5)) for j in names}
+    return mm, mm.initial_state(q, qd), 0.5
+
+
+MODELS = {"chain-10": _chain10, "three-body": _three_body, "panda": _panda}
+
+
+def _runs(mm, x0, span, method, **kw):
+    out = []
+    for compiled in (False, True):
+        r = simulate(mm.model, (0.0, span), x0, method=method, rtol=1e-9,
+                     atol=mm.state_atol(1e-9), stabilization=Baumgarte(10.0, 10.0),
+                     compiled_loop=compiled, **kw)
+        out.append(r)
+    return out
+
+
+def _same(a, b, rtol=RTOL_EQUAL) -> bool:
+    """Arrays (states in rows) equal to rtol times each row's largest magnitude."""
+    scale = np.maximum(np.abs(a).max(axis=-1, keepdims=True), 1e-300)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * scale))
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_same_steps_and_states_as_scipy(name, method):
+    mm, x0, span = MODELS[name]()
+    ref, fast = _runs(mm, x0, span, method)
+    assert ref.success and fast.success
+    assert fast.diagnostics["compiled_loop"], fast.diagnostics["compiled_loop_reason"]
+    assert not ref.diagnostics["compiled_loop"]
+    # most steps compiled (a step whose evaluation the compiled path cannot answer, e.g.
+    # a pivot order to change, is the solver's own)
+    assert fast.diagnostics["compiled_steps"] >= 0.8 * fast.n_steps
+    assert fast.n_steps == ref.n_steps
+    assert fast.nfev == ref.nfev
+    assert fast.diagnostics["rhs_evaluations"] == ref.diagnostics["rhs_evaluations"]
+    np.testing.assert_array_equal(fast.t, ref.t)
+    assert _same(ref.x, fast.x), np.abs(ref.x - fast.x).max()
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_dense_output_equal(method):
+    mm, x0, span = _chain10()
+    ref, fast = _runs(mm, x0, span, method, dense_output=True)
+    assert fast.diagnostics["compiled_loop"]
+    ts = np.linspace(0.0, span, 397)
+    assert _same(ref.sol(ts), fast.sol(ts))
+    assert fast.nfev == ref.nfev          # (DOP853's interpolants cost 3 evaluations)
+
+
+def test_a_wrong_coefficient_is_caught(monkeypatch):
+    """The comparison sees a deliberately wrong tableau: B[0] of DOP853 off by 1e-9."""
+    mm, x0, span = _chain10()
+    good = _fastrk._tableau
+
+    def wrong(cls):
+        A, B, C, E, E3, E5, dop = good(cls)
+        B = B.copy()
+        B[0] += 1e-9
+        return A, B, C, E, E3, E5, dop
+    monkeypatch.setattr(_fastrk, "_tableau", wrong)
+    ref, fast = _runs(mm, x0, span, "DOP853")
+    assert fast.diagnostics["compiled_loop"]
+    assert not _same(ref.x, fast.x)
+
+
+def test_falls_back_where_it_does_not_apply():
+    mm, x0, span = _chain10()
+
+    def event(t, x):
+        return t - 0.25
+    r = simulate(mm.model, (0.0, 0.3), x0, events=[event])
+    assert not r.diagnostics["compiled_loop"]
+    assert "events" in r.diagnostics["compiled_loop_reason"]
+    with pytest.warns(Warning, match="max_steps"):
+        r = simulate(mm.model, (0.0, 0.3), x0, method="Radau", max_steps=3)
+    assert "takes RK45 and DOP853" in r.diagnostics["compiled_loop_reason"]
+    # a model without constraints: no one-call compiled evaluation; a time-varying source
+    bg = models.mass_spring_damper(m=1.0, k=4.0, b=0.1, force=0.0)
+    r = simulate(assemble(assign_causality(bg)), (0.0, 1.0), {"p_m": 0.0, "q_k": 0.1})
+    assert r.success and not r.diagnostics["compiled_loop"]
+    assert r.diagnostics["compiled_loop_reason"]
+    assert r.diagnostics["compiled_steps"] == 0
+
+
+def test_compiled_rhs_is_the_python_one():
+    """The compiled right-hand side alone equals the sparse evaluation's dX/dt."""
+    from scipy.integrate import DOP853
+
+    from bondgraph.simulation import _start
+    mm, x0, _ = _panda() if _robot_urdf("panda_description/urdf/panda.urdf") else \
+        _chain10()
+    stab = Baumgarte(10.0, 10.0)
+    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
+    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
+    loop, why = _fastrk.compiled_loop(mm.model, DOP853, rhs, stab, (), True)
+    assert loop is not None, why
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        x = x0 + 1e-3 * rng.normal(size=x0.size)
+        a, b = rhs(0.1, x), loop.derivative(0.1, x)
+        np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-13 * np.abs(a).max())
