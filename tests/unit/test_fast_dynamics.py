@@ -169,3 +169,55 @@ def test_aba_rnea_crba_match_pinocchio(rel, floating):
     assert np.abs(fd.mass_matrix(Q) - Ms).max() <= 1e-12 * np.abs(Ms).max()
     bs = np.array([fd.bias(q, qd) for q, qd in zip(Q, QD)])
     assert np.abs(fd.bias(Q, QD) - bs).max() <= 1e-12 * np.abs(bs).max()
+
+
+@needs_pin
+def test_armature_matches_pinocchio_hand_corrected():
+    """A rotor inertia (armature) on panda_joint2 and panda_joint6: Pinocchio's CRBA and
+    ABA know no armature here, so its values are corrected by hand: M + diag(armature),
+    and qdd from (M + diag(armature)) qdd = tau - damping qd - b with Pinocchio's b
+    (RNEA at qdd = 0)."""
+    from elements.urdf import load_urdf
+    from pinocchio_joint_space import PinocchioJointSpace
+    rel = "panda_description/urdf/panda.urdf"
+    path = os.path.join(ROBOTS, rel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = load_urdf(path, floating_base=False, mimic="independent")
+    arm = {"panda_joint2": 0.31, "panda_joint6": 0.05}
+    for n, J in arm.items():
+        mech.joints[n].add_rotor(J)
+    fd = FastDynamics(mech.assemble())
+    ref = PinocchioJointSpace(_pin(), path, fd, mech, False)
+    D = np.diag([arm.get(n, 0.0) for n in fd.velocity_names])
+    damping = fd._axis_params[3]
+    rng = np.random.default_rng(7)
+    for _ in range(N_STATES):
+        (q, qd, tau), (qp, vp, tp, T) = ref.random(rng)
+        M = ref.crba(qp, T) + D
+        assert _rel(fd.mass_matrix(q), M) <= 1e-8
+        b = ref.rnea(qp, vp, np.zeros(fd.n_v), T, damping)
+        assert _rel(fd.direct_dynamics(q, qd, tau), np.linalg.solve(M, tau - b)) <= 1e-8
+
+
+class TestRefusals:
+    def test_spherical_joint_refused_by_name(self):
+        from elements import Inertia, Mechanism, RigidBody, SphericalJoint
+        mech = Mechanism("ball")
+        b = RigidBody("link", 1.0, Inertia.principal(0.01, 0.01, 0.01),
+                      points={"top": [0, 0, 0.5]})
+        mech.add_body(b)
+        mech.add_joint(SphericalJoint("S", mech.ground, b, parent_point=[0, 0, 0],
+                                      child_point="top"))
+        with pytest.raises(ModelError, match="joint 'S' of type spherical.*direct_dynamics"):
+            FastDynamics(mech.assemble())
+
+    def test_wrong_shapes_and_names(self, chain):
+        fd = FastDynamics(chain)
+        with pytest.raises(ModelError, match=r"q has shape \(4,\); valid: \(5,\)"):
+            fd.mass_matrix(np.zeros(4))
+        with pytest.raises(ModelError, match="different numbers of states|qd has shape"):
+            fd.bias(np.zeros((3, 5)), np.zeros((2, 5)))
+        with pytest.raises(ModelError, match="did you mean"):
+            fd.vector({fd.velocity_names[0] + "x": 1.0})
+        assert fd.vector({fd.velocity_names[2]: 2.0})[2] == 2.0
