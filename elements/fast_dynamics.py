@@ -72,7 +72,7 @@ class FastDynamics:
     --------
     >>> import numpy as np
     >>> from elements import FastDynamics, models
-    >>> fd = FastDynamics(models.double_pendulum().assemble())
+    >>> fd = FastDynamics(models.chain(2)[0].assemble())
     >>> fd.velocity_names
     ('J1', 'J2')
     >>> qdd = fd.direct_dynamics(np.array([0.3, -0.2]), np.zeros(2), np.zeros(2))
