@@ -15,6 +15,8 @@ Assembly and results
 Dynamics at a state
     forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
     prescribed_motion, PrescribedMotionResult
+Dynamics at many states, fast (joint coordinates, compiled, batched)
+    FastDynamics
 Linear models (independent joint coordinates) and equilibria
     linearize_mechanism, mechanism_equilibrium, MechanismEquilibrium
 Modes (joint-coordinate shapes; the 3D page of mode shapes)
@@ -44,6 +46,7 @@ from .component_library import (
 from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
 from .couplings import JointCoupling
+from .fast_dynamics import FastDynamics
 from .dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
     joint_accelerations, prescribed_motion,
@@ -79,7 +82,7 @@ __all__ = [
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",
     "RobotImportWarning", "load_mjcf", "loads_mjcf", "from_mujoco", "mujoco_coordinates",
-    "MJCFError", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
+    "MJCFError", "FastDynamics", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
     "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
     "mode_shapes", "ModeShape", "animate_modes",

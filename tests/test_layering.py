@@ -58,7 +58,8 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
-    ("elements._compiled", "elements._plot", "elements.file_tables"),
+    ("elements._compiled", "elements._tree_kernels", "elements._plot",
+     "elements.file_tables"),
     # the component library (composite bond graphs by name: the core only)
     ("elements.component_library.base",),
     ("elements.component_library.electrical", "elements.component_library.mechanics",
@@ -75,8 +76,8 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.closure", "elements.hybrid"),
     ("elements.mechanism_model",),
     ("elements.mechanism",),
-    ("elements.dynamics", "elements.energy_check", "elements.robot_spec",
-     "elements.joint_chains", "elements.robot_tree"),
+    ("elements.dynamics", "elements.fast_dynamics", "elements.energy_check",
+     "elements.robot_spec", "elements.joint_chains", "elements.robot_tree"),
     ("elements.linearization", "elements.modes"),
     ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
