@@ -14,7 +14,10 @@ ladder of tolerances:
 
 The achieved error is the largest distance (m) of a model's points at the end of the
 span from a common reference: Pinocchio + DOP853 at rtol = atol = 1e-12 (the points:
-wp_models.py; the reference's own error is estimated by a 1e-13 run). Each model's
+wp_models.py; the reference's own error is estimated by a 1e-13 run). Our rows also
+carry the reactions' error (``reaction_error_rel``: every joint's constraint force and
+moment at the end, against our own DOP853 run at 1e-12, relative to the largest force
+or moment there; Pinocchio's ABA gives no reactions). Each model's
 diagram is written as ``results/wp_<model>.png`` (log-log, every tool on one plot), the
 numbers as ``results/work_precision.json``. The headline: our time / Pinocchio +
 scipy's at equal achieved error (log-log interpolation along each tool's Pareto front)
@@ -123,6 +126,15 @@ def reference(case):
                  "error_estimate_how": "distance from a rtol = atol = 1e-13 run"}
 
 
+def reactions(result):
+    """Every joint's reaction (force N, moment N m; global) at the end of ``result``."""
+    out = {}
+    for name in result.model.mechanism.joints:
+        j = result.joint(name)
+        out[name] = (j.force[:, -1], j.moment[:, -1])
+    return out
+
+
 def timed(fn, repeat):
     best, out = np.inf, None
     for _ in range(repeat):
@@ -132,9 +144,10 @@ def timed(fn, repeat):
     return best, out
 
 
-def ladder(label, settings, run, ref, args):
+def ladder(label, settings, run, ref, args, post=None):
     """[{setting, seconds, error_m, nfev}] over ``settings`` (a tolerance or a step);
-    a run past --budget ends the ladder."""
+    a run past --budget ends the ladder. ``post()``, called after each timed run (not
+    timed), adds fields to its row (ours: the reactions' error)."""
     rows = []
     for s in settings:
         try:
@@ -145,7 +158,10 @@ def ladder(label, settings, run, ref, args):
             break
         err = distance(pts, ref)
         rows.append({"setting": s, "seconds": sec, "error_m": err, "nfev": int(nfev)})
-        log(f"    {label:<22} {s:9.1e}  {sec:9.4f} s  error {err:9.2e} m  nfev {nfev}")
+        extra = post() if post is not None else {}
+        rows[-1].update(extra)
+        said = "".join(f"  {k} {v:9.2e}" for k, v in extra.items())
+        log(f"    {label:<22} {s:9.1e}  {sec:9.4f} s  error {err:9.2e} m  nfev {nfev}{said}")
         if sec > args.budget:
             rows.append({"note": f"stopped: a run took {sec:.1f} s > --budget"})
             break
@@ -160,14 +176,34 @@ def run_case(case, args):
     span = case.span
     tools = {}
 
+    last = {}
+
     def ours(method, atol_of, compiled=True):
         def go(tol):
             r = mm.simulate((0.0, span), x0=x0, t_eval=[0.0, span], method=method,
                             rtol=tol, atol=atol_of(tol), compiled_loop=compiled)
             if not r.success:
                 raise RuntimeError(r.message)
+            last["result"] = r
             return case.ours_points(r), r.raw.nfev
         return go
+
+    # the reactions' reference: our own DOP853 run at REF_TOL (Pinocchio's ABA gives
+    # none); the error: the largest difference of any joint's force (moment) at the end,
+    # over the largest force (moment) of the reference there
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours("DOP853", lambda t: t)(REF_TOL)
+    reaction_ref = reactions(last["result"])
+
+    def reaction_error():
+        got = reactions(last["result"])
+        out = 0.0
+        for k in (0, 1):
+            scale = max(float(np.abs(v[k]).max()) for v in reaction_ref.values())
+            diff = max(float(np.abs(got[j][k] - v[k]).max()) for j, v in reaction_ref.items())
+            out = max(out, diff / max(scale, 1e-300))
+        return {"reaction_error_rel": out}
 
     def pinocchio(method):
         def go(tol):
@@ -184,7 +220,8 @@ def run_case(case, args):
         ours("DOP853", lambda t: t, False)(args.tols[0])
     for method in METHODS:
         tools[f"ours {method}"] = ladder(f"ours {method}", args.tols,
-                                         ours(method, lambda t: t), ref, args)
+                                         ours(method, lambda t: t), ref, args,
+                                         reaction_error)
         tools[f"ours {method} scipy loop"] = ladder(
             f"ours {method} scipy loop", args.tols, ours(method, lambda t: t, False), ref,
             args)
