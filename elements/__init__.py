@@ -6,6 +6,7 @@ Joints (the contract, the registry, the library's kinds)
     Joint, JointAxis, register_joint, joint_type, joint_types,
     RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
     GimbalJoint (three angles about axes meeting at a point), PlanarJoint, SphericalJoint, FixedJoint, FreeJoint (6 DOF: a free body as a joint),
+    ChainJoint, ChainAxis (any chain of revolutes and slides through massless links),
     AxisSpring, AxisDamper, AxisActuator, AxisRotor, AxisLimit, AxisFriction
 Couplings between joints (gears, racks, mimic joints)
     JointCoupling
@@ -47,6 +48,7 @@ from .animation import Shape, animate
 from .forces import BodyMoment, Load, PointForce
 from .couplings import JointCoupling
 from .fast_dynamics import FastDynamics
+from .chain_joint import ChainAxis, ChainJoint
 from .dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
     joint_accelerations, prescribed_motion,
@@ -76,6 +78,7 @@ __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "FreeJoint", "Joint",
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
+    "ChainJoint", "ChainAxis",
     "JointAxis",
     "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",

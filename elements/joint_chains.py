@@ -12,10 +12,15 @@ inertia, so a massless link cannot be a body. The chain is one joint instead, ex
 - three revolutes whose axes meet at a point, each perpendicular to the next, the first
   and third not parallel at rest: :class:`~elements.joints.GimbalJoint`;
 - two perpendicular slides and then a revolute perpendicular to both:
-  :class:`~elements.joints.PlanarJoint`.
+  :class:`~elements.joints.PlanarJoint`;
+- any other chain of at most six members (two slides alone, hinges whose axes do not
+  meet, proper-Euler gimbals, slide-hinge-slide...): :class:`~elements.chain_joint.
+  ChainJoint`, the general serial chain (evaluated numerically, no compiled kernel).
 
-Any other chain is refused with the reason (:func:`compose_chain`). Each member keeps its
-own coordinate: the composite's coordinates are the members' angles and slides, in order.
+Refused (:func:`compose_chain`, with the reason): chains of more than six members, and
+chains whose members' motions are dependent at rest (coaxial revolutes, parallel
+slides). Each member keeps its own coordinate: the composite's coordinates are the
+members' angles and slides, in order.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 
 from bondgraph import ModelError
 
+from .chain_joint import MAX_MEMBERS, ChainAxis, ChainJoint
 from .joint_contract import Joint
 from .joints import GimbalJoint, PlanarJoint, UniversalJoint
 
@@ -79,45 +85,57 @@ def compose_chain(members: list[ChainMember]) -> tuple[type[Joint], dict[str, An
     keywords (``axis``, ``axis2``, ..., and ``point``: the joint point in the first
     body's coordinates, m) and each member's coordinate name, in order.
 
+    The special kinds (universal, gimbal, planar) where the chain has their form, a
+    :class:`ChainJoint` otherwise.
+
     Raises
     ------
     ModelError
-        For a chain of no supported form, naming its joints and saying which forms are.
+        For a chain of more than six members or whose motions are dependent at rest,
+        naming its joints and the reason.
     """
     kinds = tuple(m.kind for m in members)
     axes = [np.asarray(m.axis, dtype=float) for m in members]
-    supported = ("supported chains through massless links: two revolutes whose axes "
-                 "meet (a universal joint), three revolutes whose axes meet, each "
-                 "perpendicular to the next (a gimbal), two perpendicular slides and a "
-                 "revolute perpendicular to both (a planar joint); otherwise give the "
-                 "links between the joints a mass and inertia")
     if kinds == ("revolute", "revolute"):
         X = _meet(members)
-        if X is None or abs(axes[0] @ axes[1]) > 1.0 - 1e-9:
-            raise ModelError(f"the joints {_names(members)} through a massless link: their "
-                             f"axes do not meet at a point (or are parallel); {supported}")
-        return UniversalJoint, dict(axis=axes[0], axis2=axes[1], point=X), \
-            ("angle1", "angle2")
+        if X is not None and abs(axes[0] @ axes[1]) <= 1.0 - 1e-9:
+            return UniversalJoint, dict(axis=axes[0], axis2=axes[1], point=X), \
+                ("angle1", "angle2")
     if kinds == ("revolute",) * 3:
         X = _meet(members)
         perpendicular = abs(axes[0] @ axes[1]) <= PERPENDICULAR and \
             abs(axes[1] @ axes[2]) <= PERPENDICULAR
-        if X is None or not perpendicular or np.linalg.norm(np.cross(axes[0], axes[2])) < 1e-6:
-            raise ModelError(f"the joints {_names(members)} through massless links: their "
-                             f"axes do not meet at one point, each perpendicular to the "
-                             f"next, with the first and third not parallel (cosines "
-                             f"{axes[0] @ axes[1]:.3g}, {axes[1] @ axes[2]:.3g}); "
-                             f"{supported}")
-        return GimbalJoint, dict(axis=axes[0], axis2=axes[1], axis3=axes[2], point=X), \
-            ("angle1", "angle2", "angle3")
-    if kinds == ("prismatic", "prismatic", "revolute"):
-        ok = all(abs(axes[i] @ axes[k]) <= PERPENDICULAR for i, k in ((0, 1), (0, 2), (1, 2)))
-        if not ok:
-            raise ModelError(f"the joints {_names(members)} through massless links: the "
-                             f"slides and the revolute are not mutually perpendicular; "
-                             f"{supported}")
+        if X is not None and perpendicular and np.linalg.norm(np.cross(axes[0], axes[2])) >= 1e-6:
+            return GimbalJoint, dict(axis=axes[0], axis2=axes[1], axis3=axes[2], point=X), \
+                ("angle1", "angle2", "angle3")
+    if kinds == ("prismatic", "prismatic", "revolute") and all(
+            abs(axes[i] @ axes[k]) <= PERPENDICULAR for i, k in ((0, 1), (0, 2), (1, 2))):
         return PlanarJoint, dict(axis=axes[2], x_axis=axes[0], y_axis=axes[1],
                                  point=np.asarray(members[2].point, dtype=float)), \
             ("x", "y", "angle")
-    raise ModelError(f"the joints {_names(members)} in sequence through massless links "
-                     f"form no supported joint; {supported}")
+    return _general(members)
+
+
+def _general(members: list[ChainMember]) -> tuple[type[Joint], dict[str, Any],
+                                                   tuple[str, ...]]:
+    """The chain as a :class:`ChainJoint` (joint point: the first revolute's point, or
+    the first member's), or a ModelError naming its joints and the reason."""
+    if len(members) > MAX_MEMBERS:
+        raise ModelError(f"the joints {_names(members)} in sequence through massless links: "
+                         f"{len(members)} joints, more than the {MAX_MEMBERS} freedoms a "
+                         f"joint can have (some are dependent); give a link between them "
+                         f"a mass and inertia")
+    revolutes = [m for m in members if m.kind == "revolute"]
+    X = np.asarray((revolutes or members)[0].point, dtype=float)
+    chain = [ChainAxis(m.kind, np.asarray(m.axis, dtype=float),
+                       np.asarray(m.point, dtype=float) - X) for m in members]
+    try:
+        ChainJoint.check_members("+".join(m.name for m in members), chain)
+    except ModelError:
+        raise ModelError(f"the joints {_names(members)} in sequence through massless "
+                         f"links: their motions are dependent at rest (coaxial revolutes "
+                         f"or parallel slides): they form no joint; give a link between "
+                         f"them a mass and inertia") from None
+    names = tuple(f"{'angle' if m.kind == 'revolute' else 'slide'}{k + 1}"
+                  for k, m in enumerate(members))
+    return ChainJoint, dict(members=chain, point=X), names

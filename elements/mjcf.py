@@ -35,8 +35,9 @@ a :class:`~elements.RobotImportWarning`, never dropped silently: joint limits, f
 loss, tendons, equality constraints, contacts, MuJoCo actuators (their joints get a plain
 effort input instead), fluid forces, gravity compensation, damping, stiffness and
 armature of ball and free joints. A body with two or more joints is a chain of them
-through massless links: one universal, gimbal or planar joint where they form one (see
-:mod:`elements.joint_chains`), refused otherwise, naming the joints.
+through massless links: one universal, gimbal or planar joint where they form one, a
+general chain joint otherwise (see :mod:`elements.joint_chains`); refused, naming the
+joints, when more than six or dependent (coaxial hinges, parallel slides).
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
 
     A body with several joints becomes a chain through massless links (named
     ``<body>:<joint>``) that :func:`~elements.robot_tree.build_mechanism` turns into one
-    composite joint (universal, gimbal or planar) or refuses, naming the joints."""
+    composite joint (universal, gimbal, planar or a general chain) or refuses, naming
+    the joints."""
     mujoco = _mujoco()
     flags, bit = int(model.opt.disableflags), mujoco.mjtDisableBit
 

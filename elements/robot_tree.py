@@ -18,8 +18,9 @@ the file's own frames); :func:`build_mechanism` turns the tree into a
   suffix ``_link``, a ``.`` becomes ``_``; :attr:`ImportReport.renamed` lists every change.
 - **Chains through massless links** (a robot's 2- or 3-DOF wrist, hip or shoulder as
   revolutes in sequence, MJCF's several joints in one body, a planar root as slide,
-  slide, hinge) become one joint: universal, gimbal or planar
-  (:mod:`elements.joint_chains`), each file joint a coordinate of it
+  slide, hinge) become one joint: universal, gimbal or planar where they have that
+  form, a general chain joint otherwise (:mod:`elements.joint_chains`), each file joint
+  a coordinate of it
   (:attr:`ImportReport.coordinates`, :attr:`ImportReport.composed`). A point mass
   inside the chain (a link with mass and no rotational inertia) is carried by the body
   before it when it lies on the axes before it, by the body after when on the axes after
@@ -369,9 +370,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             raise error(f"{src}: joint '{j.name}' moves link(s) {', '.join(g.pose)} without "
                         f"mass, which carry the moving joints "
                         f"{', '.join(c.name for c in moving_children[j.child])}: a massless "
-                        f"link between moving joints is supported where the joints form a "
-                        f"universal, gimbal or planar joint (one moving joint after "
-                        f"another); give the link a mass and inertia")
+                        f"link between moving joints is supported where one moving joint "
+                        f"follows another (a chain of at most six, composed into one "
+                        f"joint); give the link a mass and inertia")
         raise error(f"{src}: joint '{j.name}' moves only massless links "
                     f"({', '.join(g.pose)}): its motion has no inertia (the equations are "
                     f"singular); make the joint fixed, give a link an <inertial>, or load "
@@ -429,11 +430,12 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             except ModelError as exc:
                 raise error(f"{src}: {exc}") from None
             X = kw.pop("point")
-        if not cls.n_free and j.name in efforts:
+        n_free = cls.n_free if len(unit) == 1 else len(coords)   # (a chain's, per joint)
+        if not n_free and j.name in efforts:
             raise error(f"{src}: joint '{j.name}' ({j.type}) has no axis: no effort of its "
                         f"own (a load on the body acts instead)")
         # (a planar joint's damping, limits and friction have no one coordinate to act on)
-        attachable = cls.n_free > 0 and (len(unit) > 1 or _has_axis(j.type))
+        attachable = n_free > 0 and (len(unit) > 1 or _has_axis(j.type))
         try:
             joint = cls(joint_names[j.name], parent, bodies[last.child],
                         parent_point=X - com_p, child_point=R.T @ (X - o) - gc.com,

@@ -76,15 +76,15 @@ DM_LOADS = {"acrobot", "cartpole", "finger", "pendulum", "reacher",
             # bodies with several joints, composed: planar roots (slide, slide, hinge),
             # 2-DOF hips (universal), 3-DOF hips and shoulders (gimbal)
             "cheetah", "fish", "hopper", "humanoid_CMU", "manipulator", "quadruped",
-            "stacker", "swimmer", "walker"}
+            "stacker", "swimmer", "walker",
+            # general chains (elements.chain_joint): two slides alone (ball_in_cup's
+            # cup_x, cup_z; point_mass's root_x, root_y), hinges whose axes do not meet
+            # (dog's scapulae: three; humanoid's ankles: two)
+            "ball_in_cup", "point_mass", "dog", "humanoid"}
 """The dm_control suite models that load (lqr has no body that moves)."""
-DM_REFUSED = {
-    "ball_in_cup": "cup_x (prismatic), cup_z (prismatic)",        # two slides alone
-    "point_mass": "root_x (prismatic), root_y (prismatic)",
-    "dog": "scapula_L_supinate (revolute)",        # three hinges whose axes do not meet
-    "humanoid": "right_ankle_y (revolute), right_ankle_x (revolute)",
-}
-"""The others, refused naming the joints of the chain that forms no supported joint."""
+DM_REFUSED: dict[str, str] = {}
+"""The others, refused naming the joints of the chain that forms no joint (none since
+every chain of at most six independent members is a joint, elements.chain_joint)."""
 
 
 @pytest.mark.parametrize("path", _dm_control_suite() or [None],
@@ -137,7 +137,8 @@ def test_what_is_not_imported_is_reported_by_name():
 def test_two_joints_in_a_body_are_one_composite_joint():
     """Two hinges in one body (axes meeting at their pos) load as one universal joint
     whose coordinates are the hinges' (equal mj_forward at five states); moved apart so
-    that the axes miss each other, they are refused naming both joints."""
+    that the axes miss each other, a general chain joint (equal mj_forward); made
+    coaxial, they are refused naming both joints."""
     path = os.path.join(HERE, "two_hinges_one_body.xml")
     mech = _load(path)
     report = mech.import_report
@@ -151,10 +152,25 @@ def test_two_joints_in_a_body_are_one_composite_joint():
     for _ in range(5):
         err, _ = compare(model, mech, mm, rng)
         assert err < TOL
+    # axes that miss each other by 2 cm: a general chain joint, still equal to mj_forward
     text = open(path).read().replace('pos="0 0 0.01" axis="0 1 0"', 'pos="0 0 0.03" '
                                      'axis="0 1 0"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        mech = loads_mjcf(text)
+    assert mech.joint("gimbal_hinge_x").type_name == "chain"
+    mm = mech.assemble()
+    from elements.mjcf import _compile
+    model = comparable(_compile(text, None, "two_hinges_apart"))
+    for _ in range(3):
+        err, _ = compare(model, mech, mm, rng)
+        assert err < TOL
+    # coaxial hinges are dependent: refused naming both joints
+    text = open(path).read().replace('pos="0 0 0.01" axis="0 1 0"', 'pos="0 0 0.01" '
+                                     'axis="1 0 0"')
     with pytest.raises(MJCFError, match=r"gimbal_hinge_x \(revolute\), gimbal_hinge_y "
-                       r"\(revolute\) through a massless link: their axes do not meet"):
+                       r"\(revolute\) in sequence through massless links: their motions "
+                       r"are dependent"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RobotImportWarning)
             loads_mjcf(text)

@@ -290,17 +290,16 @@ def test_an_inertia_breaking_the_triangle_inequality_warns_or_is_refused():
 
 
 @pytest.mark.parametrize("edit, match", [
-    # a massless link between two moving joints
+    # a massless link between two coaxial moving joints (dependent: no joint)
     (lambda t: t.replace('type="fixed"><parent link="a"/>', 'type="continuous"><parent '
                          'link="a"/><axis xyz="0 0 1"/>').replace(
         '<mass value="0.5"/>', '<mass value="0"/>').replace(
         'type="fixed"><parent link="b"/>', 'type="continuous"><parent link="b"/>'
-        '<axis xyz="1 0 0"/>').replace('<link name="flange"/>', '<link name="flange">'
+        '<axis xyz="0 0 1"/>').replace('<link name="flange"/>', '<link name="flange">'
         '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
-        'izz="1"/></inertial></link>').replace('<origin xyz="0 0 0.1"/>',
-                                               '<origin xyz="0 0.05 0.1"/>'),
-     r"joints weld \(revolute\), tip \(revolute\) through a massless link: their axes "
-     r"do not meet at a point"),
+        'izz="1"/></inertial></link>'),
+     r"joints weld \(revolute\), tip \(revolute\) in sequence through massless links: "
+     r"their motions are dependent at rest"),
     # a massless link carrying two moving joints
     (lambda t: t.replace('type="fixed"><parent link="a"/>', 'type="continuous"><parent '
                          'link="a"/><axis xyz="0 0 1"/>').replace(
@@ -532,8 +531,8 @@ def test_a_urdf_planar_joint_equals_pinocchio(tmp_path):
 
 
 def test_chains_that_form_no_joint_are_refused_naming_them():
-    """A point mass off the axes on both sides, and two slides alone, are refused with
-    the joints named and what is supported."""
+    """A point mass off the axes on both sides, and two parallel slides, are refused with
+    the joints named and the reason (two slides alone are a chain joint: they load)."""
     off = CHAINS.replace('<origin xyz="0 0 0.07"/><mass value="0.3"/>',
                          '<origin xyz="0.05 0 0.07"/><mass value="0.3"/>')
     with pytest.raises(URDFError, match=r"link\(s\) v1: a point mass \(0.3 kg, no "
@@ -541,6 +540,11 @@ def test_chains_that_form_no_joint_are_refused_naming_them():
         loads_urdf(off)
     slides = CHAINS.replace(_revolute("p3", "v5", "C", "0 0 0", "0 0 1"),
                             _revolute("p3", "v5", "C", "0 0 0", "0 0 1", kind="fixed"))
+    assert loads_urdf(slides).joint("p1").type_name == "chain"
+    parallel = slides.replace(_revolute("p2", "v4", "v5", "0 0 0", "0 -1 0",
+                                        kind="prismatic"),
+                              _revolute("p2", "v4", "v5", "0 0 0", "1 0 0",
+                                        kind="prismatic"))
     with pytest.raises(URDFError, match=r"the joints p1 \(prismatic\), p2 \(prismatic\) "
-                       r"in sequence through massless links form no supported joint"):
-        loads_urdf(slides)
+                       r"in sequence through massless links: their motions are dependent"):
+        loads_urdf(parallel)
