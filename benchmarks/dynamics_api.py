@@ -3,8 +3,11 @@
 For Panda (7-DOF arm + 2 fingers, fixed base), Solo-12 (quadruped, floating) and
 Talos (humanoid, floating; talos_reduced.urdf), per state and for a batch of B states:
 
-- ours, old path: ``direct_dynamics`` / ``inverse_dynamics`` (elements.dynamics: the
-  bond graph model, dense reduction, dicts in and out; a few states only, it is slow);
+- ours, old path: ``direct_dynamics`` / ``inverse_dynamics`` with
+  ``method="bond_graph"`` (elements.dynamics: the bond graph model, dense reduction,
+  dicts in and out; a few states only, it is slow);
+- ours, the same dict functions with ``method="auto"`` (the default: FastDynamics
+  underneath, dicts in and out);
 - ours, new path: :class:`elements.FastDynamics` (compiled Newton-Euler in joint
   coordinates; one call for the batch);
 - Pinocchio's ABA, RNEA and CRBA (one Python call per state for the batch).
@@ -90,7 +93,7 @@ def bench(name: str, batch: int, repeat: int, old_states: int) -> list[dict]:
     names = fd.velocity_names[off:]
     base = fd.body_names[0] if floating else None
 
-    def old_dd(i):
+    def old_dd(i, method="bond_graph"):
         q, qd, tau = Q[i], QD[i], TAU[i]
         free = None
         if floating:
@@ -99,7 +102,7 @@ def bench(name: str, batch: int, repeat: int, old_states: int) -> list[dict]:
                            "angular_velocity": A @ qd[3:6], "velocity": qd[0:3]}}
         out = direct_dynamics(mm, dict(zip(names, q[7 if floating else 0:])),
                               dict(zip(names, qd[off:])), dict(zip(names, tau[off:])),
-                              free=free)
+                              free=free, method=method)
         a = np.array([out[n] for n in names])
         if floating:
             a = np.concatenate([out[f"{base}.a"], out[f"{base}.alpha"], a])
@@ -108,35 +111,41 @@ def bench(name: str, batch: int, repeat: int, old_states: int) -> list[dict]:
     old_dd(0)                                       # (builds and caches the model)
     err_old = max(_rel(old_dd(i), qdd[i]) for i in range(old_states)) + err_new
     t_old = _median_time(lambda: old_dd(0), max(1, min(repeat, 3)), old_states)
+    err_old = max(err_old, max(_rel(old_dd(i, "auto"), qdd[i]) for i in range(10)))
+    t_dict = _median_time(lambda: old_dd(0, "auto"), repeat, 200)
     t_one = _median_time(lambda: fd.direct_dynamics(Q[0], QD[0], TAU[0]), repeat, 200)
     t_batch = _median_time(lambda: fd.direct_dynamics(Q, QD, TAU), repeat)
     p_one = _median_time(lambda: pin.aba(model, data, QP[0], VP[0], TP[0]), repeat, 200)
     p_batch = _median_time(lambda: [pin.aba(model, data, QP[i], VP[i], TP[i])
                                     for i in range(batch)], repeat)
-    rows.append(dict(robot=name, op="direct (ABA)", nv=fd.n_v, old=t_old, one=t_one,
+    rows.append(dict(robot=name, op="direct (ABA)", nv=fd.n_v, old=t_old, dict=t_dict,
+                     one=t_one,
                      batch=t_batch, pin_one=p_one, pin_batch=p_batch, err_new=err_new,
                      err_old=err_old))
     # -- inverse dynamics -----------------------------------------------------------------
     tau = fd.inverse_dynamics(Q, QD, qdd)
     err_new = max(_rel(tau[i], ref.rnea(QP[i], VP[i], qdd[i], Ts[i], damping))
                   for i in range(batch))
-    t_old = float("nan")
+    t_old = t_dict = float("nan")
     err_old = float("nan")
     if not floating:             # (the old inverse dynamics takes no floating base)
-        def old_id(i):
+        def old_id(i, method="bond_graph"):
             out = inverse_dynamics(mm, dict(zip(names, Q[i])), dict(zip(names, QD[i])),
-                                   dict(zip(names, qdd[i])))
+                                   dict(zip(names, qdd[i])), method=method)
             return np.array([out[n] for n in names])
         old_id(0)
         err_old = max(_rel(old_id(i), tau[i]) for i in range(old_states)) + err_new
+        err_old = max(err_old, max(_rel(old_id(i, "auto"), tau[i]) for i in range(10)))
         t_old = _median_time(lambda: old_id(0), max(1, min(repeat, 3)), old_states)
+        t_dict = _median_time(lambda: old_id(0, "auto"), repeat, 200)
     AP = np.array([ref._acc_pin(qdd[i], VP[i], Ts[i]) for i in range(batch)])
     t_one = _median_time(lambda: fd.inverse_dynamics(Q[0], QD[0], qdd[0]), repeat, 200)
     t_batch = _median_time(lambda: fd.inverse_dynamics(Q, QD, qdd), repeat)
     p_one = _median_time(lambda: pin.rnea(model, data, QP[0], VP[0], AP[0]), repeat, 200)
     p_batch = _median_time(lambda: [pin.rnea(model, data, QP[i], VP[i], AP[i])
                                     for i in range(batch)], repeat)
-    rows.append(dict(robot=name, op="inverse (RNEA)", nv=fd.n_v, old=t_old, one=t_one,
+    rows.append(dict(robot=name, op="inverse (RNEA)", nv=fd.n_v, old=t_old, dict=t_dict,
+                     one=t_one,
                      batch=t_batch, pin_one=p_one, pin_batch=p_batch, err_new=err_new,
                      err_old=err_old))
     # -- mass matrix ------------------------------------------------------------------------
@@ -148,7 +157,7 @@ def bench(name: str, batch: int, repeat: int, old_states: int) -> list[dict]:
     p_batch = _median_time(lambda: [pin.crba(model, data, QP[i]) for i in range(batch)],
                            repeat)
     rows.append(dict(robot=name, op="mass matrix (CRBA)", nv=fd.n_v, old=float("nan"),
-                     one=t_one, batch=t_batch, pin_one=p_one, pin_batch=p_batch,
+                     dict=float("nan"), one=t_one, batch=t_batch, pin_one=p_one, pin_batch=p_batch,
                      err_new=err_new, err_old=float("nan")))
     return rows
 
@@ -176,15 +185,19 @@ def main(argv=None) -> None:
         rows += bench(name, args.batch, args.repeat, args.old_states)
     B = args.batch
     print(f"\nper state (us) and a batch of {B} (ms); ratios to Pinocchio's in this run; "
-          f"err: largest relative difference to Pinocchio over the states\n")
-    print("| robot | nv | operation | old path /state | new /state | Pinocchio /state | "
-          f"new/Pin | new batch {B} (ms) | Pinocchio loop {B} (ms) | new/Pin | "
-          "old/new | err new | err old |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          f"err new: FastDynamics' largest relative difference to Pinocchio over the "
+          f"states; err dicts: the dict functions' (both methods) to it, plus err new\n")
+    print("| robot | nv | operation | bond graph dicts /state | auto dicts /state | "
+          "FastDynamics /state | Pinocchio /state | new/Pin | "
+          f"new batch {B} (ms) | Pinocchio loop {B} (ms) | new/Pin | "
+          "old/new | err new | err dicts |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+          "| --- |")
     for r in rows:
         speedup = "-" if not np.isfinite(r["old"]) else f"{r['old'] / r['one']:.0f}"
         err_old = "-" if not np.isfinite(r["err_old"]) else f"{r['err_old']:.1e}"
-        print(f"| {r['robot']} | {r['nv']} | {r['op']} | {_us(r['old'])} | {_us(r['one'])} "
+        print(f"| {r['robot']} | {r['nv']} | {r['op']} | {_us(r['old'])} | "
+              f"{_us(r['dict'])} | {_us(r['one'])} "
               f"| {_us(r['pin_one'])} | {r['one'] / r['pin_one']:.2f} | "
               f"{r['batch'] * 1e3:.2f} | {r['pin_batch'] * 1e3:.2f} | "
               f"{r['batch'] / r['pin_batch']:.2f} | {speedup} | {r['err_new']:.1e} | "

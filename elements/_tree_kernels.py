@@ -31,6 +31,14 @@ REVOLUTE, PRISMATIC, FIXED, FREE = 0, 1, 2, 3
 
 
 @njit(cache=True)
+def _finite(a):
+    for r in range(a.size):
+        if not np.isfinite(a[r]):
+            return False
+    return True
+
+
+@njit(cache=True)
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
@@ -271,27 +279,122 @@ def rnea(q, qd, qdd, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
 
 
 @njit(cache=True)
-def mass_matrix(q, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity, armature,
-                stiffness, rest, damping, F, N, al, ac, M):
-    """The joint-space mass matrix M (nv, nv) (rotors' armature on its diagonal):
-    column k is the Newton-Euler efforts of qdd = e_k without velocity, gravity,
-    springs or dampers; symmetrised (its two triangles agree to rounding)."""
+def mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M):
+    """The joint-space mass matrix M (nv, nv) by the composite-rigid-body algorithm,
+    with the rotors' inertias (armature) on its diagonal.
+
+    Spatial quantities in global axes about a reference point per tree (its free root's
+    centre, or the origin for a tree on the ground), (angular, linear) order: a body's
+    inertia [[J - m C C, m C], [-m C, m E]] (J = A Ib A^T, C the skew matrix of its
+    centre), summed over each subtree into Ic (nb, 6, 6; work); each coordinate's motion
+    column S (nv, 6; work): (s, o x s) revolute, (0, s) prismatic, for a free body
+    (0, e_k) and (A e_k, c x A e_k). M[i, j] = S_j . Ic_b S_i for coordinate i of body
+    b and j of b or an ancestor of b: symmetric by construction."""
+    nb = kind.size
     nv = M.shape[0]
-    e = np.zeros(nv)
-    zero = np.zeros(nv)
-    col = np.empty(nv)
-    for kk in range(nv):
-        e[:] = 0.0
-        e[kk] = 1.0
-        rnea(q, zero, e, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
-             armature, stiffness, rest, damping, False, F, N, al, ac, col)
-        for r in range(nv):
-            M[r, kk] = col[r]
-    for r in range(nv):
-        for cc in range(r + 1, nv):
-            m = 0.5 * (M[r, cc] + M[cc, r])
-            M[r, cc] = m
-            M[cc, r] = m
+    ref = np.zeros((nb, 3))
+    for b in range(nb):
+        p = parent[b]
+        if p >= 0:
+            for r in range(3):
+                ref[b, r] = ref[p, r]
+        elif kind[b] == FREE:
+            for r in range(3):
+                ref[b, r] = c[b, r]
+    J = np.empty((3, 3))
+    C = np.empty((3, 3))
+    x = np.empty(3)
+    t = np.empty(3)
+    for b in range(nb):
+        for r in range(3):
+            x[r] = c[b, r] - ref[b, r]
+        for r in range(3):
+            for k in range(3):
+                acc = 0.0
+                for m in range(3):
+                    acc += A[b, r, m] * (Ib[b, m, 0] * A[b, k, 0] + Ib[b, m, 1] * A[b, k, 1]
+                                         + Ib[b, m, 2] * A[b, k, 2])
+                J[r, k] = acc
+        C[0, 0] = C[1, 1] = C[2, 2] = 0.0
+        C[0, 1], C[0, 2], C[1, 2] = -x[2], x[1], -x[0]
+        C[1, 0], C[2, 0], C[2, 1] = x[2], -x[1], x[0]
+        m = mass[b]
+        for r in range(3):
+            for k in range(3):
+                cc = 0.0
+                for n in range(3):
+                    cc += C[r, n] * C[n, k]
+                Ic[b, r, k] = J[r, k] - m * cc
+                Ic[b, r, 3 + k] = m * C[r, k]
+                Ic[b, 3 + r, k] = -m * C[r, k]
+                Ic[b, 3 + r, 3 + k] = m if r == k else 0.0
+    for b in range(nb - 1, 0, -1):
+        p = parent[b]
+        if p >= 0:
+            for r in range(6):
+                for k in range(6):
+                    Ic[p, r, k] += Ic[b, r, k]
+    # the motion columns
+    for b in range(nb):
+        k = kind[b]
+        j = vi[b]
+        if k == REVOLUTE:
+            for r in range(3):
+                x[r] = o[b, r] - ref[b, r]
+            _cross(x, s[b], t)
+            for r in range(3):
+                S[j, r] = s[b, r]
+                S[j, 3 + r] = t[r]
+        elif k == PRISMATIC:
+            for r in range(3):
+                S[j, r] = 0.0
+                S[j, 3 + r] = s[b, r]
+        elif k == FREE:
+            for r in range(3):
+                x[r] = c[b, r] - ref[b, r]
+            for e in range(3):
+                for r in range(3):
+                    S[j + e, r] = 0.0
+                    S[j + e, 3 + r] = 1.0 if r == e else 0.0
+                    t[r] = A[b, r, e]
+                for r in range(3):
+                    S[j + 3 + e, r] = t[r]
+                _cross(x, t, C[0])
+                for r in range(3):
+                    S[j + 3 + e, 3 + r] = C[0, r]
+    F = np.empty(6)
+    for b in range(nb):
+        k = kind[b]
+        if k == FIXED:
+            continue
+        nd = 6 if k == FREE else 1
+        for d in range(nd):
+            i = vi[b] + d
+            for r in range(6):
+                acc = 0.0
+                for n in range(6):
+                    acc += Ic[b, r, n] * S[i, n]
+                F[r] = acc
+            a = b
+            while a >= 0:
+                ka = kind[a]
+                if ka != FIXED:
+                    na = 6 if ka == FREE else 1
+                    for e in range(na):
+                        jj = vi[a] + e
+                        if a == b and jj > i:
+                            continue
+                        acc = 0.0
+                        for r in range(6):
+                            acc += S[jj, r] * F[r]
+                        M[i, jj] = acc
+                        M[jj, i] = acc
+                a = parent[a]
+    for b in range(nb):
+        k = kind[b]
+        if k == REVOLUTE or k == PRISMATIC:
+            j = vi[b]
+            M[j, j] += armature[j]
 
 
 @njit(cache=True)
@@ -330,7 +433,8 @@ def batch(op, Q, QD, X, kind, parent, qi, vi, axis, P, Qp, R0, mass, Ib, gravity
     (the efforts for op 0 direct dynamics, the accelerations for op 1 inverse dynamics;
     unused for 2 mass matrix, 3 bias), into ``out`` (B, nv), or ``out_m`` (B, nv, nv)
     for the mass matrix.
-    Returns the first row whose mass matrix is not positive definite, or -1."""
+    Returns the first row whose mass matrix is not positive definite, or -2 - 3 i - k
+    for row i holding a value that is not finite in Q (k = 0), QD (1) or X (2), or -1."""
     nb = kind.size
     nv = QD.shape[1]
     A = np.empty((nb, 3, 3))
@@ -343,13 +447,21 @@ def batch(op, Q, QD, X, kind, parent, qi, vi, axis, P, Qp, R0, mass, Ib, gravity
     N = np.empty((nb, 3))
     al = np.empty((nb, 3))
     ac = np.empty((nb, 3))
-    M = np.empty((nv, nv))
+    M = np.zeros((nv, nv))
+    Ic = np.empty((nb, 6, 6))
+    S = np.empty((nv, 6))
     L = np.zeros((nv, nv))
     bias = np.empty(nv)
     zero = np.zeros(nv)
     rhs = np.empty(nv)
     res = np.empty(nv)
     for i in range(Q.shape[0]):
+        if not _finite(Q[i]):
+            return -2 - 3 * i
+        if not _finite(QD[i]):
+            return -3 - 3 * i
+        if not _finite(X[i]):
+            return -4 - 3 * i
         forward_kinematics(Q[i], QD[i], kind, parent, qi, vi, axis, P, Qp, R0, A, c, w, v,
                            s, o)
         if op == 1:
@@ -361,8 +473,7 @@ def batch(op, Q, QD, X, kind, parent, qi, vi, axis, P, Qp, R0, mass, Ib, gravity
                  gravity, armature, stiffness, rest, damping, True, F, N, al, ac, res)
             out[i, :] = res
         else:
-            mass_matrix(Q[i], kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
-                        armature, stiffness, rest, damping, F, N, al, ac, M)
+            mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M)
             if op == 2:
                 out_m[i, :, :] = M
                 continue

@@ -7,6 +7,14 @@
 - :func:`prescribed_motion`: prescribe the motion of some joints over time (functions or
   samples) and get the efforts that produce it and every reaction.
 
+Both dynamics functions take ``method``: ``"auto"`` (the default) evaluates mechanisms that
+:class:`~elements.fast_dynamics.FastDynamics` takes (trees of revolute, prismatic and
+fixed joints, free bodies, rotors, linear springs and dampers) by its compiled
+recursion in joint coordinates, microseconds per call, and every other mechanism by the
+bond graph model; ``"bond_graph"`` always uses the bond graph model (milliseconds per
+call). Both give the same accelerations and efforts to rounding
+(tests/unit/test_fast_dynamics.py).
+
 Direct dynamics puts an effort source (Se) with the given tau on each joint's axis.
 Inverse dynamics turns those sources into flow sources (Sf) that impose the joint rates:
 the causality assignment then inserts an unknown effort source at each driven axis
@@ -17,8 +25,9 @@ the axes stay in the model, so tau is the actuator's effort alone (M qdd + bias 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,7 +35,12 @@ from bondgraph import ModelError, Se, Sf, TimeFunction
 from bondgraph.spatial import quat_to_matrix
 
 from ._blocks import _deps, _geometry
+from .fast_dynamics import FastDynamics
 from .mechanism import MechanismModel
+
+METHODS = ("auto", "bond_graph")
+"""The ways :func:`direct_dynamics` and :func:`inverse_dynamics` evaluate (see the module
+docstring)."""
 
 __all__ = ["forward_kinematics", "joint_accelerations", "direct_dynamics",
            "inverse_dynamics", "prescribed_motion", "PrescribedMotionResult"]
@@ -146,7 +160,8 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
                     tau: Mapping[str, float], *, t: float = 0.0,
                     free: Mapping[str, Mapping[str, Any]] | None = None,
                     states: Mapping[str, Any] | None = None,
-                    bodies: bool = False) -> dict[str, Any]:
+                    bodies: bool = False,
+                    method: Literal["auto", "bond_graph"] = "auto") -> dict[str, Any]:
     """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
     (N m or N; joints not named get 0), from the bond graph model.
 
@@ -160,7 +175,13 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     angular velocity in body coordinates (rad/s^2, (3,); equal to the body-frame
     components of the angular acceleration). ``states`` gives the states of attached subsystems by
     name (a rotor inertia's momentum, a motor's flux linkage), as for ``initial_state``.
+    ``method``: ``"auto"`` or ``"bond_graph"`` (the module docstring).
     """
+    fd = _fast(mm, method)
+    if fd is not None and states is None and not bodies:
+        got = _fast_direct(fd, q, qd, tau, free)
+        if got is not None:
+            return got
     model, inputs = _driven(mm, "effort")
     axes = {j.name: j for j in mm.mechanism.joints.values() if j.n_free}
     unknown = [n for n in tau if n not in axes]
@@ -188,7 +209,8 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
 
 def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
                      qdd: Mapping[str, float], *, t: float = 0.0,
-                     states: Mapping[str, Any] | None = None) -> dict[str, float]:
+                     states: Mapping[str, Any] | None = None,
+                     method: Literal["auto", "bond_graph"] = "auto") -> dict[str, float]:
     """Actuator efforts (N m or N) that produce accelerations ``qdd`` at ``q``, ``qd``, for
     every joint with an axis (all must be given), from the bond graph model with flow
     sources on the axes (rotor inertias on a driven axis add J qdd). The follower of a
@@ -196,7 +218,14 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     effort is 0, and the leader's effort carries its load (as in Pinocchio's mimic
     joints). ``t`` (s) is the time at which time-dependent sources (loads' and
     attached subsystems' TimeFunctions) are evaluated; ``states`` gives attached
-    subsystems' states by name, as for ``initial_state``."""
+    subsystems' states by name, as for ``initial_state``. ``method``: ``"auto"`` or
+    ``"bond_graph"`` (the module docstring; a mechanism with free bodies always takes
+    the bond graph model here: their accelerations are not given but follow)."""
+    fd = _fast(mm, method)
+    if fd is not None and states is None and not fd._free:
+        got = _fast_inverse(fd, q, qd, qdd)
+        if got is not None:
+            return got
     model, inputs = _driven(mm, "flow")
     followers = {c.follower.name: c for c in mm.mechanism.couplings.values()}
     driven = [j for j in mm.mechanism.joints.values() if j.n_free and j.name not in followers]
@@ -229,6 +258,92 @@ def inverse_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str
     for name, c in followers.items():   # passive: its load reaches the leader's effort
         out[name] = 0.0
     return out
+
+
+def _fast(mm: MechanismModel, method: str) -> FastDynamics | None:
+    """The model's FastDynamics for ``method`` "auto" where it takes the mechanism (made
+    once, kept on the model), else None; a ModelError for an unknown method."""
+    if method not in METHODS:
+        raise ModelError(f"method {method!r}; valid: {', '.join(map(repr, METHODS))}")
+    if method != "auto" or mm.drives or mm.locks:
+        return None
+    fd = mm.__dict__.get("_fast_dynamics", False)
+    if fd is False:
+        try:
+            fd = FastDynamics(mm)
+        except ModelError:
+            fd = None
+        mm._fast_dynamics = fd
+    return fd
+
+
+def _fill(fd: FastDynamics, values: Any, out: np.ndarray, column: int) -> bool:
+    """Write joint values by name into ``out`` (column 0 of the joint's index: q, 1: the
+    rates); False for a name or value the fast path does not read (the bond graph path
+    then checks it and names what is wrong)."""
+    if values is None:
+        return True
+    if not isinstance(values, Mapping):
+        return False
+    index = fd._coordinate_of
+    for name, value in values.items():
+        i = index.get(name)
+        if i is None:
+            return False
+        if type(value) is not float:
+            if isinstance(value, (str, bytes)):
+                return False
+            try:
+                v = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                return False
+            if v.shape != ():
+                return False
+            value = float(v)
+        if not math.isfinite(value):
+            return False
+        out[i[column]] = value
+    return True
+
+
+def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
+    """direct_dynamics by FastDynamics, or None where the inputs need the bond graph
+    path (its checks and messages)."""
+    from bondgraph.spatial import matrix_to_quat
+
+    from .closure import free_state
+    Q, V, T = np.zeros(fd.n_q), np.zeros(fd.n_v), np.zeros(fd.n_v)
+    if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, tau, T, 1)):
+        return None
+    if free is not None and (not isinstance(free, Mapping) or
+                             any(n not in fd._free for n in free)):
+        return None
+    at = {}
+    for n in fd._free:
+        R, pos, w, v = free_state(n, (free or {}).get(n))      # (checked, named)
+        iq = fd.coordinate_names.index(f"{n}.x")
+        iv = at[n] = fd.velocity_names.index(f"{n}.vx")
+        Q[iq:iq + 3], Q[iq + 3:iq + 7] = pos, matrix_to_quat(R)
+        V[iv:iv + 3], V[iv + 3:iv + 6] = v, R.T @ w
+    qdd = fd.direct_dynamics(Q, V, T)
+    out: dict[str, Any] = {name: float(qdd[iv]) for name, (_, iv) in
+                           fd._coordinate_of.items()}
+    for n, iv in at.items():
+        out[f"{n}.a"] = qdd[iv:iv + 3].copy()
+        out[f"{n}.alpha"] = qdd[iv + 3:iv + 6].copy()
+    return out
+
+
+def _fast_inverse(fd: FastDynamics, q, qd, qdd) -> dict[str, float] | None:
+    """inverse_dynamics by FastDynamics (no free bodies), or None where the inputs need
+    the bond graph path."""
+    Q, V, A = np.zeros(fd.n_q), np.zeros(fd.n_v), np.full(fd.n_v, np.nan)
+    if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, qdd, A, 1)):
+        return None
+    if not np.isfinite(A).all():
+        return None                    # (a joint's qdd missing: the error names it)
+    tau = fd.inverse_dynamics(Q, V, A)
+    return {name: float(tau[iv]) for name, (_, iv) in fd._coordinate_of.items()}
 
 
 def _rotor_inertia(mm: MechanismModel, axis) -> float:

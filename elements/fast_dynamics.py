@@ -30,6 +30,7 @@ import numpy as np
 
 from bondgraph import ModelError
 
+from . import _tree_kernels as _K
 from .mechanism_model import MechanismModel
 
 __all__ = ["FastDynamics"]
@@ -154,6 +155,8 @@ class FastDynamics:
             axis[b] = j.Fa[:, 2]
             P[b], Qp[b], R0[b] = j.P, j.Q, j.R0
         self._order = order
+        self._coordinate_of = coord_of       # joint -> (its index in q, in qd)
+        self._free = tuple(free)
         self._joints = [joint_of.get(n) for n in order]
         self._arrays = (kind, parent, qi, vi, axis, P, Qp, R0)
         self.coordinate_names: tuple[str, ...] = tuple(qnames)
@@ -186,39 +189,54 @@ class FastDynamics:
 
     # -- arrays in, arrays out -------------------------------------------------------------
     def _rows(self, value, n, what, B=None):
-        a = np.asarray(value, dtype=float)
-        single = a.ndim == 1
-        a2 = np.atleast_2d(a)
-        if a2.ndim != 2 or a2.shape[1] != n or (B is not None and a2.shape[0] != B):
+        """``value`` as C-contiguous float rows (B, n), and whether it was one row; a
+        ModelError naming ``what`` for a wrong shape (finiteness is checked in the
+        kernel, which names the state)."""
+        if type(value) is np.ndarray and value.dtype == np.float64 and \
+                value.flags.c_contiguous and value.shape[-1:] == (n,) and value.ndim <= 2:
+            a2 = value.reshape(1, n) if value.ndim == 1 else value     # (the usual case)
+            single = value.ndim == 1
+        else:
+            try:
+                a = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise ModelError(f"{what} must be numbers, shape ({n},) or (B, {n}); got "
+                                 f"{type(value).__name__}") from None
+            single = a.ndim == 1
+            a2 = np.ascontiguousarray(np.atleast_2d(a))
+            if a2.ndim != 2 or a2.shape[1] != n:
+                a2 = None
+        if a2 is None or (B is not None and a2.shape[0] != B):
             shape = f"({n},)" + ("" if B is None else f" or ({B}, {n})")
-            raise ModelError(f"{what} has shape {a.shape}; valid: ({n},) or (B, {n}) "
-                             f"(B states; here {shape}), ordered as "
+            raise ModelError(f"{what} has shape {np.shape(value)}; valid: ({n},) or (B, "
+                             f"{n}) (B states; here {shape}), ordered as "
                              f"{'coordinate_names' if what == 'q' else 'velocity_names'}")
-        if not np.isfinite(a2).all():
-            raise ModelError(f"{what} holds values that are not finite")
-        return np.ascontiguousarray(a2), single
+        return a2, single
 
     def _run(self, op: int, q, qd=None, x=None, what="tau"):
-        from . import _tree_kernels as K
         Q, single = self._rows(q, self.n_q, "q")
         B = Q.shape[0]
-        QD = self._rows(np.zeros((B, self.n_v)) if qd is None else qd, self.n_v, "qd", B)[0]
-        X = self._rows(np.zeros((B, self.n_v)) if x is None else x, self.n_v, what, B)[0]
-        if QD.shape[0] != B or X.shape[0] != B:
-            raise ModelError(f"q, qd and {what} hold different numbers of states "
-                             f"({B}, {QD.shape[0]}, {X.shape[0]})")
+        QD = self._zeros(B) if qd is None else self._rows(qd, self.n_v, "qd", B)[0]
+        X = self._zeros(B) if x is None else self._rows(x, self.n_v, what, B)[0]
         out = np.empty((B, self.n_v))
         out_m = np.empty((B, self.n_v, self.n_v) if op == 2 else (1, 1, 1))
-        bad = K.batch(op, Q, QD, X, *self._arrays, self._mass, self._Ib, self._gravity,
-                      *self._axis_params, out, out_m)
-        if op == 2:
-            out = out_m
+        bad = _K.batch(op, Q, QD, X, *self._arrays, self._mass, self._Ib, self._gravity,
+                       *self._axis_params, out, out_m)
         if bad >= 0:
             raise ModelError(f"mechanism '{self.mm.mechanism.name}': the mass matrix is "
                              f"not positive definite at state {bad} (q = "
                              f"{np.round(Q[bad], 6).tolist()}): a coordinate moves no "
                              f"mass")
+        if bad < -1:
+            i, k = divmod(-bad - 2, 3)
+            raise ModelError(f"{('q', 'qd', what)[k]} of state {i} holds values that are "
+                             f"not finite")
+        if op == 2:
+            out = out_m
         return out[0] if single else out
+
+    def _zeros(self, B: int) -> np.ndarray:
+        return np.zeros((B, self.n_v))
 
     def direct_dynamics(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Accelerations qdd (:attr:`velocity_names` order; rad/s^2, m/s^2) from
@@ -253,14 +271,13 @@ class FastDynamics:
         """(A, c, omega, v) of every body (:attr:`body_names` order; rotation body ->
         global (..., nb, 3, 3), centre (m), angular velocity (rad/s) and centre's
         velocity (m/s), all global, (..., nb, 3)) at q ((nq,) or (B, nq)), qd."""
-        from . import _tree_kernels as K
         Q, single = self._rows(q, self.n_q, "q")
         QD = self._rows(qd, self.n_v, "qd", Q.shape[0])[0]
         B, nb = Q.shape[0], len(self._order)
         A = np.empty((B, nb, 3, 3))
         c, w, v = (np.empty((B, nb, 3)) for _ in range(3))
         kind, parent, qi, vi, axis, P, Qp, R0 = self._arrays
-        K.poses(Q, QD, kind, parent, qi, vi, axis, P, Qp, R0, A, c, w, v)
+        _K.poses(Q, QD, kind, parent, qi, vi, axis, P, Qp, R0, A, c, w, v)
         return (A[0], c[0], w[0], v[0]) if single else (A, c, w, v)
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -96,8 +96,7 @@ def compare(model, data, mm, report, rng, floating: bool, damping) -> float:
     signs = near_side(mm.mechanism, report, file_q, file_qd, file_tau)
     ours_q, ours_qd, ours_tau = (report.mechanism_values(d) for d in (file_q, file_qd,
                                                                       file_tau))
-    free = None
-    base = None
+    free = base = A = c = None
     if floating:
         base = next(iter(mm.mechanism.free_bodies()))
         c = -mm.mechanism.body(base).points[report.merged[base][0]]  # centre, root frame
@@ -108,8 +107,17 @@ def compare(model, data, mm, report, rng, floating: bool, damping) -> float:
                        "angular_velocity": A @ wl,
                        "velocity": A @ (vl + np.cross(wl, c))}}
     from elements.dynamics import direct_dynamics
-    ours = direct_dynamics(mm, ours_q, ours_qd, ours_tau, free=free)
     a = pin.aba(model, data, q, v, tau_pin)
+    # both ways of evaluating: the bond graph model and (where it takes the mechanism)
+    # the compiled joint-space recursion; the worse of the two is returned
+    return max(_error(model, mm, report, names, signs, direct_dynamics(
+        mm, ours_q, ours_qd, ours_tau, free=free, method=method), a, floating, base, A, c,
+        v) for method in ("bond_graph", "auto"))
+
+
+def _error(model, mm, report, names, signs, ours, a, floating, base, A, c, v) -> float:
+    """The largest difference of our accelerations ``ours`` from Pinocchio's ``a``
+    relative to max(1, |a|)."""
     theirs, mine = [], []
     by_file = report.file_values({k: v for k, v in ours.items() if "." not in k})
     for n in names:

@@ -70,11 +70,11 @@ class TestAgainstBondGraph:
         for _ in range(5):
             q, qd, tau = (rng.normal(size=fd.n_v) for _ in range(3))
             byname = [dict(zip(fd.velocity_names, a)) for a in (q, qd, tau)]
-            ref = direct_dynamics(chain, *byname)
+            ref = direct_dynamics(chain, *byname, method="bond_graph")
             qdd = fd.direct_dynamics(q, qd, tau)
             assert _rel(qdd, [ref[n] for n in fd.velocity_names]) <= 1e-9
             ref_tau = inverse_dynamics(chain, byname[0], byname[1],
-                                       dict(zip(fd.velocity_names, qdd)))
+                                       dict(zip(fd.velocity_names, qdd)), method="bond_graph")
             assert _rel(fd.inverse_dynamics(q, qd, qdd),
                         [ref_tau[n] for n in fd.velocity_names]) <= 1e-9
             x = fd.state(q, qd)
@@ -102,11 +102,11 @@ def test_rotor_spring_damper_match_the_bond_graph_model():
     for _ in range(5):
         q, qd, tau = (rng.normal(size=fd.n_v) for _ in range(3))
         byname = [dict(zip(fd.velocity_names, a)) for a in (q, qd, tau)]
-        ref = direct_dynamics(mm, *byname)
+        ref = direct_dynamics(mm, *byname, method="bond_graph")
         qdd = fd.direct_dynamics(q, qd, tau)
         assert _rel(qdd, [ref[n] for n in fd.velocity_names]) <= 1e-9
         ref_tau = inverse_dynamics(mm, byname[0], byname[1],
-                                   dict(zip(fd.velocity_names, qdd)))
+                                   dict(zip(fd.velocity_names, qdd)), method="bond_graph")
         assert _rel(fd.inverse_dynamics(q, qd, qdd),
                     [ref_tau[n] for n in fd.velocity_names]) <= 1e-9
         assert np.abs(fd.state(q, qd) - mm.initial_state(byname[0], byname[1])).max() \
@@ -221,3 +221,56 @@ class TestRefusals:
         with pytest.raises(ModelError, match="did you mean"):
             fd.vector({fd.velocity_names[0] + "x": 1.0})
         assert fd.vector({fd.velocity_names[2]: 2.0})[2] == 2.0
+
+
+class TestDictFunctionsMethods:
+    """direct_dynamics / inverse_dynamics (dicts in and out) take ``method``: "auto"
+    evaluates through FastDynamics where it takes the mechanism, else the bond graph
+    model; "bond_graph" always the latter. Both agree, and bad input gets the same
+    message either way."""
+
+    def test_auto_equals_the_bond_graph_and_uses_the_fast_path(self, chain):
+        rng = np.random.default_rng(11)
+        names = [f"J{i}" for i in range(1, 6)]
+        for _ in range(3):
+            q, qd, tau = ({n: float(v) for n, v in zip(names, rng.normal(size=5))}
+                          for _ in range(3))
+            fast = direct_dynamics(chain, q, qd, tau)
+            slow = direct_dynamics(chain, q, qd, tau, method="bond_graph")
+            assert set(fast) == set(slow)
+            assert max(abs(fast[n] - slow[n]) for n in names) <= 1e-9 * max(
+                1.0, max(abs(v) for v in slow.values()))
+            back = inverse_dynamics(chain, q, qd, fast)
+            assert max(abs(back[n] - tau[n]) for n in names) <= 1e-9
+        assert isinstance(chain.__dict__.get("_fast_dynamics"), FastDynamics)
+
+    def test_a_mechanism_fast_dynamics_refuses_takes_the_bond_graph(self):
+        """A load on a body: FastDynamics refuses it, "auto" falls back, and the load
+        acts (the result differs from the same chain without it)."""
+        from elements import PointForce
+        mech, _ = models.chain(3)
+        body = list(mech.bodies.values())[-1]
+        mech.add_load(PointForce("push", body, (0.0, 0.0, 0.0), (2.0, -1.0, 0.5)))
+        mm = mech.assemble()
+        q = {"J1": 0.3, "J2": -0.2, "J3": 0.1}
+        auto = direct_dynamics(mm, q, {}, {})
+        assert mm.__dict__.get("_fast_dynamics") is None
+        assert auto == direct_dynamics(mm, q, {}, {}, method="bond_graph")
+        bare = direct_dynamics(models.chain(3)[0].assemble(), q, {}, {})
+        assert abs(auto["J1"] - bare["J1"]) > 1e-3
+
+    @pytest.mark.parametrize("method", ["auto", "bond_graph"])
+    def test_bad_input_is_named_either_way(self, chain, method):
+        with pytest.raises(ModelError, match="unknown joint 'J9'"):
+            direct_dynamics(chain, {"J9": 0.1}, {}, {}, method=method)
+        with pytest.raises(ModelError, match="tau given for J7: not joints with an axis"):
+            direct_dynamics(chain, {}, {}, {"J7": 1.0}, method=method)
+        with pytest.raises(ModelError, match="missing J5"):
+            inverse_dynamics(chain, {}, {}, {f"J{i}": 0.0 for i in range(1, 5)},
+                             method=method)
+        with pytest.raises(ModelError, match="free-body state given for nobody"):
+            direct_dynamics(chain, {}, {}, {}, free={"nobody": {}}, method=method)
+
+    def test_an_unknown_method_is_refused(self, chain):
+        with pytest.raises(ModelError, match=r"method 'fast'; valid: 'auto', 'bond_graph'"):
+            direct_dynamics(chain, {}, {}, {}, method="fast")

@@ -67,7 +67,10 @@ def random_states(n_dof, rng):
     return q, rng.normal(scale=2.0, size=n_dof), rng.normal(scale=3.0, size=n_dof)
 
 
-def test_direct_kinematics_dynamics_and_inverse(case):
+@pytest.mark.parametrize("method", ["auto", "bond_graph"])
+def test_direct_kinematics_dynamics_and_inverse(case, method):
+    """Both ways of evaluating (the compiled joint-space recursion where it applies, and
+    the bond graph model) against the closed forms."""
     name, mm, p, joints, pick, points = case
     R = getattr(ref, name)
     rng = np.random.default_rng(len(name))
@@ -79,13 +82,13 @@ def test_direct_kinematics_dynamics_and_inverse(case):
         Q, QD, TAU = (dict(zip(joints, v)) for v in (q, qd, tau))
         fk = forward_kinematics(mm, Q, points)
         worst["kin"] = max(worst["kin"], rel(pick(fk), R.kinematics(q, p)))
-        qdd = direct_dynamics(mm, Q, QD, TAU)
+        qdd = direct_dynamics(mm, Q, QD, TAU, method=method)
         qdd_v = np.array([qdd[j] for j in joints])
         worst["dir"] = max(worst["dir"], rel(qdd_v, R.direct(q, qd, tau, p)))
-        back = inverse_dynamics(mm, Q, QD, qdd)
+        back = inverse_dynamics(mm, Q, QD, qdd, method=method)
         worst["round"] = max(worst["round"], rel([back[j] for j in joints], tau))
         qdd_any = rng.normal(size=len(joints))
-        inv = inverse_dynamics(mm, Q, QD, dict(zip(joints, qdd_any)))
+        inv = inverse_dynamics(mm, Q, QD, dict(zip(joints, qdd_any)), method=method)
         worst["inv"] = max(worst["inv"], rel([inv[j] for j in joints],
                                              R.inverse(q, qd, qdd_any, p)))
     for k, v in worst.items():
