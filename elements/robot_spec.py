@@ -128,6 +128,10 @@ class ImportReport:
     not_imported : dict of str to list of str
         What the mechanism does not represent, by kind (``"position limits"``,
         ``"friction"``), each with the joints that carry it.
+    bounded : dict of str to (list of float, list of float)
+        Each link group (its links, joined by ", ") whose principal moments of inertia
+        were raised to the importer's ``min_inertia`` -> (the moments before, after;
+        kg m^2). Empty unless ``min_inertia`` was given.
     warnings : list of str
         The warnings given while importing.
     """
@@ -142,6 +146,7 @@ class ImportReport:
     renamed: dict[str, str] = field(default_factory=dict)
     couplings: dict[str, str] = field(default_factory=dict)
     not_imported: dict[str, list[str]] = field(default_factory=dict)
+    bounded: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def mechanism_values(self, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,12 @@ the file's own frames); :func:`build_mechanism` turns the tree into a
   naming the joint: its motion has no inertia.
 - Inertias that break the triangle inequality load with a :class:`RobotImportWarning`
   naming the body, its links and principal moments (``strict=True`` refuses them).
+- A body whose central inertia is not positive definite (a point mass, a rod with no
+  inertia about its own axis, a negative principal moment) is refused naming its links,
+  unless ``min_inertia`` is given: then its principal moments below that bound are
+  raised to it, as MuJoCo's compiler attribute ``boundinertia`` does (listed in
+  :attr:`ImportReport.bounded`, warned about). This changes the model: a quick fix for
+  descriptions that are not physical, made only on request.
 - What the mechanism does not represent is listed in :attr:`ImportReport.not_imported`
   and said once in a warning: position limits, friction.
 """
@@ -191,10 +197,31 @@ def _lump(unit, groups, group_of, report, body_names, src, error) -> None:
                         f"{unit[k - 1].name} and {unit[k].name}, moved relative to the "
                         f"bodies on both sides (by joints {before[0].name} and "
                         f"{after[0].name}): a point mass on a moving joint is not "
-                        f"supported; give the link an inertia")
+                        f"supported; give the link an inertia, or load with "
+                        f"min_inertia=<kg m^2> (a lower bound on principal moments, as "
+                        f"MuJoCo's boundinertia; it changes the model)")
         for link in g.pose:
             report.lumped[link] = target
         g.mass = 0.0
+
+
+def _bound_inertias(groups, root: str, floating_base: bool, bound: float, src: str
+                    ) -> dict[str, tuple[list[float], list[float]]]:
+    """Raise every moving link group's principal moments below ``bound`` to it (kg m^2;
+    its principal axes kept); returns each changed group's links (joined by ", ") ->
+    (the principal moments before, after)."""
+    out = {}
+    for rep, g in groups.items():
+        if g.mass <= 0 or (rep == root and not floating_base):
+            continue
+        eig, V = np.linalg.eigh(g.inertia)
+        if eig.min() >= bound:
+            continue
+        new = np.maximum(eig, bound)
+        g.inertia = (V * new) @ V.T
+        g.inertia = 0.5 * (g.inertia + g.inertia.T)
+        out[", ".join(g.pose)] = (eig.tolist(), new.tolist())
+    return out
 
 
 def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
@@ -206,7 +233,9 @@ def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
         raise error(f"{where} (body '{name}', mass {g.mass:g} kg): the central inertia "
                     f"is not positive definite (principal moments {eig.tolist()} kg m^2): each "
                     f"body's equations need a positive definite one; give the link(s) a "
-                    f"valid <inertial> (a point mass on a moving joint is not supported)")
+                    f"valid <inertial>, or load with min_inertia=<kg m^2> (a lower bound "
+                    f"on principal moments, as MuJoCo's boundinertia; it changes the "
+                    f"model)")
     tol = 1e-9 * eig.max()
     triangle_ok = eig[0] + eig[1] >= eig[2] - tol
     if not triangle_ok:
@@ -268,6 +297,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     efforts: dict[str, Any] | None = None, floating_base: bool = False,
                     strict: bool = False, mimic: str = "couple", limits: Any = None,
                     friction: bool = False, massless: str = "refuse",
+                    min_inertia: float | None = None,
                     error: type[ModelError] = ModelError) -> Mechanism:
     """The mechanism of a robot tree (see the module docstring for the mapping).
 
@@ -302,6 +332,13 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         warned about (the other joints' dynamics are unchanged: Pinocchio's ABA gives
         NaN for such a model, and its reduced model with those joints locked equals
         this one).
+    min_inertia : float, optional
+        kg m^2. A lower bound on every body's principal moments of inertia (about its
+        centre of mass), as MuJoCo's ``boundinertia``: a link group with a smaller one
+        (a point mass, a thin rod, a negative moment) gets it raised to the bound, its
+        principal axes kept; listed in ``import_report.bounded`` and warned about. By
+        default (None) such a body is refused naming its links. It changes the
+        dynamics: use a bound far below the robot's real inertias.
     error : ModelError subclass
         The error raised (the importer's, e.g. URDFError).
 
@@ -319,6 +356,10 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         raise error(f"{src}: the description has no links")
     if massless not in ("refuse", "fix"):
         raise error(f"{src}: massless must be 'refuse' or 'fix', got {massless!r}")
+    if min_inertia is not None and not (isinstance(min_inertia, (int, float)) and
+                                        np.isfinite(min_inertia) and min_inertia > 0):
+        raise error(f"{src}: min_inertia must be a positive number of kg m^2 (a lower bound "
+                    f"on principal moments) or None, got {min_inertia!r}")
     stops = _stop_options(limits, src, error)
     root, order = _tree_order(tree, error)
     fixed_massless: list[str] = []
@@ -341,6 +382,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                         f"revolute, continuous or prismatic joint of the file, and be on one "
                         f"(mimic='independent' ignores the coupling)")
     groups, group_of = _groups(tree, root, order)
+    bounded = _bound_inertias(groups, root, floating_base, min_inertia, src) \
+        if min_inertia is not None else {}
     for j in order:
         if j.type == "floating" and (floating_base or group_of[j.parent] != root):
             raise error(f"{src}: joint '{j.name}': a floating joint is supported only from "
@@ -353,6 +396,13 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     units = _units(moving, groups, group_of, moving_children)
     inner = {groups[m.child].rep for unit in units for m in unit[:-1]}
     report = ImportReport()
+    report.bounded = bounded
+    if bounded:
+        msg = (f"{src}: principal moments of inertia raised to min_inertia = "
+               f"{min_inertia:g} kg m^2 (the dynamics change) for the links "
+               f"{', '.join(bounded)} (see mechanism.import_report.bounded)")
+        warnings.warn(msg, RobotImportWarning, stacklevel=3)
+        report.warnings.append(msg)
     body_reps = [g for g in groups if (g != root or floating_base) and g not in inner]
     joint_names, body_names = _unique_names(tree, moving, groups, body_reps, report)
     for unit in units:

@@ -85,6 +85,7 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
                strict: bool = False, mimic: str = "couple", limits: Any = None,
                friction: bool = False, massless: str = "refuse",
+               min_inertia: float | None = None,
                source: str = "<string>") -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
@@ -122,6 +123,11 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         massless finger frames) has singular equations (Pinocchio's ABA returns NaN for
         the whole model): refused naming the joint, or (``"fix"``) made fixed at
         coordinate 0, listed in ``import_report.not_imported`` and warned about.
+    min_inertia : float, optional
+        kg m^2: raise every body's principal moments of inertia below it to it, as
+        MuJoCo's ``boundinertia`` (a point mass, a thin rod or a negative moment would
+        be refused otherwise; iCub's links are point masses). Listed in
+        ``import_report.bounded`` and warned about: it changes the model.
     source : str
         The name used in messages (the file name).
 
@@ -142,7 +148,7 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         return build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
                                floating_base=floating_base, strict=strict, mimic=mimic,
                                limits=limits, friction=friction, massless=massless,
-                               error=URDFError)
+                               min_inertia=min_inertia, error=URDFError)
     except URDFError:
         raise
     except ModelError as exc:

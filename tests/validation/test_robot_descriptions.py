@@ -48,20 +48,24 @@ needs_robots = pytest.mark.skipif(
     ROBOTS is None, reason="the test extra's 'example-robot-data' is not installed "
                            "(pip install -e '.[test]'): no real robot descriptions")
 
-# Refused, with the reason the message gives (Pinocchio loads them: joint coordinates do
-# not need each body's inertia invertible). Any other refusal fails the test.
-KNOWN_REFUSALS = {
-    # r_hip_2: 0.526 kg with a zero inertia tensor between the hip's roll and yaw, off
-    # their axes (a point mass that moves relative to both neighbours; r_hip_1, on the
-    # pitch axis, is carried by the pelvis)
+MIN_INERTIA = 1e-6
+"""kg m^2: the bound on principal moments given to the descriptions of BOUNDED (far below
+their real links' moments, 1e-4 and up)."""
+
+BOUNDED = {
+    # point masses (0.526 kg with a zero inertia tensor) on moving joints, all over the
+    # legs, arms and head
     "icub_description/robots/icub.urdf": "point mass on a moving joint",
     "icub_description/robots/icub_reduced.urdf": "point mass on a moving joint",
-    # with massless='fix' (its grippers move no mass, as in romeo.urdf): the base body's
+    # (with massless='fix': its grippers move no mass, as in romeo.urdf) the base body's
     # central inertia has a negative principal moment (-0.0213 kg m^2), no rigid body's
     "romeo_description/urdf/romeo_laas_small.urdf": "not positive definite",
 }
-"""Refused. iCub: Pinocchio's dynamics are finite there: a gap of ours (iCub's legs are
-chains of point masses: bodies without rotational inertia between moving joints)."""
+"""Refused by default, with the reason the message gives and the option that loads them
+(min_inertia, as MuJoCo's boundinertia); loaded with min_inertia = MIN_INERTIA and
+compared with Pinocchio's model whose inertias are bounded the same way (Pinocchio
+loads them as they are: joint coordinates do not need each body's inertia invertible).
+Any other refusal fails the test."""
 
 SINGULAR = {"romeo_description/urdf/romeo.urdf", "romeo_description/urdf/romeo_laas_small.urdf"}
 """Truly singular: LHand and RHand move only massless links (the fingers, massless too),
@@ -70,12 +74,36 @@ by default, naming the joint; loaded with massless='fix' (those joints made fixe
 compared with Pinocchio's model reduced by locking the same joints at 0."""
 
 
+def _options(rel) -> dict:
+    """The import options a description needs (the defaults for all but SINGULAR and
+    BOUNDED)."""
+    return dict(massless="fix" if rel in SINGULAR else "refuse",
+                min_inertia=MIN_INERTIA if rel in BOUNDED else None)
+
+
 def _load(path, floating):
-    massless = "fix" if os.path.relpath(path, ROBOTS) in SINGULAR else "refuse"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_urdf(path, floating_base=floating, mimic="independent",
-                         massless=massless)
+                         **_options(os.path.relpath(path, ROBOTS)))
+
+
+def _bound_pinocchio_inertias(model, bound) -> int:
+    """Raise every body's principal moments (about its centre) below ``bound`` to it, its
+    principal axes kept, in Pinocchio's model (as min_inertia does in ours, written
+    independently, on Pinocchio's own merged bodies); returns how many changed."""
+    changed = 0
+    for i in range(1, model.njoints):
+        inertia = model.inertias[i]
+        if inertia.mass <= 0:
+            continue
+        eig, V = np.linalg.eigh(inertia.inertia)
+        if eig.min() >= bound:
+            continue
+        model.inertias[i] = pin.Inertia(inertia.mass, inertia.lever,
+                                        (V * np.maximum(eig, bound)) @ V.T)
+        changed += 1
+    return changed
 
 
 def _pinocchio_is_singular(model) -> bool:
@@ -101,8 +129,10 @@ COUNTS: dict[str, int] = {}
 
 @needs_robots
 def test_every_urdf_pinocchio_loads_loads_here(capsys):
-    """Count both; the refusals are exactly the known ones, each naming its joint/link."""
-    pin_ok, ours_ok, refused, singular = 0, 0, {}, []
+    """Count both; the refusals by default are exactly the singular and the bounded ones,
+    each naming its joint or links and the option that loads it, and with that option
+    every one loads."""
+    pin_ok, ours_ok, with_options, refused, singular = 0, 0, 0, {}, []
     for path in FILES:
         rel = os.path.relpath(path, ROBOTS)
         model = _pin_model(path, True)
@@ -114,35 +144,40 @@ def test_every_urdf_pinocchio_loads_loads_here(capsys):
                 warnings.simplefilter("ignore")
                 load_urdf(path, floating_base=True, mimic="independent").assemble()
             ours_ok += 1
+            continue
         except URDFError as exc:
-            if "its motion has no inertia" not in str(exc):
-                refused[rel] = str(exc)
-                continue
-            # refused as singular: so must Pinocchio's dynamics be, and massless='fix'
-            # must load it
-            assert "joint '" in str(exc) and _pinocchio_is_singular(model), (rel, str(exc))
-            singular.append(rel)
-            try:
-                _load(path, True).assemble()
-            except URDFError as exc2:
-                refused[rel] = str(exc2)
+            msg = str(exc)
+            if "its motion has no inertia" in msg:
+                # refused as singular: so must Pinocchio's dynamics be
+                assert "joint '" in msg and "massless='fix'" in msg and \
+                    _pinocchio_is_singular(model), (rel, msg)
+                singular.append(rel)
+            else:
+                refused[rel] = msg
+        try:                 # with the options the message names
+            _load(path, True).assemble()
+            with_options += 1
+        except URDFError as exc2:
+            refused[rel] = str(exc2)
     with capsys.disabled():
         print(f"\nexample-robot-data: {len(FILES)} URDFs, Pinocchio loads {pin_ok}, "
-              f"we load {ours_ok} (floating base); singular (Pinocchio's ABA is NaN; "
-              f"refused by default): {sorted(singular)}; refused (with massless='fix'): "
-              f"{sorted(refused)}")
+              f"we load {ours_ok} by default (floating base) and {ours_ok + with_options} "
+              f"with the options the refusals name; singular (Pinocchio's ABA is NaN; "
+              f"loaded with massless='fix'): {sorted(singular)}; not physical (loaded with "
+              f"min_inertia): {sorted(refused)}")
     assert pin_ok >= 60, "fewer descriptions than the package has shipped"
+    assert ours_ok + with_options == pin_ok
     assert set(singular) == SINGULAR, singular
-    assert set(refused) == set(KNOWN_REFUSALS), refused
+    assert set(refused) == set(BOUNDED) - SINGULAR, refused
     for rel, msg in refused.items():
-        assert KNOWN_REFUSALS[rel] in msg and ("joint '" in msg or "link" in msg), msg
+        assert BOUNDED[rel] in msg and "min_inertia" in msg and (
+            "joint" in msg or "link" in msg), msg
 
 
 def _cases():
     return [pytest.param(os.path.relpath(p, ROBOTS), fl, id=f"{os.path.relpath(p, ROBOTS)}"
                          f"-{'floating' if fl else 'fixed'}")
-            for p in FILES for fl in (False, True)
-            if os.path.relpath(p, ROBOTS) not in KNOWN_REFUSALS]
+            for p in FILES for fl in (False, True)]
 
 
 def _check_dynamics(rel, floating, n_states):
@@ -169,6 +204,9 @@ def _check_dynamics(rel, floating, n_states):
         assert zero == set(fixed), (sorted(zero ^ set(fixed)))
         model = pin.buildReducedModel(model, [model.getJointId(n) for n in fixed],
                                       pin.neutral(model))
+    if report.bounded:
+        # the same bound on Pinocchio's own bodies: as many bodies change
+        assert _bound_pinocchio_inertias(model, MIN_INERTIA) == len(report.bounded)
     damping = {}
     for urdf_name, (ours, coordinate) in report.coordinates.items():
         dampers = mech.joints[ours].axis(coordinate).items("damper") \
