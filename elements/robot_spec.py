@@ -48,8 +48,8 @@ class JointSpec:
     coordinate 0 (m; child axes -> parent axes); ``axis`` is in the child link frame, and
     so is ``anchor``, the point the joint turns about (m; URDF: the link frame's origin,
     MJCF: the joint's ``pos``). ``type`` is one of ``revolute``, ``continuous``,
-    ``prismatic``, ``ball``, ``fixed``, ``floating`` (from the ground only: the child
-    becomes a free body) and ``planar`` (refused for now). Limits (rad or m, N m or N,
+    ``prismatic``, ``ball``, ``fixed``, ``floating`` (from a fixed root the child becomes
+    a free body, elsewhere a free joint) and ``planar``. Limits (rad or m, N m or N,
     rad/s or m/s) and ``friction`` are kept for the report; ``damping`` (N m s/rad or
     N s/m) becomes an axis damper, ``armature`` (kg m^2 or kg) a rotor inertia on the
     axis, ``stiffness`` (N m/rad or N/m) an axis spring at rest at ``spring_rest``;

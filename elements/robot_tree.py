@@ -52,8 +52,8 @@ from bondgraph import ModelError
 from .couplings import JointCoupling
 from .joint_chains import ChainMember, compose_chain
 from .joints import (
-    AxisActuator, AxisDamper, AxisSpring, PlanarJoint, PrismaticJoint, RevoluteJoint,
-    SphericalJoint,
+    AxisActuator, AxisDamper, AxisSpring, FreeJoint, PlanarJoint, PrismaticJoint,
+    RevoluteJoint, SphericalJoint,
 )
 from .mechanism import Mechanism
 from .rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
@@ -67,9 +67,12 @@ __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
 
 MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
                  "prismatic": PrismaticJoint, "ball": SphericalJoint,
-                 "planar": PlanarJoint}
+                 "planar": PlanarJoint, "floating": FreeJoint}
 """Joint types mapped onto a joint, and the joint class each becomes (a ``floating``
-joint from the ground makes its child a free body instead). URDF's ``planar`` joint moves
+joint from a fixed root makes its child a free body instead; inside the tree, or from a
+floating base, it is a :class:`~elements.joints.FreeJoint`: the child's joint point
+relative to the parent's along the parent body's axes, and the child's rotation
+relative to its rest, in parent coordinates). URDF's ``planar`` joint moves
 in the plane normal to its axis; its in-plane directions, which the format leaves open,
 are the joint frame's x axis (projected onto the plane) and the normal times it, as
 Pinocchio takes them (x, y in the parent's joint frame, the angle about the normal)."""
@@ -366,7 +369,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     if massless == "fix":
         order, fixed_massless = _fix_massless(tree, order, mimic, error)
     for j in order:
-        if j.type not in ("fixed", "floating") and j.type not in MOVING_JOINTS:
+        if j.type != "fixed" and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
                         f"revolute, continuous, prismatic, ball, fixed, planar, floating")
         if j.mimic is not None and mimic == "refuse":
@@ -384,11 +387,6 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     groups, group_of = _groups(tree, root, order)
     bounded = _bound_inertias(groups, root, floating_base, min_inertia, src) \
         if min_inertia is not None else {}
-    for j in order:
-        if j.type == "floating" and (floating_base or group_of[j.parent] != root):
-            raise error(f"{src}: joint '{j.name}': a floating joint is supported only from "
-                        f"the fixed root (its child becomes a free body); a floating joint "
-                        f"inside the tree needs multi-coordinate joints, not supported yet")
     moving = [j for j in order if j.type != "fixed"]
     moving_children: dict[str, list[JointSpec]] = {}
     for j in moving:
@@ -455,8 +453,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     limited, frictional, mimics = [], [], []
     for unit in units:
         j, last = unit[0], unit[-1]
-        if j.type == "floating":          # its child is a free body: no joint
-            continue
+        if j.type == "floating" and not floating_base and group_of[j.parent] == root:
+            continue                      # its child is a free body: no joint
         gp, gc = groups[group_of[j.parent]], groups[last.child]
         parent = bodies[gp.rep]
         com_p = np.zeros(3) if parent.is_ground else gp.com
@@ -465,7 +463,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         if len(unit) == 1:
             cls, coords = MOVING_JOINTS[j.type], (None,)
             kw = {"axis": axis if cls.n_free else None}
-            if cls.n_free and not np.linalg.norm(axis) > 0:
+            if cls.needs_axis is False:
+                kw = {}
+            elif cls.n_free and not np.linalg.norm(axis) > 0:
                 raise error(f"{src}: joint '{j.name}': its axis has zero length")
             if cls is PlanarJoint:
                 kw["x_axis"] = _in_plane_x(R, axis)
@@ -498,7 +498,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     _attach(joint, m, c, efforts, stops, friction)
                 elif m.damping > 0 or m.stiffness > 0 or m.armature > 0:
                     report.not_imported.setdefault(
-                        "dynamics of planar joints (damping, stiffness, armature)",
+                        "dynamics of planar and floating joints (damping, stiffness, "
+                        "armature)",
                         []).append(m.name)
         except ModelError as exc:
             raise error(f"{src}: joint '{j.name}': {exc}") from None

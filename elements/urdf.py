@@ -22,8 +22,8 @@ friction when asked (``limits=``, ``friction=``). What is not enforced is listed
 ``<mimic>`` joint is coupled to its leader (:class:`~elements.couplings.JointCoupling`).
 A ``floating`` joint from the root link makes its child a free body; a ``planar`` joint
 is a :class:`~elements.joints.PlanarJoint` (x, y along the joint frame's axes, the angle
-about its axis, as Pinocchio reads it); floating joints inside the tree are refused with
-a message.
+about its axis, as Pinocchio reads it); a floating joint inside the tree (or from a
+floating base) is a :class:`~elements.joints.FreeJoint`.
 """
 
 from __future__ import annotations

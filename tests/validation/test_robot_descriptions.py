@@ -407,6 +407,97 @@ def test_a_floating_base_is_a_free_body():
     assert np.abs(L0).max() > 0.1      # (a motion, not a state at rest)
 
 
+FLOATING_INSIDE = """<robot name="float_tree">
+  <link name="base"><inertial><origin xyz="0 0 0.05"/><mass value="3"/><inertia ixx="0.05"
+    ixy="0" ixz="0" iyy="0.06" iyz="0" izz="0.07"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.1 0.02 -0.2" rpy="0.2 0.1 0"/><mass value="1.5"/>
+    <inertia ixx="0.03" ixy="0.002" ixz="0" iyy="0.025" iyz="0.001" izz="0.02"/></inertial>
+  </link>
+  <link name="drone"><inertial><origin xyz="0.03 -0.02 0.01"/><mass value="0.8"/><inertia
+    ixx="0.01" ixy="0.001" ixz="0.0005" iyy="0.012" iyz="0" izz="0.015"/></inertial></link>
+  <link name="prop"><inertial><origin xyz="0 0.05 0.02"/><mass value="0.2"/><inertia
+    ixx="0.002" ixy="0" ixz="0" iyy="0.0015" iyz="0" izz="0.001"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.3" rpy="0.1 0 0.2"/><axis xyz="0 1 0.3"/>
+    <limit lower="-3" upper="3" effort="5" velocity="3"/></joint>
+  <joint name="flyer" type="floating"><parent link="arm"/><child link="drone"/>
+    <origin xyz="0.2 0.05 -0.4" rpy="0.3 -0.2 0.5"/></joint>
+  <joint name="spin" type="continuous"><parent link="drone"/><child link="prop"/>
+    <origin xyz="0.05 0 0.1" rpy="0 0.3 0"/><axis xyz="1 0 0.2"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_a_floating_joint_inside_the_tree_equals_pinocchio(tmp_path, floating):
+    """A ``floating`` joint between two moving links (and, with a floating base, from a
+    free root's child) is a FreeJoint: at 10 random states the link frames equal
+    Pinocchio's forward kinematics (1e-12) and the revolutes' accelerations and the
+    drone's and prop's angular accelerations equal Pinocchio's ABA (1e-8 relative).
+    Pinocchio's free flyer: q = (t, quaternion) of the child frame in the joint frame,
+    v in the child frame; ours: Q's displacement and the rotation from rest in the
+    parent body's axes: d = R_j t, R_rel = R_j R_q R_j^T, rates R_j R_q v."""
+    from bondgraph.spatial import quat_to_matrix
+    path = tmp_path / "float_tree.urdf"
+    path.write_text(FLOATING_INSIDE)
+    mech = load_urdf(str(path), floating_base=floating)
+    assert mech.joint("flyer").type_name == "free"
+    mm = mech.assemble()
+    model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating \
+        else pin.buildModelFromUrdf(str(path))
+    data = model.createData()
+    ids = {n: model.getJointId(n) for n in ("shoulder", "flyer", "spin")}
+    Rj = model.jointPlacements[ids["flyer"]].rotation
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for _ in range(10):
+        q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        jq = {n: model.joints[i].idx_q for n, i in ids.items()}
+        jv = {n: model.joints[i].idx_v for n, i in ids.items()}
+        t_q = q[jq["flyer"]:jq["flyer"] + 3]
+        x, y, z, w = q[jq["flyer"] + 3:jq["flyer"] + 7]
+        Rq = quat_to_matrix(np.array([w, x, y, z]))
+        v_lin, v_ang = v[jv["flyer"]:jv["flyer"] + 3], v[jv["flyer"] + 3:jv["flyer"] + 6]
+        d, d_rate = Rj @ t_q, Rj @ Rq @ v_lin
+        cs = q[jq["spin"]:jq["spin"] + 2]
+        ours_q = {"shoulder": q[jq["shoulder"]], "spin": np.arctan2(cs[1], cs[0]),
+                  "flyer": {"x": d[0], "y": d[1], "z": d[2], "rotation": Rj @ Rq @ Rj.T}}
+        ours_qd = {"shoulder": v[jv["shoulder"]], "spin": v[jv["spin"]],
+                   "flyer": {"x": d_rate[0], "y": d_rate[1], "z": d_rate[2],
+                             "angular_velocity": Rj @ Rq @ v_ang}}
+        ours_tau = {"shoulder": tau[jv["shoulder"]], "spin": tau[jv["spin"]]}
+        tau_pin = tau.copy()
+        tau_pin[jv["flyer"]:jv["flyer"] + 6] = 0.0
+        if floating:
+            tau_pin[0:6] = 0.0
+        free = None
+        if floating:
+            x, y, z, w = q[3:7]
+            A = quat_to_matrix(np.array([w, x, y, z]))
+            c = np.array([0.0, 0.0, 0.05])
+            free = {"base": {"rotation": A, "position": q[0:3] + A @ c,
+                             "angular_velocity": A @ v[3:6],
+                             "velocity": A @ (v[0:3] + np.cross(v[3:6], c))}}
+        a = pin.aba(model, data, q, v, tau_pin)
+        pin.forwardKinematics(model, data, q, v, a)
+        poses = mm.poses(mm.initial_state(ours_q, ours_qd, free=free))
+        for link in ("arm", "drone", "prop"):
+            fr = mech.frames[link]
+            A, r = poses[fr.body]
+            ref = data.oMi[model.getJointId({"arm": "shoulder", "drone": "flyer",
+                                             "prop": "spin"}[link])]
+            assert np.abs(r + A @ fr.position - ref.translation).max() < 1e-12, link
+            assert np.abs(A @ fr.rotation - ref.rotation).max() < 1e-12, link
+        ours = direct_dynamics(mm, ours_q, ours_qd, ours_tau, free=free, bodies=True)
+        mine = [ours["shoulder"], ours["spin"], *ours["drone.alpha"], *ours["prop.alpha"]]
+        theirs = [a[jv["shoulder"]], a[jv["spin"]],
+                  *pin.getAcceleration(model, data, ids["flyer"], pin.LOCAL).angular,
+                  *pin.getAcceleration(model, data, ids["spin"], pin.LOCAL).angular]
+        worst = max(worst, float(np.abs(np.subtract(mine, theirs)).max() /
+                                 max(1.0, np.abs(theirs).max())))
+    assert worst <= 1e-8, worst
+
+
 MIMIC_ROBOTS = ["panda_description/urdf/panda.urdf", "baxter_description/urdf/baxter.urdf",
                 "pr2_description/urdf/pr2.urdf",
                 "tiago_pro_description/robots/tiago_pro.urdf"]
