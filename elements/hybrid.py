@@ -207,8 +207,13 @@ class _Runner:
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
                          f"impact {side}", 1.0)
                 else:
+                    # only the crossing that changes the contact (into the stop when
+                    # apart, out of it when in contact): right after a switch the
+                    # function starts at zero, and rounding there must not count as
+                    # the crossing just taken (a Zeno chain of switches at one time)
+                    into = -1.0 if p.contact.get(side, False) else 1.0
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
-                         f"cross {side}", 0.0)
+                         f"cross {side}", into)
         return out
 
     # -- switches ------------------------------------------------------------------------
