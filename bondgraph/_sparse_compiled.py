@@ -18,6 +18,7 @@ from . import fastlu
 from . import _sparse_systems as systems
 from ._sparse_systems import StepValues, Workspace, _Condensed
 from .branches import Branch
+from .junction import PowerPlan
 
 __all__ = ["CompiledPath"]
 
@@ -66,14 +67,13 @@ class CompiledPath:
                 kin_rates = fns.kinematic_rates(x, w[self._w2_kin])
             parts = [w[self._w2_X], kin_rates]
             if m.work_idx:
-                parts.append(np.array([w[e] @ w[f] for e, f in self._w2_work]))
+                parts.append(self._w2_powers(w))
             return np.concatenate(parts)
         n2 = self.n2
         if not self._kin_final:
             kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
         if m.work_idx:
-            powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
-            xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
+            xdot = np.concatenate([w[self._rec_X], kin_rates, m.work_powers(w)])
         else:
             xdot = np.concatenate([w[self._rec_X], kin_rates])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
@@ -349,5 +349,6 @@ class CompiledPath:
             self._w2_work = [(np.searchsorted(want, np.asarray(e, dtype=np.int64)),
                               np.searchsorted(want, np.asarray(f, dtype=np.int64)))
                              for e, f in m.work_idx]
+            self._w2_powers = PowerPlan(self._w2_work)
             self._w2 = want                # (last: another thread may be reading)
         return self._w2

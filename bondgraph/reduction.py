@@ -45,7 +45,7 @@ from .causality import CausalGraph
 from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .evaluation import RANK_RTOL, Evaluation, solve_constraints
-from .junction import JunctionLayout
+from .junction import JunctionLayout, PowerPlan
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
 from .stabilization import Baumgarte
@@ -215,6 +215,7 @@ class StateSpaceModel:
         self.work_idx = [(np.array(L.effort_idx(bond_of(w.source).name), dtype=int),
                           np.array(L.flow_idx(bond_of(w.source).name), dtype=int))
                          for w in self.work]
+        self.work_powers = PowerPlan(self.work_idx)
         self._state_dependent_u1 = [n for n, law in self.sources.items() if law.state_dependent]
         self._sparse = None
         self._functions: StateFunctions | None = None
@@ -522,7 +523,7 @@ class StateSpaceModel:
         Dout = R @ Din if o is None else R @ Din + o
         v = np.concatenate([Z, Dout, U1, U2, RE @ Ein])
         bond_values = W @ v
-        powers = np.array([bond_values[e] @ bond_values[f] for e, f in self.work_idx])
+        powers = self.work_powers(bond_values)
         xdot = np.concatenate([Xdot, kin_rates, powers])
         T_X = T_Z @ F
         if o is not None:

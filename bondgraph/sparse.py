@@ -542,7 +542,7 @@ class SparseReduction(CompiledPath):
             branch = Branch.EQ15
         if n2 == 0 or not self._kin_final:
             kin_rates = fns.kinematic_rates(x, w[m._kin_rows])
-        powers = np.array([w[e] @ w[f] for e, f in m.work_idx])
+        powers = m.work_powers(w)
         xdot = np.concatenate([w[self._rec_X], kin_rates, powers])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=U2.copy(),
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
