@@ -271,8 +271,8 @@ def _fast(mm: MechanismModel, method: str) -> FastDynamics | None:
     if fd is False:
         try:
             fd = FastDynamics(mm)
-        except ModelError:
-            fd = None
+        except Exception:  # noqa: BLE001 - whatever it does not take: the bond graph
+            fd = None      # model (the reference, every mechanism) evaluates instead
         mm._fast_dynamics = fd
     return fd
 
