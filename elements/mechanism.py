@@ -227,6 +227,11 @@ class Mechanism:
         switches between such graphs (see :class:`~elements.JointAxis.lock`).
         """
         if not self.bodies:
+            if self.import_report is not None:
+                raise ModelError(f"mechanism '{self.name}' has no bodies: every link of its "
+                                 f"description is fixed to the root link, which is the "
+                                 f"ground (nothing moves); import it with "
+                                 f"floating_base=True to make them one free body")
             raise ModelError(f"mechanism '{self.name}' has no bodies: nothing to simulate; "
                              f"add one with add_body(RigidBody(...))")
         drives = dict(drives or {})

@@ -428,7 +428,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     if floating_base and groups[root].mass <= 0:
         raise error(f"{src}: floating base: the root link '{root}' (with the links fixed "
                     f"to it: {', '.join(groups[root].pose)}) has no mass; a free body "
-                    f"needs mass and inertia")
+                    f"needs mass and inertia (a massless base is a fixed one in "
+                    f"PyBullet's and Gazebo's convention: floating_base=False)")
     for rep in body_reps:
         bodies[rep] = mech.add_body(_body(tree, groups[rep], body_names[rep], strict, error,
                                           report))

@@ -29,6 +29,7 @@ floating base) is a :class:`~elements.joints.FreeJoint`.
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
@@ -170,10 +171,16 @@ def read_urdf_tree(text: str, source: str = "<string>") -> RobotTree:
     URDFError
         For text that is not a URDF: bad XML, a missing or malformed attribute, a
         duplicate name, naming ``source``, the element and the attribute."""
+    # blank lines before the XML declaration (which must come first): Pinocchio's and
+    # pybullet's parsers take them; messages keep the file's line numbers
+    body = text.lstrip()
+    skipped = text[:len(text) - len(body)].count("\n")
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(body)
     except ET.ParseError as exc:
-        raise URDFError(f"{source}: not valid XML: {exc}") from None
+        msg = re.sub(r"line (\d+)", lambda mt: f"line {int(mt.group(1)) + skipped}",
+                     str(exc))
+        raise URDFError(f"{source}: not valid XML: {msg}") from None
     if root.tag != "robot":
         raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
     links: dict[str, LinkSpec] = {}

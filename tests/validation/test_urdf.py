@@ -241,3 +241,32 @@ def test_massless_leader_of_a_follower_with_mass_is_refused():
     with pytest.raises(URDFError, match="joint 'tip' <mimic joint='hand'>: massless='fix' "
                                         "makes 'hand' fixed"):
         loads_urdf(text, massless="fix")
+
+
+def test_blank_lines_before_the_xml_declaration_are_taken():
+    """pybullet's differential/diff_ring.urdf starts with a blank line before
+    ``<?xml ...?>`` (Pinocchio's parser takes it): it loads, and a parse error further on
+    still names the file's own line."""
+    from elements.urdf import URDFError, loads_urdf
+    text = ('\n\n<?xml version="1.0"?>\n<robot name="r"><link name="base"/>\n'
+            '<link name="bob"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" '
+            'ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>\n'
+            '<joint name="hinge" type="continuous"><parent link="base"/><child '
+            'link="bob"/><axis xyz="0 1 0"/></joint></robot>')
+    assert loads_urdf(text).joint("hinge").type_name == "revolute"
+    with pytest.raises(URDFError, match=r"not valid XML: mismatched tag: line 6, column 2"):
+        loads_urdf("\n\n<?xml version='1.0'?>\n<robot name='a'>\n<link name='x'>\n</robot>")
+
+
+def test_a_description_where_nothing_moves_says_why():
+    """Every link fixed to the root on a fixed base: assembling names the cause and the
+    option (a floating base makes them one free body, which assembles)."""
+    from elements.urdf import loads_urdf
+    text = ('<robot name="table"><link name="top"><inertial><mass value="5"/><inertia '
+            'ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial></link>'
+            '<link name="leg"/><joint name="j" type="fixed"><parent link="top"/><child '
+            'link="leg"/></joint></robot>')
+    with pytest.raises(Exception, match=r"every link of its description is fixed to the "
+                                        r"root link.*floating_base=True"):
+        loads_urdf(text).assemble()
+    assert list(loads_urdf(text, floating_base=True).assemble().mechanism.bodies) == ["top"]
