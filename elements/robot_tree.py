@@ -67,12 +67,15 @@ __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
 
 MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
                  "prismatic": PrismaticJoint, "ball": SphericalJoint,
-                 "planar": PlanarJoint, "floating": FreeJoint}
+                 "spherical": SphericalJoint, "planar": PlanarJoint,
+                 "floating": FreeJoint}
 """Joint types mapped onto a joint, and the joint class each becomes (a ``floating``
 joint from a fixed root makes its child a free body instead; inside the tree, or from a
 floating base, it is a :class:`~elements.joints.FreeJoint`: the child's joint point
 relative to the parent's along the parent body's axes, and the child's rotation
-relative to its rest, in parent coordinates). URDF's ``planar`` joint moves
+relative to its rest, in parent coordinates; PyBullet's URDF extension ``spherical``
+and MJCF's ``ball`` are a :class:`~elements.joints.SphericalJoint`, its cone and twist
+limits reported as not imported). URDF's ``planar`` joint moves
 in the plane normal to its axis; its in-plane directions, which the format leaves open,
 are the joint frame's x axis (projected onto the plane) and the normal times it, as
 Pinocchio takes them (x, y in the parent's joint frame, the angle about the normal)."""
@@ -371,7 +374,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     for j in order:
         if j.type != "fixed" and j.type not in MOVING_JOINTS:
             raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
-                        f"revolute, continuous, prismatic, ball, fixed, planar, floating")
+                        f"revolute, continuous, prismatic, fixed, planar, floating, and "
+                        f"PyBullet's spherical")
         if j.mimic is not None and mimic == "refuse":
             raise error(f"{src}: joint '{j.name}': <mimic> (a coupling to joint "
                         f"'{j.mimic[0]}') refused (mimic='refuse'); mimic='couple' couples "
@@ -451,7 +455,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     if unknown:
         raise error(f"{src}: efforts given for {', '.join(unknown)}, not joints of the file "
                     f"with an axis; joints with an axis: {', '.join(driven) or 'none'}")
-    limited, frictional, mimics = [], [], []
+    limited, frictional, mimics, unlimitable = [], [], [], []
     for unit in units:
         j, last = unit[0], unit[-1]
         if j.type == "floating" and not floating_base and group_of[j.parent] == root:
@@ -513,7 +517,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             if len(unit) == 1 and attachable:
                 joint.effort_limit = m.effort_limit
                 joint.limits = (m.lower, m.upper) if m.type != "continuous" else (None, None)
-            if _limited(m) and (stops is None or not attachable):
+            if _limited(m) and not attachable:
+                unlimitable.append(m.name)
+            elif _limited(m) and stops is None:
                 limited.append(m.name)
             if m.friction > 0 and not (friction and attachable):
                 frictional.append(m.name)
@@ -531,6 +537,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     if limited:
         report.not_imported["position limits (not enforced; limits= enforces them)"] = \
             limited
+    if unlimitable:
+        report.not_imported["limits of joints without one coordinate per axis (planar, "
+                            "spherical, floating: not enforced)"] = unlimitable
     if frictional:
         report.not_imported["friction"] = frictional
     if fixed_massless:
