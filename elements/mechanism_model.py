@@ -416,11 +416,17 @@ class MechanismModel:
             return res
         if np.ndim(atol) == 0 and isinstance(atol, (int, float, np.number)) and \
                 np.isfinite(atol) and atol > 0:
-            atol = self.state_atol(float(atol))       # (bad values: simulate says why)
+            given = float(atol)
+            atol = self.state_atol(given)             # (bad values: simulate says why)
             if np.ndim(rtol) == 0 and isinstance(rtol, (int, float, np.number)) and \
                     np.isfinite(rtol) and rtol >= RTOL_FLOOR:
                 k = self.error_norm_scale()
-                rtol, atol = max(float(rtol) * k, RTOL_FLOOR), atol * k
+                # a state whose atol the inertia scaling already made tighter than
+                # atol k keeps it (not both factors: their product put light links'
+                # angular momenta at 2e-15, below the rounding of the constraint
+                # solve near a singular configuration, and a run into one took 22
+                # times the steps to reach it)
+                rtol, atol = max(float(rtol) * k, RTOL_FLOOR), np.minimum(atol, given * k)
         if not projection:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict, **kwargs)
