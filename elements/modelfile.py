@@ -80,6 +80,9 @@ A robot description can stand in for (or beside) the bodies and joints::
                                          #   relative to this file's folder
     floating_base = false                # URDF only
     mimic = "couple"                     # URDF only: couple | independent | refuse
+    massless = "refuse"                  # URDF only: refuse | fix (joints moving no mass)
+    min_inertia = 1e-6                   # URDF only, optional: a bound on principal
+                                         #   moments, kg m^2 (as MuJoCo's boundinertia)
     strict = false                       # refuse inertias breaking the triangle inequality
     efforts = { shoulder_pan_joint = 2.0 }   # joint = number or signal table (N m, N)
 
@@ -500,7 +503,8 @@ ROBOT_FORMATS = {".urdf": "urdf", ".xml": None, ".mjcf": "mjcf"}
 def _robot(c: TableReader, r: dict, path: str, gravity: Any) -> Mechanism:
     """The mechanism of the ``[robot]`` table: a URDF or MJCF file (relative to the
     model file's folder), imported with the options the table gives."""
-    c.only(r, "robot", {"file", "format", "floating_base", "mimic", "strict", "efforts"})
+    c.only(r, "robot", {"file", "format", "floating_base", "mimic", "massless",
+                        "min_inertia", "strict", "efforts"})
     rel = c.string(r, "robot", "file")
     base = os.path.dirname(path) if path not in ("<string>", "") else ""
     file = os.path.join(base, rel) if not os.path.isabs(rel) else rel
@@ -529,11 +533,16 @@ def _robot(c: TableReader, r: dict, path: str, gravity: Any) -> Mechanism:
         kw["floating_base"] = bool(r.get("floating_base", False))
         kw["mimic"] = c.string(r, "robot", "mimic", required=False, default="couple",
                                choices=("couple", "independent", "refuse"))
+        kw["massless"] = c.string(r, "robot", "massless", required=False, default="refuse",
+                                  choices=("refuse", "fix"))
+        kw["min_inertia"] = c.number(r, "robot", "min_inertia", required=False,
+                                     positive=True)
     else:
-        for key in ("floating_base", "mimic"):
+        for key in ("floating_base", "mimic", "massless", "min_inertia"):
             if key in r:
                 c.fail("robot", key, "a URDF option; an MJCF file says which bodies float "
-                                     "(free joints) and has no mimic joints")
+                                     "(free joints), has no mimic joints and bounds "
+                                     "inertias itself (<compiler boundinertia>)")
     try:
         return (load_urdf if fmt == "urdf" else load_mjcf)(file, **kw)
     except ModelError as exc:

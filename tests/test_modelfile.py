@@ -461,3 +461,34 @@ def test_limits_and_friction_from_a_file_equal_the_api():
         with pytest.raises(ModelFileError, match=words) as err:
             loads_model(text.replace(old, new), "sleeve.toml")
         assert "sleeve.toml" in str(err.value) and "C1" in str(err.value)
+
+
+def test_robot_import_options_massless_and_min_inertia_in_a_model_file(tmp_path):
+    """The refusals of a URDF name ``massless`` and ``min_inertia``; a model file's
+    ``[robot]`` table takes both (URDF only), and a wrong value is named."""
+    from elements.modelfile import ModelFileError, load_model
+    (tmp_path / "p.urdf").write_text(
+        '<robot name="p"><link name="base"/><link name="bob"><inertial><origin '
+        'xyz="0 0 -1"/><mass value="1"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" '
+        'izz="0"/></inertial></link><link name="tip"/><joint name="hinge" '
+        'type="continuous"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>'
+        '</joint><joint name="spin" type="continuous"><parent link="bob"/><child '
+        'link="tip"/><axis xyz="0 0 1"/></joint></robot>')
+    base = '[robot]\nfile = "p.urdf"\n{extra}[solver]\nt_end = 0.1\n'
+
+    def load(extra):
+        (tmp_path / "p.toml").write_text(base.format(extra=extra))
+        return load_model(str(tmp_path / "p.toml"))
+    with pytest.raises(ModelFileError, match=r"\[robot\] 'file'.*massless='fix'"):
+        load("")                                  # (spin moves the massless tip)
+    with pytest.raises(ModelFileError, match=r"\[robot\] 'file'.*min_inertia="):
+        load('massless = "fix"\n')               # (bob is a point mass)
+    spec = load('massless = "fix"\nmin_inertia = 1e-4\n')
+    report = spec.mechanism.import_report
+    # (the tip, fixed by massless="fix", is merged into bob's body: the group is bounded)
+    assert list(report.bounded) == ["bob, tip"]
+    assert report.bounded["bob, tip"][1] == [1e-4] * 3
+    with pytest.raises(ModelFileError, match=r"\[robot\] 'min_inertia': must be positive"):
+        load('min_inertia = -1.0\n')
+    with pytest.raises(ModelFileError, match=r"\[robot\] 'massless': unknown value 'yes'"):
+        load('massless = "yes"\n')
