@@ -140,9 +140,10 @@ class _Inputs:
 def _driven(mm: MechanismModel, kind: str):
     """The mechanism assembled with Se (kind 'effort') or Sf (kind 'flow') drives on every
     joint that has an axis (for 'flow', but the followers of couplings: their rates are
-    set by their leaders'); cached on the model."""
-    key = f"_driven_{kind}"
-    if not hasattr(mm, key):
+    set by their leaders'), with ``mm``'s parameter values (those it keeps: the
+    actuators the drives replace are gone); kept in ``mm.derived``."""
+    key = f"driven_{kind}"
+    if key not in mm.derived:
         followers = {c.follower.name for c in mm.mechanism.couplings.values()}
         names = [ax.port for j in mm.mechanism.joints.values() for ax in j.axes
                  if not (kind == "flow" and j.name in followers)]
@@ -151,9 +152,8 @@ def _driven(mm: MechanismModel, kind: str):
         drives = {n: cls(f"{n}.drive", TimeFunction(lambda t, n=n: inputs.value[n],
                                                     lambda t, n=n: inputs.rate[n]))
                   for n in names}
-        setattr(mm, key, (MechanismModel(mm.mechanism, strict=mm.strict, drives=drives),
-                          inputs))
-    return getattr(mm, key)
+        mm.derived[key] = (mm.with_drives(drives), inputs)
+    return mm.derived[key]
 
 
 def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str, float],
@@ -163,7 +163,8 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
                     bodies: bool = False,
                     method: Literal["auto", "bond_graph"] = "auto") -> dict[str, Any]:
     """Joint accelerations (rad/s^2 or m/s^2) for coordinates, rates and actuator efforts
-    (N m or N; joints not named get 0), from the bond graph model.
+    (N m or N; joints not named get 0), from the bond graph model (or, with ``method``
+    "auto" where it applies, the same equations by a compiled joint-space recursion).
 
     The mechanism's own actuators are replaced by ``tau``; springs, dampers, loads and
     gravity act as modelled. ``t`` (s) is the time at which time-dependent sources (loads'
@@ -267,14 +268,13 @@ def _fast(mm: MechanismModel, method: str) -> FastDynamics | None:
         raise ModelError(f"method {method!r}; valid: {', '.join(map(repr, METHODS))}")
     if method != "auto" or mm.drives or mm.locks:
         return None
-    fd = mm.__dict__.get("_fast_dynamics", False)
-    if fd is False:
+    if "fast" not in mm.derived:
         try:
             fd = FastDynamics(mm)
         except Exception:  # noqa: BLE001 - whatever it does not take: the bond graph
             fd = None      # model (the reference, every mechanism) evaluates instead
-        mm._fast_dynamics = fd
-    return fd
+        mm.derived["fast"] = fd
+    return mm.derived["fast"]
 
 
 def _fill(fd: FastDynamics, values: Any, out: np.ndarray, column: int) -> bool:
@@ -409,7 +409,7 @@ def prescribed_motion(mm: MechanismModel, motion: Mapping[str, Any],
                              f"leader's")
     fns = {n: _motion(spec, n) for n, spec in motion.items()}
     drives = {n: Sf(f"{n}.drive", TimeFunction(f[1], f[2])) for n, f in fns.items()}
-    model = MechanismModel(mm.mechanism, strict=mm.strict, drives=drives)
+    model = mm.with_drives(drives)
     t0 = float(t_span[0])
     q = dict(q0 or {})
     qd = dict(qd0 or {})

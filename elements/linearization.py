@@ -94,9 +94,7 @@ class _Space:
         self.port_inputs = [n for n in inputs if n in ports]
         drives = {p: Se(f"{p}.drive", 0.0) for p in self.port_inputs}
         if drives:
-            dm = MechanismModel(mech, strict=mm.strict, drives=drives)
-            same = {k: mm.parameters[k] for k in dm.parameters if k in mm.parameters}
-            dm.model = dm.model.with_parameters(same)
+            dm = mm.with_drives(drives)
         else:
             dm = mm
         self.dm = dm

@@ -59,6 +59,10 @@ class MechanismModel:
         self.blocks: dict[str, list[Block]] = {
             j.name: j.constraint_blocks() for j in mechanism.joints.values()}
         self.state_names = self.model.state_names
+        # what analyses derive from this model and keep for the next call (the driven
+        # models of direct and inverse dynamics, FastDynamics): made for these
+        # parameter values, so with_parameters starts its model with none
+        self.derived: dict[str, Any] = {}
         self._block_of: dict[str, Block] = {}
         self._source_of: dict[str, str] = {}
         at = {s.junction: s.name for s in self.causal.constraint_sources}
@@ -100,7 +104,19 @@ class MechanismModel:
                                  f"inertia: {exc}") from None
         new = copy.copy(self)
         new.model = self.model.with_parameters(params)
+        new.derived = {}            # (made for the old values: not to be reused)
         return new
+
+    def with_drives(self, drives: Mapping[str, Any]) -> "MechanismModel":
+        """This mechanism's model with drives on joint ports (see :class:`MechanismModel`:
+        port name -> an Se or Sf named ``<port>.drive``, replacing the actuators there)
+        and this model's parameter values (those the driven model keeps: the replaced
+        actuators' are gone). Direct and inverse dynamics, prescribed motion and
+        linearisation build theirs here, so that they follow :meth:`with_parameters`."""
+        driven = MechanismModel(self.mechanism, strict=self.strict, drives=drives)
+        own = driven.parameters
+        same = {k: v for k, v in self.parameters.items() if k in own}
+        return driven.with_parameters(same) if same else driven
 
     def mass(self, body: str) -> float:
         """The mass of ``body`` (kg) in this model."""

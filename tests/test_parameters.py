@@ -125,6 +125,36 @@ def test_mechanism_values_equal_a_mechanism_built_with_them():
     assert base.mass("m2") == 1.0                              # unchanged
 
 
+@pytest.mark.parametrize("method", ["auto", "bond_graph"])
+def test_dynamics_functions_follow_the_models_values(method):
+    """direct_dynamics, inverse_dynamics and prescribed_motion of a model made by
+    with_parameters use its values (before, the bond graph path rebuilt the driven model
+    from the mechanism's own values, and a model derived from one that had been used
+    kept its parent's): the compound pendulum's closed form with the new mass, length-
+    independent gravity and a new damper-free value, called on the parent first."""
+    from elements import direct_dynamics, inverse_dynamics, prescribed_motion
+    m, l, g = 2.0, 1.5, 9.81
+    parent = em.compound_pendulum(m, l, g).assemble()
+    q, qd = {"J1": 0.7}, {"J1": 0.3}
+    direct_dynamics(parent, q, qd, {"J1": 0.0}, method=method)     # (caches the parent's)
+    inverse_dynamics(parent, q, qd, {"J1": 0.0}, method=method)
+    child = parent.with_parameters({"gravity.y": -3.0, "rod.mass": 4.0})   # (-y: down)
+    inertia = child.inertia("rod")[0, 0] + 4.0 * (l / 2) ** 2    # (about the pivot)
+    want = (1.0 - 0.5 * 4.0 * 3.0 * l * np.sin(0.7)) / inertia
+    got = direct_dynamics(child, q, qd, {"J1": 1.0}, method=method)["J1"]
+    assert got == pytest.approx(want, rel=1e-10)
+    assert inverse_dynamics(child, q, qd, {"J1": want}, method=method)["J1"] == \
+        pytest.approx(1.0, rel=1e-10)
+    # the parent keeps its own values
+    assert direct_dynamics(parent, q, qd, {"J1": 1.0}, method=method)["J1"] != \
+        pytest.approx(want, rel=1e-3)
+    if method == "auto":               # (prescribed motion has one way of evaluating)
+        hold = prescribed_motion(child, {"J1": (lambda t: np.pi / 2, lambda t: 0.0,
+                                                lambda t: 0.0)}, (0.0, 0.1),
+                                 t_eval=[0.0, 0.1])
+        assert hold.efforts["J1"][-1] == pytest.approx(0.5 * 4.0 * 3.0 * l, rel=1e-8)
+
+
 def test_an_invalid_inertia_from_parameters_is_named():
     mm = em.three_body_prismatic().assemble()
     with pytest.raises(ModelError, match="body 'm2': its inertia parameters give an "

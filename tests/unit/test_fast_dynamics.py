@@ -242,7 +242,7 @@ class TestDictFunctionsMethods:
                 1.0, max(abs(v) for v in slow.values()))
             back = inverse_dynamics(chain, q, qd, fast)
             assert max(abs(back[n] - tau[n]) for n in names) <= 1e-9
-        assert isinstance(chain.__dict__.get("_fast_dynamics"), FastDynamics)
+        assert isinstance(chain.derived.get("fast"), FastDynamics)
 
     def test_a_mechanism_fast_dynamics_refuses_takes_the_bond_graph(self):
         """A load on a body: FastDynamics refuses it, "auto" falls back, and the load
@@ -254,7 +254,7 @@ class TestDictFunctionsMethods:
         mm = mech.assemble()
         q = {"J1": 0.3, "J2": -0.2, "J3": 0.1}
         auto = direct_dynamics(mm, q, {}, {})
-        assert mm.__dict__.get("_fast_dynamics") is None
+        assert mm.derived.get("fast", False) is None
         assert auto == direct_dynamics(mm, q, {}, {}, method="bond_graph")
         bare = direct_dynamics(models.chain(3)[0].assemble(), q, {}, {})
         assert abs(auto["J1"] - bare["J1"]) > 1e-3
