@@ -88,3 +88,17 @@ def gripper_urdf(mimic: str = "", extra: str = "") -> str:
     {mimic}</joint>
   {extra}
 </robot>"""
+
+
+def urdf_inertial(m, com, diag) -> str:
+    """A URDF ``<inertial>``: mass m (kg) at ``com`` ("x y z", m), inertia with the
+    diagonal ``diag`` and ixy = 0.001 (kg m^2)."""
+    return (f'<inertial><origin xyz="{com}"/><mass value="{m}"/><inertia ixx="{diag[0]}" '
+            f'ixy="0.001" ixz="0" iyy="{diag[1]}" iyz="0" izz="{diag[2]}"/></inertial>')
+
+
+def urdf_joint(name, parent, child, xyz, axis, kind="revolute", rpy="0 0 0") -> str:
+    """A URDF ``<joint>`` (limits -1 .. 1) of ``kind`` from ``parent`` to ``child``."""
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child '
+            f'link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            f'<limit lower="-1" upper="1" effort="10" velocity="5"/></joint>')

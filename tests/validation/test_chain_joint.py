@@ -22,6 +22,7 @@ from bondgraph.spatial import skew
 from elements import (
     ChainAxis, ChainJoint, Inertia, Mechanism, RevoluteJoint, RigidBody, RobotImportWarning,
 )
+from mechanisms import urdf_inertial, urdf_joint        # (tests/helpers)
 
 TOL = 1e-8
 
@@ -112,27 +113,16 @@ def test_a_wrong_member_offset_is_caught():
     assert worst > 100 * TOL, worst
 
 
-def _inertial(m, com, diag):
-    return (f'<inertial><origin xyz="{com}"/><mass value="{m}"/><inertia ixx="{diag[0]}" '
-            f'ixy="0.001" ixz="0" iyy="{diag[1]}" iyz="0" izz="{diag[2]}"/></inertial>')
-
-
-def _joint(name, parent, child, xyz, axis, kind="revolute", rpy="0 0 0"):
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child '
-            f'link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
-            f'<limit lower="-1" upper="1" effort="10" velocity="5"/></joint>')
-
-
 URDF_CHAINS = f"""<robot name="skew_chains">
-  <link name="base">{_inertial(3.0, "0 0 0.1", (0.05, 0.06, 0.07))}</link>
+  <link name="base">{urdf_inertial(3.0, "0 0 0.1", (0.05, 0.06, 0.07))}</link>
   <link name="v1"/><link name="v2"/><link name="v3"/>
-  <link name="A">{_inertial(2.0, "0.05 0.02 -0.3", (0.03, 0.025, 0.02))}</link>
-  <link name="B">{_inertial(1.5, "0 0.1 -0.2", (0.02, 0.015, 0.018))}</link>
-  {_joint("w1", "base", "v1", "0 0 0.5", "0 0 1")}
-  {_joint("w2", "v1", "A", "0.04 0.03 0.1", "1 0 0.3", rpy="0.3 0 0.2")}
-  {_joint("r1", "A", "v2", "0.1 0 -0.6", "0 1 0")}
-  {_joint("r2", "v2", "v3", "0.02 0 -0.05", "1 0.2 0", kind="prismatic")}
-  {_joint("r3", "v3", "B", "0 0.04 0.03", "0.1 0 1", rpy="0 0.4 0")}
+  <link name="A">{urdf_inertial(2.0, "0.05 0.02 -0.3", (0.03, 0.025, 0.02))}</link>
+  <link name="B">{urdf_inertial(1.5, "0 0.1 -0.2", (0.02, 0.015, 0.018))}</link>
+  {urdf_joint("w1", "base", "v1", "0 0 0.5", "0 0 1")}
+  {urdf_joint("w2", "v1", "A", "0.04 0.03 0.1", "1 0 0.3", rpy="0.3 0 0.2")}
+  {urdf_joint("r1", "A", "v2", "0.1 0 -0.6", "0 1 0")}
+  {urdf_joint("r2", "v2", "v3", "0.02 0 -0.05", "1 0.2 0", kind="prismatic")}
+  {urdf_joint("r3", "v3", "B", "0 0.04 0.03", "0.1 0 1", rpy="0 0.4 0")}
 </robot>"""
 
 

@@ -25,6 +25,7 @@ import pytest
 from elements import direct_dynamics
 from elements.urdf import URDFError, load_urdf, loads_urdf
 
+from mechanisms import urdf_inertial, urdf_joint        # (tests/helpers)
 from pinocchio_reference import compare, moving_joints, random_angle      # (tests/helpers)
 
 pin = pytest.importorskip("pinocchio", reason="the test extra's 'pin' (Pinocchio) is not "
@@ -553,34 +554,23 @@ def test_mimic_joints_are_couplings(rel):
                 ratio * ours[report.joints[leader]], rel=1e-9, abs=1e-9)
 
 
-def _inertial(m, com, diag):
-    return (f'<inertial><origin xyz="{com}"/><mass value="{m}"/><inertia ixx="{diag[0]}" '
-            f'ixy="0.001" ixz="0" iyy="{diag[1]}" iyz="0" izz="{diag[2]}"/></inertial>')
-
-
-def _revolute(name, parent, child, xyz, axis, kind="revolute", rpy="0 0 0"):
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child '
-            f'link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
-            f'<limit lower="-1" upper="1" effort="10" velocity="5"/></joint>')
-
-
 CHAINS = f"""<robot name="chains">
-  <link name="base">{_inertial(3.0, "0 0 0.1", (0.04, 0.05, 0.06))}</link>
+  <link name="base">{urdf_inertial(3.0, "0 0 0.1", (0.04, 0.05, 0.06))}</link>
   <link name="v1"><inertial><origin xyz="0 0 0.07"/><mass value="0.3"/>
     <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
-  <link name="A">{_inertial(2.0, "0.05 0.02 -0.3", (0.03, 0.02, 0.01))}</link>
+  <link name="A">{urdf_inertial(2.0, "0.05 0.02 -0.3", (0.03, 0.02, 0.01))}</link>
   <link name="v2"/><link name="v3"/>
-  <link name="B">{_inertial(1.5, "0 0.1 -0.2", (0.02, 0.01, 0.015))}</link>
+  <link name="B">{urdf_inertial(1.5, "0 0.1 -0.2", (0.02, 0.01, 0.015))}</link>
   <link name="v4"/><link name="v5"/>
-  <link name="C">{_inertial(0.8, "0.1 0 0", (0.004, 0.006, 0.005))}</link>
-  {_revolute("u1", "base", "v1", "0 0 0.5", "0 0 1")}
-  {_revolute("u2", "v1", "A", "0 0 0.1", "1 0 1", rpy="0.3 0 0")}
-  {_revolute("g1", "A", "v2", "0.1 0 -0.6", "0 0 1")}
-  {_revolute("g2", "v2", "v3", "0 0 0", "1 0 0")}
-  {_revolute("g3", "v3", "B", "0 0 0", "0 0.96 0.28")}
-  {_revolute("p1", "B", "v4", "0 0.2 -0.4", "1 0 0", kind="prismatic")}
-  {_revolute("p2", "v4", "v5", "0 0 0", "0 -1 0", kind="prismatic")}
-  {_revolute("p3", "v5", "C", "0 0 0", "0 0 1")}
+  <link name="C">{urdf_inertial(0.8, "0.1 0 0", (0.004, 0.006, 0.005))}</link>
+  {urdf_joint("u1", "base", "v1", "0 0 0.5", "0 0 1")}
+  {urdf_joint("u2", "v1", "A", "0 0 0.1", "1 0 1", rpy="0.3 0 0")}
+  {urdf_joint("g1", "A", "v2", "0.1 0 -0.6", "0 0 1")}
+  {urdf_joint("g2", "v2", "v3", "0 0 0", "1 0 0")}
+  {urdf_joint("g3", "v3", "B", "0 0 0", "0 0.96 0.28")}
+  {urdf_joint("p1", "B", "v4", "0 0.2 -0.4", "1 0 0", kind="prismatic")}
+  {urdf_joint("p2", "v4", "v5", "0 0 0", "0 -1 0", kind="prismatic")}
+  {urdf_joint("p3", "v5", "C", "0 0 0", "0 0 1")}
 </robot>"""
 
 
@@ -667,12 +657,12 @@ def test_chains_that_form_no_joint_are_refused_naming_them():
     with pytest.raises(URDFError, match=r"link\(s\) v1: a point mass \(0.3 kg, no "
                        r"rotational inertia\) between the moving joints u1 and u2"):
         loads_urdf(off)
-    slides = CHAINS.replace(_revolute("p3", "v5", "C", "0 0 0", "0 0 1"),
-                            _revolute("p3", "v5", "C", "0 0 0", "0 0 1", kind="fixed"))
+    slides = CHAINS.replace(urdf_joint("p3", "v5", "C", "0 0 0", "0 0 1"),
+                            urdf_joint("p3", "v5", "C", "0 0 0", "0 0 1", kind="fixed"))
     assert loads_urdf(slides).joint("p1").type_name == "chain"
-    parallel = slides.replace(_revolute("p2", "v4", "v5", "0 0 0", "0 -1 0",
+    parallel = slides.replace(urdf_joint("p2", "v4", "v5", "0 0 0", "0 -1 0",
                                         kind="prismatic"),
-                              _revolute("p2", "v4", "v5", "0 0 0", "1 0 0",
+                              urdf_joint("p2", "v4", "v5", "0 0 0", "1 0 0",
                                         kind="prismatic"))
     with pytest.raises(URDFError, match=r"the joints p1 \(prismatic\), p2 \(prismatic\) "
                        r"in sequence through massless links: their motions are dependent"):
