@@ -211,7 +211,7 @@ def _lump(unit, groups, group_of, report, body_names, src, error) -> None:
         g.mass = 0.0
 
 
-def _bound_inertias(groups, root: str, floating_base: bool, bound: float, src: str
+def _bound_inertias(groups, root: str, floating_base: bool, bound: float
                     ) -> dict[str, tuple[list[float], list[float]]]:
     """Raise every moving link group's principal moments below ``bound`` to it (kg m^2;
     its principal axes kept); returns each changed group's links (joined by ", ") ->
@@ -224,8 +224,8 @@ def _bound_inertias(groups, root: str, floating_base: bool, bound: float, src: s
         if eig.min() >= bound:
             continue
         new = np.maximum(eig, bound)
-        g.inertia = (V * new) @ V.T
-        g.inertia = 0.5 * (g.inertia + g.inertia.T)
+        J = (V * new) @ V.T
+        g.inertia = 0.5 * (J + J.T)
         out[", ".join(g.pose)] = (eig.tolist(), new.tolist())
     return out
 
@@ -389,7 +389,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                         f"revolute, continuous or prismatic joint of the file, and be on one "
                         f"(mimic='independent' ignores the coupling)")
     groups, group_of = _groups(tree, root, order)
-    bounded = _bound_inertias(groups, root, floating_base, min_inertia, src) \
+    bounded = _bound_inertias(groups, root, floating_base, min_inertia) \
         if min_inertia is not None else {}
     moving = [j for j in order if j.type != "fixed"]
     moving_children: dict[str, list[JointSpec]] = {}
