@@ -323,7 +323,7 @@ def ratios(rec):
 
 
 def plot(rec, path):
-    from elements._plot import pyplot
+    from bondgraph._plot import pyplot
     plt = pyplot("the work-precision plots")
     fig, ax = plt.subplots(figsize=(7, 5))
     style = {"ours RK45": ("C0", "o-"), "ours DOP853": ("C0", "s-"),

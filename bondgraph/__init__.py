@@ -25,7 +25,8 @@ Bond graph files
     GraphOutput, GraphFileError, run_graph_file, parse_expression, expression_text
 Errors
     BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
-    AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning
+    AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning,
+    MissingExtraError (an optional package is missing; names the extra)
 Canonical models
     bondgraph.models
 """
@@ -52,6 +53,7 @@ from .errors import (
     DifferentialCausalityError,
     IntegrationError,
     IntegrationWarning,
+    MissingExtraError,
     ModelError,
     NameNotFoundError,
     PortError,
@@ -111,7 +113,7 @@ __all__ = [
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
     "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
-    "IntegrationError", "IntegrationWarning", "models",
+    "IntegrationError", "IntegrationWarning", "MissingExtraError", "models",
     "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
     "EnergyLaw", "VectorLaw", "TimeLaw",
     "save_graph", "load_graph", "load_graph_file", "graph_differences", "GraphFile",

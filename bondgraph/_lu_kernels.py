@@ -7,7 +7,7 @@ Imported by :mod:`bondgraph.fastlu` when a model first needs them, so that impor
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 
 @njit(cache=True)

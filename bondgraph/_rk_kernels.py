@@ -25,7 +25,7 @@ E3, E5 (DOP853's), K (stages in rows, the last row f(t + h, y_new)).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from ._jit import njit, types
 
 from ._sparse_kernels import _first, _second
 

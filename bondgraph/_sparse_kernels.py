@@ -12,7 +12,7 @@ the terms in the order of numpy's ``bincount``, so both paths sum in the same or
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from ._lu_kernels import _factor_into, _solve_kernel
 

@@ -14,6 +14,9 @@ bare numpy or networkx error.
 - :class:`SingularConstraintError`: the constraint matrix (H4 or T_LE) loses rank.
 - :class:`IntegrationError`: the solver failed (raised only on request).
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
+- :class:`MissingExtraError`: a feature needs an optional package that is not installed
+  (also an ``ImportError``); its message names the extra that installs it.
+- :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
 """
@@ -31,6 +34,8 @@ __all__ = [
     "SingularConstraintError",
     "IntegrationError",
     "IntegrationWarning",
+    "MissingExtraError",
+    "require_extra",
     "caused_by_interrupt",
     "did_you_mean",
 ]
@@ -104,6 +109,54 @@ class IntegrationError(BondGraphError):
 
 class IntegrationWarning(UserWarning):
     """Emitted when the solver fails: the partial result up to the failure is returned."""
+
+
+class MissingExtraError(BondGraphError, ImportError):
+    """Fires when a feature needs an optional package that is not installed. The message
+    is one line that names the feature, the package and the extra of vector-bondgraph
+    that installs it (``pip install "vector-bondgraph[plot]"``). The command line exits
+    with 2 (a setup to change, not a bug)."""
+
+    def __init__(self, feature: str, package: str, extra: str | None, hint: str = ""):
+        self.feature, self.package, self.extra = feature, package, extra
+        how = (f'pip install "vector-bondgraph[{extra}]" (or pip install {package})'
+               if extra else f"pip install {package}")
+        super().__init__(f"{feature} needs {package}, which is not installed: {how}"
+                         + (f"; {hint}" if hint else ""))
+
+
+def require_extra(module: str, feature: str, extra: str | None, *,
+                  package: str | None = None, hint: str = ""):
+    """Import the optional ``module`` for ``feature`` and return it.
+
+    Parameters
+    ----------
+    module
+        The dotted module to import (``"matplotlib.pyplot"``, ``"distributed"``).
+    feature
+        What needs it, as the user called it (``"result.plot()"``, ``"a Dask sweep"``).
+    extra
+        The extra of vector-bondgraph that installs it (``"plot"``), or None.
+    package
+        The distribution's name on PyPI when it differs from the module's top level.
+    hint
+        What else the user can do (``"or use --executor inprocess"``).
+
+    Raises
+    ------
+    MissingExtraError
+        When the module (or a package it needs) is not installed.
+    """
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        missing = getattr(exc, "name", None) or top
+        if missing.split(".")[0] != top and not missing.startswith(top):
+            # the module is there but one of its own dependencies is missing
+            package = missing.split(".")[0]
+        raise MissingExtraError(feature, package or top, extra, hint) from None
 
 
 def caused_by_interrupt(exc: BaseException | None) -> bool:

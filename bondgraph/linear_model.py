@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ._files import atomic_path, write_text
-from .errors import BondGraphError, ModelError, did_you_mean
+from ._plot import pyplot
+from .errors import ModelError, did_you_mean, require_extra
 
 __all__ = ["LinearModel", "Modes", "FORMATS"]
 
@@ -297,11 +298,7 @@ class LinearModel:
             When python-control is not installed (the optional ``control`` extra:
             ``pip install 'vector-bondgraph[control]'`` or ``pip install control``).
         """
-        try:
-            import control
-        except ImportError:
-            raise ImportError("LinearModel.to_control needs python-control: pip install "
-                              "control (or the 'control' extra of vector-bondgraph)") from None
+        control = require_extra("control", "LinearModel.to_control()", "control")
         labels = {}
         for kind, names in (("states", self.state_names), ("inputs", self.input_names),
                             ("outputs", self.output_names)):
@@ -416,7 +413,7 @@ class LinearModel:
             hi = np.log10(wn.max()) + 2 if wn.size else 2.0
             omega = np.logspace(lo, hi, 400)
         omega = np.asarray(omega, dtype=float)
-        plt = _pyplot("LinearModel.bode_plot")
+        plt = pyplot("LinearModel.bode_plot")
         fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(7, 6))
         for i, o in pairs:
             H = self.transfer(i, o, 1j * omega)
@@ -445,7 +442,7 @@ class LinearModel:
                 (20 * np.pi / wn.min() if wn.size else 1.0)
             t = np.linspace(0.0, min(end, 1e6), 500)
         t = np.asarray(t, dtype=float)
-        plt = _pyplot("LinearModel.step_plot")
+        plt = pyplot("LinearModel.step_plot")
         fig, ax = plt.subplots(figsize=(7, 4))
         for i, o in pairs:
             x = self.response(t, {i: 1.0})
@@ -462,17 +459,6 @@ def _csv(name: str) -> str:
     """A name as a CSV field (quoted when it holds a comma or a quote)."""
     return f'"{name.replace(chr(34), chr(34) * 2)}"' if ("," in name or '"' in name) \
         else name
-
-
-def _pyplot(what: str) -> Any:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise BondGraphError(f"{what} needs matplotlib: pip install matplotlib (or the "
-                             f"'plot' extra)") from None
-    return plt
 
 
 def _save(plt, fig, path) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .branches import Branch
-from .errors import NameNotFoundError, did_you_mean
+from .errors import NameNotFoundError, did_you_mean, require_extra
 
 __all__ = ["SimulationResult", "Status", "join_results"]
 
@@ -237,12 +237,7 @@ class SimulationResult:
     def to_dataframe(self):
         """The states over time as a pandas DataFrame indexed by time (one column per
         state component); requires the optional pandas."""
-        try:
-            import pandas as pd
-        except ImportError:
-            from .errors import BondGraphError
-            raise BondGraphError("to_dataframe needs pandas: pip install pandas (or the "
-                                 "'dataframe' extra)") from None
+        pd = require_extra("pandas", "to_dataframe()", "dataframe")
         cols = {}
         for name, sl in self._state_slices.items():
             block = self.x[sl]

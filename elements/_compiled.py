@@ -13,7 +13,7 @@ exact); ``tests/unit/test_moduli.py`` compares the two.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from bondgraph._jit import njit, types
 
 from bondgraph import spatial
 

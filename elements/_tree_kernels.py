@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 try:
-    from numba import njit
+    from bondgraph._jit import njit
 except ImportError:                         # pragma: no cover - numba is a dependency
     def njit(*args, **kwargs):
         if args and callable(args[0]):

@@ -335,7 +335,7 @@ class EnergyReport:
 
     def plot(self, path: str) -> str:
         """A figure of KE, PE, their sum (and the work balance) and the momenta."""
-        from ._plot import pyplot
+        from bondgraph._plot import pyplot
         plt = pyplot("the energy report's figure")
         fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
         ax = axes[0]

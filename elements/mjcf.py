@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError
+from bondgraph.errors import require_extra
 from bondgraph.spatial import quat_to_matrix
 
 from .file_tables import read_text
@@ -65,13 +66,7 @@ class MJCFError(ModelError):
 
 
 def _mujoco():
-    try:
-        import mujoco
-    except ImportError:
-        raise MJCFError("reading MJCF needs the mujoco package (MuJoCo's compiler): "
-                        "pip install \"vector-bondgraph[mjcf]\" (or pip install mujoco)"
-                        ) from None
-    return mujoco
+    return require_extra("mujoco", "reading MJCF (MuJoCo's compiler)", "mjcf")
 
 
 _TYPES = {0: "floating", 1: "ball", 2: "prismatic", 3: "continuous"}

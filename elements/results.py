@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph._files import atomic_path, output_name, write_text
-from bondgraph.errors import ModelError, NameNotFoundError
+from bondgraph.errors import ModelError, NameNotFoundError, require_extra
 
 from bondgraph import Category, SimulationResult
 from bondgraph.spatial import quat_to_matrix
@@ -512,12 +512,7 @@ class MechanismResult:
         """Every exported column (bodies, joints, energy) as one pandas DataFrame indexed
         by time (requires the optional pandas: ``pip install vector-bondgraph[dataframe]``).
         """
-        try:
-            import pandas as pd
-        except ImportError:
-            from bondgraph.errors import BondGraphError
-            raise BondGraphError("to_dataframe needs pandas: pip install pandas (or the "
-                                 "'dataframe' extra)") from None
+        pd = require_extra("pandas", "to_dataframe()", "dataframe")
         bodies, joints, energy = self.columns()
         cols = {**bodies, **joints, **energy}
         t = cols.pop("t")

@@ -23,7 +23,7 @@ from bondgraph.errors import ModelError, NameNotFoundError, did_you_mean
 
 from bondgraph import BondGraphError, render
 
-from ._plot import have_matplotlib, pyplot
+from bondgraph._plot import have_matplotlib, pyplot
 from .modelfile import ModelSpec, PlotSpec, check_output
 from .results import MechanismResult
 

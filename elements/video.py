@@ -23,7 +23,7 @@ import numpy as np
 from bondgraph._files import atomic_path
 from bondgraph.errors import BondGraphError, ModelError
 
-from ._plot import pyplot
+from bondgraph._plot import pyplot
 from .motion import Source, TraceSpec, load_motion, rotations
 from .scene import Scene, Shape, build_scene
 

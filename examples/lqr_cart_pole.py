@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                       [("slide", "hinge.q")])
         lin.step_plot(os.path.join(args.out, "step_force_to_angle.png"),
                       [("slide", "hinge.q")], t=np.linspace(0.0, 1.0, 200))
-        from elements._plot import pyplot
+        from bondgraph._plot import pyplot
         plt = pyplot("the cart-pole plot")
         fig, ax = plt.subplots(figsize=(7, 4))
         ax.plot(t, theta, label="pole angle, nonlinear (rad)")

@@ -26,9 +26,9 @@ STAGES: list[tuple[str, ...]] = [
     # the core: foundations, elements, the graph, causality, the junction structure,
     # the reduction, the evaluation, the solution and its result
     ("bondgraph.errors", "bondgraph.bonds", "bondgraph._files", "bondgraph._gc",
-     "bondgraph._blas", "bondgraph.spatial", "bondgraph._lu_kernels",
+     "bondgraph._blas", "bondgraph.spatial", "bondgraph._jit", "bondgraph._lu_kernels",
      "bondgraph._sparse_kernels", "bondgraph._rk_kernels", "bondgraph.condensation", "bondgraph.laws",
-     "bondgraph.expressions", "bondgraph._toml"),
+     "bondgraph.expressions", "bondgraph._toml", "bondgraph._plot"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),
@@ -58,7 +58,7 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
-    ("elements._compiled", "elements._tree_kernels", "elements._plot",
+    ("elements._compiled", "elements._tree_kernels",
      "elements.file_tables"),
     # the component library (composite bond graphs by name: the core only)
     ("elements.component_library.base",),

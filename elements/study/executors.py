@@ -19,7 +19,7 @@ from typing import Any
 
 
 from bondgraph import ModelError
-from bondgraph.errors import caused_by_interrupt
+from bondgraph.errors import caused_by_interrupt, require_extra
 
 from .outputs import execute_run, _execute_task
 
@@ -156,12 +156,11 @@ _FORKSERVER = [False]
 
 
 def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise ModelError("a Dask executor needs dask.distributed: pip install "
-                         "'dask[distributed]' (the 'study' extra), or use the "
-                         "'inprocess' executor") from None
+    distributed = require_extra("distributed", "a Dask executor", "study",
+                                package="dask[distributed]",
+                                hint="or use the 'inprocess' executor")
+    Client, LocalCluster, as_completed = (distributed.Client, distributed.LocalCluster,
+                                          distributed.as_completed)
     own_client = own_cluster = None
     if isinstance(executor, Client):
         client = executor

@@ -22,7 +22,7 @@ from typing import Any
 from bondgraph import ModelError
 from bondgraph._files import write_text
 
-from .._plot import have_matplotlib
+from bondgraph._plot import have_matplotlib
 from .executors import RunProgress, _run_dask, _run_inprocess, check_executor
 from .model import ParametricModel
 from .names import FIXED_COLUMNS

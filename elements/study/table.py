@@ -19,9 +19,9 @@ import numpy as np
 
 from bondgraph import ModelError
 from bondgraph._files import atomic_path
-from bondgraph.errors import BondGraphError
+from bondgraph.errors import require_extra
 
-from .._plot import pyplot
+from bondgraph._plot import pyplot
 
 from .names import HISTORIES, RESULTS, STUDY_JSON
 
@@ -129,16 +129,13 @@ class StudyResult:
 
     def to_dataframe(self):
         """The table as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise BondGraphError("to_dataframe needs pandas: pip install pandas") from None
+        pd = require_extra("pandas", "to_dataframe()", "dataframe")
         return pd.DataFrame(self.rows)
 
     def write_parquet(self, path: str) -> str:
         """The table as a Parquet file (needs pyarrow)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = require_extra("pyarrow", "write_parquet()", None)
+        pq = require_extra("pyarrow.parquet", "write_parquet()", None)
         cols = {}
         for k in (self.rows[0].keys() if self.rows else []):
             vals = [r.get(k) for r in self.rows]

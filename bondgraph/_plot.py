@@ -1,7 +1,7 @@
 """matplotlib, imported when a figure is drawn (it is an optional dependency).
 
 - :func:`pyplot`: ``matplotlib.pyplot`` with the file backend (Agg) where a figure goes
-  to a file, or a BondGraphError saying how to install it.
+  to a file, or a :class:`~bondgraph.errors.MissingExtraError` naming the ``plot`` extra.
 - :func:`have_matplotlib`: whether it imports.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bondgraph.errors import BondGraphError
+from .errors import require_extra
 
 __all__ = ["pyplot", "have_matplotlib"]
 
@@ -17,15 +17,10 @@ __all__ = ["pyplot", "have_matplotlib"]
 def pyplot(what: str, *, to_file: bool = True) -> Any:
     """``matplotlib.pyplot`` for ``what`` (named in the error when matplotlib is not
     installed); with ``to_file`` the Agg backend (no display needed)."""
-    try:
-        import matplotlib
-        if to_file:
-            matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise BondGraphError(f"{what} needs matplotlib: pip install matplotlib (or the "
-                             f"'plot' extra)") from None
-    return plt
+    matplotlib = require_extra("matplotlib", what, "plot")
+    if to_file:
+        matplotlib.use("Agg")
+    return require_extra("matplotlib.pyplot", what, "plot")
 
 
 def have_matplotlib() -> bool:
