@@ -3,14 +3,27 @@
 - :class:`PortSpec`: a named port of an element, with its dimension.
 - :class:`Bond`: a power bond (tail -> head is the power direction), with its dimension.
 - :class:`Causality`: which end of a bond receives the effort (the causal stroke's end).
+- :func:`component_names`: the scalar names of vector items (``p_m[0]``, ``p_m[1]``, ...),
+  the one rule every table, CSV column and linear model uses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["PortSpec", "Bond", "Causality"]
+__all__ = ["PortSpec", "Bond", "Causality", "component_names"]
+
+
+def component_names(items: Iterable[tuple[str, int]]) -> list[str]:
+    """The scalar names of ``(name, dim)`` items: ``name`` for a one-component item,
+    ``name[k]`` (k = 0 .. dim - 1) for each component of a vector.
+
+    >>> component_names([("p_m", 3), ("q_c", 1)])
+    ['p_m[0]', 'p_m[1]', 'p_m[2]', 'q_c']
+    """
+    return [n if d == 1 else f"{n}[{k}]" for n, d in items for k in range(d)]
 
 
 @dataclass(frozen=True)

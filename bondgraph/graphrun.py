@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._files import atomic_path, write_text
+from .bonds import component_names
 from ._graphfile_read import GRAPH_RUN_FILES, GraphFile, GraphFileError
 from .causality import assign_causality
 from .errors import BondGraphError, ModelError
@@ -31,8 +32,8 @@ from .simulation import METHODS, simulate
 from .stabilization import Baumgarte
 from .viz import render
 
-__all__ = ["simulate_graph_file", "run_graph_file", "graph_equations_text",
-           "GRAPH_RUN_FILES"]
+__all__ = ["assemble_graph_file", "simulate_graph_file", "run_graph_file", "graph_equations_text",
+           "numeric_equations_text", "GRAPH_RUN_FILES"]
 
 
 def _initial(spec: GraphFile, model: StateSpaceModel) -> dict[str, Any]:
@@ -43,6 +44,25 @@ def _initial(spec: GraphFile, model: StateSpaceModel) -> dict[str, Any]:
                              f"states are {', '.join(model.state_names)}")
     return {n: spec.initial.get(n, np.zeros(s.stop - s.start))
             for n, s in model.state_slices.items()}
+
+
+def assemble_graph_file(spec: GraphFile) -> tuple[StateSpaceModel, dict[str, Any]]:
+    """The assembled model of ``spec.graph`` and its initial state (the file's
+    ``[initial]``; states it does not name start at zero).
+
+    Raises
+    ------
+    GraphFileError
+        An unknown state in ``[initial]``, or what the assembly finds wrong (naming the
+        element), prefixed with the file.
+    """
+    try:
+        model = assemble(assign_causality(spec.graph))
+        return model, _initial(spec, model)
+    except GraphFileError:
+        raise
+    except ModelError as exc:
+        raise GraphFileError(f"{spec.source}: {exc}") from None
 
 
 def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | None = None
@@ -65,13 +85,7 @@ def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | 
     if s.method not in METHODS:
         raise GraphFileError(f"{spec.source}: [solver] 'method': unknown method "
                              f"{s.method!r}; valid: {', '.join(METHODS)}")
-    try:
-        model = assemble(assign_causality(spec.graph))
-        x0 = _initial(spec, model)
-    except GraphFileError:
-        raise
-    except ModelError as exc:
-        raise GraphFileError(f"{spec.source}: {exc}") from None
+    model, x0 = assemble_graph_file(spec)
     stab = Baumgarte(*s.stabilization) if s.stabilization else None
     result = simulate(model, (s.t_start, s.t_end), x0, t_eval=s.t_eval, method=s.method,
                       rtol=s.rtol, atol=s.atol, stabilization=stab, progress=progress)
@@ -81,13 +95,9 @@ def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | 
 def _columns(names_slices: Mapping[str, slice], values: np.ndarray
              ) -> tuple[list[str], list[np.ndarray]]:
     """Column names (``name``, or ``name[k]`` for a vector) and rows of ``values``."""
-    heads, cols = [], []
-    for name, sl in names_slices.items():
-        block = values[sl]
-        for k in range(block.shape[0]):
-            heads.append(name if block.shape[0] == 1 else f"{name}[{k}]")
-            cols.append(block[k])
-    return heads, cols
+    heads = component_names((n, sl.stop - sl.start) for n, sl in names_slices.items())
+    return heads, [values[sl][k] for sl in names_slices.values()
+                   for k in range(sl.stop - sl.start)]
 
 
 def _write_csv(path: str, t: np.ndarray, heads: list[str], cols: list[np.ndarray]) -> str:
@@ -133,11 +143,9 @@ def run_graph_file(spec: GraphFile, out_dir: str | os.PathLike, *,
         paths["bonds"] = _write_csv(os.path.join(out_dir, "bonds.csv"), t,
                                     *_columns(bonds, result.bond_values))
         if result.constraint_forces:
-            heads, cols = [], []
-            for name, v in result.constraint_forces.items():
-                for k in range(v.shape[0]):
-                    heads.append(name if v.shape[0] == 1 else f"{name}[{k}]")
-                    cols.append(v[k])
+            forces = result.constraint_forces
+            heads = component_names((n, v.shape[0]) for n, v in forces.items())
+            cols = [row for v in forces.values() for row in v]
             paths["constraint_forces"] = _write_csv(
                 os.path.join(out_dir, "constraint_forces.csv"), t, heads, cols)
         summary = {"model": spec.graph.name, "source": spec.source,
@@ -198,3 +206,88 @@ def graph_equations_text(graph: BondGraph, *, latex: bool = False) -> str:
     if len(eq.U2):
         lines += [f"U_2[{k}] = {u}" for k, u in enumerate(eq.U2)]
     return "\n".join(lines)
+
+
+def numeric_equations_text(model: StateSpaceModel, t: float,
+                           x: np.ndarray | Mapping[str, Any], *,
+                           latex: bool = False, title: str | None = None) -> str:
+    """The state equations of an assembled ``model`` at the state ``x`` (time ``t``, s),
+    with every row and column named: the counts (state components, known and unknown
+    source components), the states, U_2, then ``dX/dt = T_X X + T_U1 U_1 + T_U2 U_2`` row
+    by row with its non-zero terms, and the matrices T_X, T_U1, T_U2 (and H_4 in the
+    Eq. (15) branch) as labelled tables (with ``latex``, ``bmatrix`` blocks with their
+    labels in comments).
+
+    X is the energy states' components (momenta and displacements of storage elements);
+    the kinematic states (body positions, orientations, joint coordinates) follow from
+    flows and the work states integrate source powers, so they have no rows here.
+    Component names follow :func:`bondgraph.bonds.component_names`; ``x`` is a state
+    vector or a mapping of state names to values."""
+    if isinstance(x, Mapping):
+        x = model.initial_state(x)
+    ev = model.evaluate(t, x)
+    slices = model.state_slices
+    sizes = {n: sl.stop - sl.start for n, sl in slices.items()}
+    energy = [model.graph.element(n).state_name for n in model.storage]
+    work = {w.name for w in model.work}
+    kinematic = [n for n in model.state_names if n not in energy and n not in work]
+    rows = component_names((n, sizes[n]) for n in energy)
+    u1 = component_names(zip(model.sources, model.u1_dims))
+    u2 = component_names(zip(model.unknown_sources, model.u2_dims))
+    count = (lambda names: sum(sizes[n] for n in names))
+    lines = [f"{title or 'model ' + model.graph.name}: {model.n_states} state components in "
+             f"{len(model.state_names)} states: {count(energy)} energy components in "
+             f"{len(energy)} storage states (X)"
+             + (f", {count(kinematic)} kinematic in {len(kinematic)}" if kinematic else "")
+             + (f", {len(work)} work" if work else ""),
+             f"known sources U_1: {model.n_u1} components in {len(model.sources)} sources",
+             f"unknown effort sources U_2: {len(u2)} components in "
+             f"{len(model.unknown_sources)} sources",
+             "states (components): " + ", ".join(f"{n} ({sizes[n]})"
+                                                 for n in model.state_names),
+             ("dX/dt = T_X X + T_U1 U_1 (no unknown efforts)" if not u2 else
+              f"dX/dt = T_X X + T_U1 U_1 + T_U2 U_2, U_2 from Eq. ({ev.branch})")
+             + (": H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt + dJ_CZ/dt Z + dJ_CU1/dt U_1),"
+                " one row per U_2 component (its constraint flow's rate)"
+                if ev.H4 is not None else ""),
+             f"at t = {t:g} s:"]
+    lines.append("U_1 = " + (", ".join(f"{n} = {v:.6g}" for n, v in zip(u1, ev.U1))
+                             or "(none)"))
+    lines.append("U_2 = " + (", ".join(f"{n} = {v:.6g}" for n, v in zip(u2, ev.U2))
+                             or "(none)"))
+    lines.append("dX/dt row by row (non-zero terms; X, U_1, U_2 by name):")
+    for i, name in enumerate(rows):
+        terms = [(c, n) for M, names in ((ev.T_X, rows), (ev.T_U1, u1), (ev.T_U2, u2))
+                 for c, n in zip(M[i], names) if c != 0.0]
+        text = "".join(f"{' - ' if c < 0 else ' + '}"
+                       f"{'' if abs(c) == 1.0 else f'{abs(c):.6g} '}{n}" for c, n in terms)
+        text = ("-" + text[3:] if text.startswith(" - ") else text[3:]) or "0"
+        lines.append(f"  d {name}/dt = {text}   [= {ev.xdot[i]:.6g}]")
+    blocks = [("T_X", ev.T_X, rows, rows), ("T_U1", ev.T_U1, rows, u1),
+              ("T_U2", ev.T_U2, rows, u2)]
+    if ev.H4 is not None:
+        blocks.append(("H_4", ev.H4, u2, u2))
+    for name, M, rn, cn in blocks:
+        lines.append(_labelled_matrix(name, np.atleast_2d(M), rn, cn, latex))
+    return "\n".join(lines)
+
+
+def _labelled_matrix(name: str, M: np.ndarray, rows: list[str], cols: list[str],
+                     latex: bool) -> str:
+    """``M`` with its row and column names: an aligned text table, or a LaTeX
+    ``bmatrix`` with the names in comment lines."""
+    head = f"{name} ({M.shape[0]} x {M.shape[1]})"
+    if M.size == 0:
+        return f"{head}: empty"
+    if latex:
+        body = " \\\\\n".join(" & ".join(f"{v:.6g}" for v in r) for r in M)
+        return (f"% {head}\n% rows: {', '.join(rows)}\n% columns: {', '.join(cols)}\n"
+                f"{name} = \\begin{{bmatrix}}\n{body}\n\\end{{bmatrix}}")
+    cells = [[f"{v:.6g}" if v != 0.0 else "0" for v in r] for r in M]
+    w0 = max(len(r) for r in rows)
+    widths = [max(len(c), *(len(r[j]) for r in cells)) for j, c in enumerate(cols)]
+    out = [f"{head}, rows then columns by name:",
+           " " * w0 + "  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    out += [r.ljust(w0) + "  " + "  ".join(v.rjust(w) for v, w in zip(cell, widths))
+            for r, cell in zip(rows, cells)]
+    return "\n".join(out)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .bonds import component_names
 from .element import StateView
 from .errors import ModelError, did_you_mean
 from .linear_model import LinearModel
@@ -142,8 +143,8 @@ def _ridders(diff, h, levels, m):
 
 # -- names ---------------------------------------------------------------------------------
 def _components(names: Sequence[str], dims: Sequence[int]) -> list[str]:
-    """Scalar names: ``name`` for a one-component item, ``name[i]`` for each of several."""
-    return [n if d == 1 else f"{n}[{i}]" for n, d in zip(names, dims) for i in range(d)]
+    """Scalar names (:func:`bondgraph.bonds.component_names`)."""
+    return component_names(zip(names, dims))
 
 
 def _state_components(model: StateSpaceModel) -> tuple[list[str], np.ndarray]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .bonds import component_names
 from .branches import Branch
 from .errors import NameNotFoundError, did_you_mean, require_extra
 
@@ -238,14 +239,10 @@ class SimulationResult:
         """The states over time as a pandas DataFrame indexed by time (one column per
         state component); requires the optional pandas."""
         pd = require_extra("pandas", "to_dataframe()", "dataframe")
-        cols = {}
-        for name, sl in self._state_slices.items():
-            block = self.x[sl]
-            if block.shape[0] == 1:
-                cols[name] = block[0]
-            else:
-                for k in range(block.shape[0]):
-                    cols[f"{name}[{k}]"] = block[k]
+        slices = self._state_slices
+        names = component_names((n, sl.stop - sl.start) for n, sl in slices.items())
+        rows = [self.x[sl][k] for sl in slices.values() for k in range(sl.stop - sl.start)]
+        cols = dict(zip(names, rows))
         return pd.DataFrame(cols, index=pd.Index(self.t, name="t"))
 
     @property

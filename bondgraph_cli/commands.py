@@ -165,40 +165,25 @@ def cmd_render(args) -> int:
 
 
 def cmd_equations(args) -> int:
-    from bondgraph.branches import Branch
+    from bondgraph.graphrun import numeric_equations_text
     file = _load_graph(args.model)
-    if file is not None:
+    if file is not None and not args.numeric:
         from bondgraph.graphrun import graph_equations_text
         with _about(args.model):
             print(graph_equations_text(file.graph, latex=args.latex))
         return 0
-    spec = _load(args.model)
     with _about(args.model):
-        mm = spec.mechanism.assemble()
-        m = mm.model
-        x0 = mm.initial_state(spec.q0, spec.qd0)
-        ev = m.evaluate(spec.solver.t_start, x0)
-    names = m.state_names
-    lines = [f"model {spec.mechanism.name}: {m.n_states} states, {m.n_u1} known source "
-             f"components (U_1), {m.n_u2} constraint components (U_2) in "
-             f"{len(m.unknown_sources)} unknown effort sources",
-             "states X (energy, then kinematic and work states): " + ", ".join(names),
-             "unknown effort sources U_2: " + ", ".join(m.unknown_sources),
-             f"dX/dt = T_X X + T_U1 U_1 + T_U2 U_2, with U_2 from Eq. ({ev.branch})"
-             + (": H_4 U_2 = -(H_X X + H_3 U_1 + J_CU1 dU_1/dt + dJ_CZ/dt Z + dJ_CU1/dt U_1)"
-                if ev.branch is Branch.EQ15 else ""),
-             f"at the initial state (t = {spec.solver.t_start} s):"]
-    np.set_printoptions(precision=5, suppress=True, linewidth=120)
-    blocks = {"T_X": ev.T_X, "T_U1": ev.T_U1, "T_U2": ev.T_U2, "U_2": ev.U2[:, None]}
-    if ev.H4 is not None:
-        blocks["H_4"] = ev.H4
-    for k, v in blocks.items():
-        if args.latex:
-            rows = [" & ".join(f"{x:.6g}" for x in row) for row in np.atleast_2d(v)]
-            lines.append(f"{k} = \\begin{{bmatrix}} " + " \\\\ ".join(rows) + " \\end{bmatrix}")
+        if file is not None:
+            from bondgraph.graphrun import assemble_graph_file
+            m, x0 = assemble_graph_file(file)
+            t0, title = (file.solver.t_start if file.solver else 0.0), None
         else:
-            lines.append(f"{k} {v.shape}:\n{v}")
-    print("\n".join(lines))
+            spec = _load(args.model)
+            mm = spec.mechanism.assemble()
+            m, x0 = mm.model, mm.initial_state(spec.q0, spec.qd0)
+            t0, title = spec.solver.t_start, f"model {spec.mechanism.name}"
+        text = numeric_equations_text(m, t0, x0, latex=args.latex, title=title)
+    print(text)
     return 0
 
 
@@ -210,9 +195,6 @@ def cmd_sweep(args) -> int:
     check_executor(executor, workers)
     runs = study.runs()
     _output_directory(args.out)
-    if os.path.exists(os.path.join(args.out, RESULTS)) and not (args.resume or args.overwrite):
-        raise _UserError(f"{args.out} already holds a study's results ({RESULTS}); pass "
-                         f"--resume to continue it or --overwrite to start anew")
     if not args.quiet:
         where = {"inprocess": "in this process",
                  "local": f"on a local Dask cluster of {workers or os.cpu_count()} workers"
@@ -307,8 +289,8 @@ def _names(text_items) -> list[str]:
 
 def cmd_linearize(args) -> int:
     from bondgraph.linear_model import FORMATS
-    from elements.linearization import linearize_mechanism, mechanism_equilibrium
-    spec = _load(args.model)
+    file = _load_graph(args.model)
+    spec = None if file is not None else _load(args.model)
     _output_directory(args.out)
     if os.path.isdir(args.out) and os.listdir(args.out) and not args.overwrite:
         raise _UserError(f"{args.out} is not empty; pass --overwrite to replace the files "
@@ -317,17 +299,24 @@ def cmd_linearize(args) -> int:
     bad = [f for f in formats if f not in FORMATS]
     if bad:
         raise _UserError(f"--format {', '.join(bad)}: valid formats are {', '.join(FORMATS)}")
-    q = {**spec.q0, **_pairs(args.at, "--at")}
-    qd = {**spec.qd0, **_pairs(args.rates, "--rates")}
     u0 = _pairs(args.u0, "--u0")
     inputs, outputs = _names(args.inputs), _names(args.outputs)
+    unknown = [k for k in u0 if k not in inputs]
+    if unknown:
+        raise _UserError(f"--u0 {', '.join(unknown)}: not among --inputs "
+                         f"({', '.join(inputs) or 'none'})")
+    if file is not None:
+        if args.modes_page is not None:
+            raise _UserError("--modes-page: mode shapes are drawn for mechanisms (a model "
+                             "file with bodies and joints), not for a bond graph file")
+        name, lin = file.graph.name, _linearize_graph(args, file, inputs, outputs, u0)
+        return _write_linear(args, name, lin, formats, inputs, outputs, None, None)
+    from elements.linearization import linearize_mechanism, mechanism_equilibrium
+    q = {**spec.q0, **_pairs(args.at, "--at")}
+    qd = {**spec.qd0, **_pairs(args.rates, "--rates")}
     guess = _pairs(args.guess, "--guess") or None
     with _about(args.model):
         mm = spec.mechanism.assemble()
-        unknown = [k for k in u0 if k not in inputs]
-        if unknown:
-            raise _UserError(f"--u0 {', '.join(unknown)}: not among --inputs "
-                             f"({', '.join(inputs) or 'none'})")
         at = q
         if args.equilibrium:
             at = mechanism_equilibrium(mm, q, qd, inputs=u0 or None, guess=guess)
@@ -335,6 +324,44 @@ def cmd_linearize(args) -> int:
                   f"(largest remaining acceleration {at.residual:.1e})")
         lin = linearize_mechanism(mm, at, None if args.equilibrium else qd, inputs=inputs,
                                   outputs=outputs, u0=u0 or None, guess=guess)
+    return _write_linear(args, spec.mechanism.name, lin, formats, inputs, outputs, mm,
+                         guess)
+
+
+def _linearize_graph(args, file, inputs, outputs, u0):
+    """The linear model of a bond graph file about its [initial] state (``--at`` sets
+    states or their components by name, ``--equilibrium`` first solves for a steady
+    state with the inputs at ``--u0``)."""
+    from bondgraph import find_equilibrium, linearize
+    from bondgraph.bonds import component_names
+    from bondgraph.graphrun import assemble_graph_file
+    if args.rates or args.guess:
+        raise _UserError(f"{'--rates' if args.rates else '--guess'}: joint rates and loop "
+                         f"guesses belong to mechanisms; a bond graph file's operating point "
+                         f"is its states (--at NAME=VALUE)")
+    t0 = file.solver.t_start if file.solver is not None else 0.0
+    with _about(args.model):
+        model, x0 = assemble_graph_file(file)
+        x = model.initial_state(x0)
+        slices = model.state_slices
+        index = {c: k for n, sl in slices.items()
+                 for c, k in zip(component_names([(n, sl.stop - sl.start)]),
+                                 range(sl.start, sl.stop))}
+        for k, v in _pairs(args.at, "--at").items():
+            if k not in index:
+                raise _UserError(f"--at {k}: no such state component; valid: "
+                                 f"{', '.join(index)}")
+            x[index[k]] = v
+        if args.equilibrium:
+            eq = find_equilibrium(model, x, inputs=u0 or None, t=t0)
+            x = eq.x
+            print(f"equilibrium: {', '.join(f'{c} = {x[k]:.10g}' for c, k in index.items())} "
+                  f"(largest remaining rate {eq.residual:.1e})")
+        return linearize(model, x, inputs=inputs, outputs=outputs, u0=u0 or None, t=t0)
+
+
+def _write_linear(args, name, lin, formats, inputs, outputs, mm, guess) -> int:
+    """Write and print a linear model (and, for a mechanism, its mode-shape page)."""
     at_rest = lin.equilibrium_residual <= 1e-8 * max(1.0, float(np.abs(lin.A).max(initial=0.0)))
     page = None
     if args.modes_page is not None:
@@ -351,7 +378,7 @@ def cmd_linearize(args) -> int:
                              f"modes; --equilibrium finds one")
     os.makedirs(args.out, exist_ok=True)
     paths = lin.write(args.out, formats, stem="linear")
-    print(f"{spec.mechanism.name}: {lin}")
+    print(f"{name}: {lin}")
     print(f"states: {', '.join(lin.state_names)}")
     print(f"inputs: {', '.join(lin.input_names) or 'none'}; outputs: "
           f"{', '.join(lin.output_names) or 'none'}")
@@ -397,10 +424,21 @@ class _UserError(Exception):
     pass
 
 
+def _version() -> str:
+    """The installed distribution's version (the checkout's when run from one)."""
+    try:
+        from importlib.metadata import version
+        return version("vector-bondgraph")
+    except Exception:                     # (not installed: a checkout on the path)
+        from bondgraph import __version__
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bondgraph", description="Vector bond graph models of "
                                 "spatial multibody systems.")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="simulate a model file and write every output",
                        description="Simulate MODEL (a TOML model file) and write bodies.csv, "
@@ -434,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "graph file (a [bondgraph] table), the symbolic state equations.")
     e.add_argument("model")
     e.add_argument("--latex", action="store_true", help="matrices as LaTeX")
+    e.add_argument("--numeric", action="store_true",
+                   help="for a bond graph file: the numeric matrices at its initial state "
+                        "(as for a mechanism) instead of the symbolic equations")
     e.set_defaults(func=cmd_equations)
     s = sub.add_parser("sweep", help="a parameter study: sweep or Monte Carlo, on Dask",
                        description="Run the parameter study STUDY (a TOML study file naming a "

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError, Se
+from bondgraph.bonds import component_names
 from bondgraph.element import StateView
 from bondgraph.errors import did_you_mean
 from bondgraph.linear_model import LinearModel
@@ -121,7 +122,7 @@ class _Space:
         for n in self.sub:
             sl = dm.model.state_slices[n]
             d = sl.stop - sl.start
-            self.sub_names += [n] if d == 1 else [f"{n}[{i}]" for i in range(d)]
+            self.sub_names += component_names([(n, d)])
             self.sub_idx += list(range(sl.start, sl.stop))
         self.state_names = [f"{p}.q" for p in self.ind_ports] + \
             [f"{p}.qd" for p in self.ind_ports] + self.sub_names

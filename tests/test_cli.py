@@ -188,3 +188,104 @@ def test_linearize_writes_the_named_matrices_and_reports_mistakes(tmp_path):
     bad = cli("linearize", model, "--out", str(tmp_path / "bad"), "--equilibrium",
               "--inputs", "J1")                 # the moment 0.1 N m spins the rotor up
     assert bad.returncode == 2 and "no equilibrium found" in bad.stderr
+
+
+def _matrix_csv(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return rows[0][1:], [r[0] for r in rows[1:]], np.array([[float(v) for v in r[1:]]
+                                                           for r in rows[1:]])
+
+
+def test_linearize_takes_a_bond_graph_file(tmp_path):
+    """``bondgraph linearize examples/dc_motor.toml``: the motor's A, B, C, D against the
+    hand-derived model (states p_La = La i, p_J = J w; inputs the supply V and the load
+    effort; outputs the shaft speed J.f = w and p_La):
+    A = [[-Ra/La, -k/J], [k/La, -b/J]], B = I, C = [[0, 1/J], [1, 0]], D = 0. The
+    equilibrium under the file's inputs is the closed-form steady state."""
+    Ra, La, k, J, b, V, tl = 1.2, 0.005, 0.05, 2e-4, 1e-4, 12.0, 0.01
+    model = os.path.join(ROOT, "examples", "dc_motor.toml")
+    out = tmp_path / "lin"
+    p = cli("linearize", model, "--out", str(out), "--inputs", "V,load",
+            "--outputs", "J.f,p_La")
+    assert p.returncode == 0, p.stdout + p.stderr
+    cols, rows, A = _matrix_csv(out / "linear_A.csv")
+    assert cols == rows == ["p_La", "p_J"]
+    # exact affine differences: rounding only (|A| ~ 250)
+    np.testing.assert_allclose(A, [[-Ra / La, -k / J], [k / La, -b / J]], rtol=1e-12)
+    cols, rows, B = _matrix_csv(out / "linear_B.csv")
+    assert cols == ["V", "load"] and np.allclose(B, np.eye(2), rtol=0, atol=1e-12)
+    cols, rows, C = _matrix_csv(out / "linear_C.csv")
+    assert rows == ["J.f", "p_La"]
+    np.testing.assert_allclose(C, [[0.0, 1.0 / J], [1.0, 0.0]], rtol=1e-12, atol=1e-12)
+    assert np.allclose(_matrix_csv(out / "linear_D.csv")[2], 0.0, atol=1e-12)
+    # the steady state: Ra i + k w = V, k i = b w + tl
+    w = (k * V - Ra * tl) / (k * k + Ra * b)
+    i = (b * w + tl) / k
+    p = cli("linearize", model, "--out", str(tmp_path / "eq"), "--equilibrium")
+    assert p.returncode == 0, p.stdout + p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("equilibrium:"))
+    got = dict(part.split(" = ") for part in line[len("equilibrium: "):].split(" (")[0]
+               .split(", "))
+    assert float(got["p_La"]) == pytest.approx(La * i, rel=1e-9)
+    assert float(got["p_J"]) == pytest.approx(J * w, rel=1e-9)
+    bad = cli("linearize", model, "--out", str(tmp_path / "bad"), "--at", "p_X=1")
+    assert bad.returncode == 2 and "--at p_X" in bad.stderr and "p_La" in bad.stderr
+    bad = cli("linearize", model, "--out", str(tmp_path / "bad"), "--modes-page")
+    assert bad.returncode == 2 and "mechanisms" in bad.stderr
+
+
+def test_equations_label_every_row_and_column():
+    """``bondgraph equations`` of the three-body file: the counts agree with the model
+    (components, states, U_1, U_2), every energy component has its equation line, and
+    each matrix is printed with its row and column names (T_X: the energy components
+    both ways; T_U2: U_2's components as columns)."""
+    from bondgraph.bonds import component_names
+    p = cli("equations", TOML)
+    assert p.returncode == 0, p.stderr
+    m = models.three_body_prismatic().assemble().model
+    out = p.stdout
+    assert out.splitlines()[0].startswith(
+        f"model three_body_prismatic: {m.n_states} state components in "
+        f"{len(m.state_names)} states: {m.n_energy} energy components")
+    energy = component_names((m.graph.element(n).state_name, m.graph.element(n).dim)
+                             for n in m.storage)
+    u2 = component_names(zip(m.unknown_sources, m.u2_dims))
+    assert len(energy) == m.n_energy and len(u2) == m.n_u2
+    for name in energy:
+        assert f"  d {name}/dt = " in out, name
+    lines = out.splitlines()
+    for block, cols in (("T_X", energy), ("T_U2", u2)):
+        at = next(i for i, x in enumerate(lines) if x.startswith(f"{block} ("))
+        assert lines[at + 1].split() == cols
+        assert [x.split()[0] for x in lines[at + 2:at + 2 + len(energy)]] == energy
+    # the spring couples m1's and m2's vertical momenta: K = 500 N/m in T_X
+    assert "d p_m2.linear[2]/dt = -500 q_J3.spring" in out
+
+
+def test_a_sweep_that_cannot_start_leaves_nothing_in_the_way(tmp_path, monkeypatch):
+    """A Dask sweep where dask.distributed does not import ends with the hint naming the
+    'study' extra (exit 2) and writes nothing; the retry in process into the same folder
+    runs. A results.csv holding only its header (a study that ended before its first
+    run) does not block a new study either."""
+    study = os.path.join(ROOT, "examples", "three_body_sweep.toml")
+    out = tmp_path / "sweep"
+    blocker = tmp_path / "nodask"
+    blocker.mkdir()
+    (blocker / "distributed.py").write_text("raise ImportError('no dask here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(blocker), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "sweep", study, "--out",
+                        str(out), "--executor", "local"], capture_output=True, text=True,
+                       timeout=600, cwd=ROOT, env=env)
+    assert p.returncode == 2, p.stderr
+    assert 'vector-bondgraph[study]' in p.stderr and "inprocess" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not out.exists() or not os.listdir(out)
+    out.mkdir(exist_ok=True)
+    from elements.study import RESULTS
+    (out / RESULTS).write_text("index,status\n")
+    p = cli("sweep", study, "--out", str(out), "--executor", "inprocess", "--quiet")
+    assert p.returncode in (0, 1), p.stderr
+    with open(out / RESULTS) as f:
+        assert len(f.read().strip().splitlines()) > 1

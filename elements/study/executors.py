@@ -83,6 +83,15 @@ def check_executor(executor: Any, workers: Any) -> None:
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ModelError(f"workers must be a positive integer, got {workers!r}")
+    if executor != "inprocess":       # before anything is written: a study that cannot
+        _distributed()                # start leaves no file behind
+
+
+def _distributed():
+    """dask.distributed, or a MissingExtraError naming the ``study`` extra."""
+    return require_extra("distributed", "a Dask executor", "study",
+                         package="dask[distributed]",
+                         hint="or use the 'inprocess' executor (--executor inprocess)")
 
 
 def _local_cluster(LocalCluster, n: int):
@@ -156,9 +165,7 @@ _FORKSERVER = [False]
 
 
 def _run_dask(pm, runs, outputs, executor, workers) -> Iterator[dict[str, Any]]:
-    distributed = require_extra("distributed", "a Dask executor", "study",
-                                package="dask[distributed]",
-                                hint="or use the 'inprocess' executor")
+    distributed = _distributed()
     Client, LocalCluster, as_completed = (distributed.Client, distributed.LocalCluster,
                                           distributed.as_completed)
     own_client = own_cluster = None

@@ -173,6 +173,8 @@ class Study:
         os.makedirs(out, exist_ok=True)
         results = os.path.join(out, RESULTS)
         done: set[str] = set()
+        if os.path.exists(results) and not _has_rows(results):
+            overwrite = True      # a study that ended before its first run: nothing to keep
         if os.path.exists(results) and overwrite:
             for name in (RESULTS, STUDY_JSON, "results.parquet"):
                 p = os.path.join(out, name)
@@ -271,3 +273,12 @@ class Study:
                 "runs": [[r.run_id, r.values] for r in runs]}
         write_text(os.path.join(out, STUDY_JSON), json.dumps(meta, indent=1,
                                                              ensure_ascii=False))
+
+
+def _has_rows(path: str) -> bool:
+    """Whether a results table holds a run (a line after its header)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return bool(f.readline()) and any(line.strip() for line in f)
+    except OSError:
+        return True                   # unreadable: let the caller's checks say so
