@@ -7,6 +7,7 @@
 - :func:`output_name`: a file name that a model or study file asks to be written into
   the output folder: refused (ValueError saying why and what is valid) when it could
   land elsewhere (an absolute path, a directory part, ``..``) or is not a plain name.
+- :func:`mat_names`: MATLAB variable names for column names (valid and unique).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["atomic_path", "write_text", "output_name"]
+__all__ = ["atomic_path", "write_text", "output_name", "mat_names"]
 
 
 @contextmanager
@@ -73,3 +74,36 @@ def output_name(name: object, suffixes: Sequence[str] = (),
     if name in reserved:
         raise ValueError(f"{name!r} is a file the run writes itself; choose another name")
     return name
+
+
+def mat_names(columns) -> dict[str, str]:
+    """MATLAB variable names for CSV column names: ``.`` becomes ``_``, ``*`` ``star``,
+    any other character that is not an ASCII letter, digit or ``_`` becomes ``u`` and
+    its code point in hex (``質`` -> ``u8cea``); a name that does not start with a letter
+    gets ``v_`` before it; names are cut to MATLAB's 63 characters and made unique with
+    a numbered suffix. The map is written into the MAT file as ``column_names``."""
+    out: dict[str, str] = {}
+    taken: set[str] = {"column_names"}
+    for col in columns:
+        parts = []
+        for ch in col:
+            if ch == ".":
+                parts.append("_")
+            elif ch == "*":
+                parts.append("star")
+            elif ch.isascii() and (ch.isalnum() or ch == "_"):
+                parts.append(ch)
+            else:
+                parts.append(f"u{ord(ch):04x}")
+        name = "".join(parts)
+        if not name or not name[0].isalpha():
+            name = "v_" + name
+        name = base = name[:63]
+        k = 2
+        while name in taken:
+            tail = f"_{k}"
+            name = base[:63 - len(tail)] + tail
+            k += 1
+        taken.add(name)
+        out[col] = name
+    return out

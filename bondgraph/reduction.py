@@ -535,6 +535,21 @@ class StateSpaceModel:
                         bond_values=bond_values)
         return ev if o is None else (ev, Din)
 
+    def __repr__(self) -> str:
+        return (f"StateSpaceModel({self.graph.name!r}: {self.n_states} state components in "
+                f"{len(self.state_names)} states, {self.n_u1} known and {self.n_u2} unknown "
+                f"source components)")
+
+    def _repr_html_(self) -> str:
+        from ._display import html_card
+        rows = [("states", f"{len(self.state_names)} ({self.n_states} components: "
+                           f"{self.n_energy} energy, {self.n_kinematic} kinematic)"),
+                ("known sources (U_1)", f"{len(self.sources)} ({self.n_u1} components)"),
+                ("unknown effort sources (U_2)", ", ".join(self.unknown_sources) or "none"),
+                ("elements", len(self.graph.elements)),
+                ("parameters", len(self.parameters))]
+        return html_card(f"StateSpaceModel '{self.graph.name}'", rows)
+
     def rhs(self, t: float, x: np.ndarray, stabilization: Baumgarte | None = None) -> np.ndarray:
         """dx/dt at (t, x): a fresh array of shape (n_states,).
 

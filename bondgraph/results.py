@@ -258,6 +258,74 @@ class SimulationResult:
         finite = self.constraint_flow[np.isfinite(self.constraint_flow)]
         return float(np.abs(finite).max()) if finite.size else 0.0
 
+    def plot(self, path: str | None = None, *, states: Sequence[str] | None = None,
+             efforts: Sequence[str] = (), flows: Sequence[str] = (),
+             constraint_forces: bool = True) -> Any:
+        """A quick look at the run: one panel of states (each vector state by component,
+        ``p_m[0]``...), one of the chosen bonds' efforts and flows, one of the
+        constraint forces (the Se* efforts), over time (s).
+
+        Parameters
+        ----------
+        path : str, optional
+            Save the figure there (PNG, SVG or PDF by the suffix) without touching
+            pyplot's backend; without it the figure comes from pyplot (a notebook shows
+            it).
+        states : sequence of str, optional
+            The states to draw (default: all; a panel draws its first 12 series).
+        efforts, flows : sequence of str
+            Bonds whose effort or flow to draw (names as :meth:`effort` takes them).
+        constraint_forces : bool
+            Draw the unknown sources' efforts (when the model has any).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        MissingExtraError
+            When matplotlib is not installed (the ``plot`` extra).
+        NameNotFoundError
+            An unknown state or bond (naming the close ones).
+        """
+        from ._plot import panels_figure
+        chosen = list(self.state_names) if states is None else list(states)
+        for n in chosen:
+            _lookup(self._state_slices, n, "state")
+        panels = [("states", "state (its own unit)",
+                   {c: self.x[self._state_slices[n]][k] for n in chosen
+                    for k, c in enumerate(component_names(
+                        [(n, self._state_slices[n].stop - self._state_slices[n].start)]))})]
+        picked = {}
+        for what, names, read in (("e", efforts, self.effort), ("f", flows, self.flow)):
+            for b in names:
+                v = np.atleast_2d(read(b))
+                picked.update(zip(component_names([(f"{b}.{what}", v.shape[0])]), v))
+        if picked:
+            panels.append(("efforts and flows", "effort or flow", picked))
+        if constraint_forces and self._u2_slices:
+            panels.append(("constraint forces (U_2)", "effort", {
+                c: v[k] for n, v in self.constraint_forces.items()
+                for k, c in enumerate(component_names([(n, v.shape[0])]))}))
+        return panels_figure(self.t, panels, what="SimulationResult.plot()", path=path,
+                             title=f"{self.status.name}: {self.message}")
+
+    def _repr_html_(self) -> str:
+        from ._display import html_card
+        span = f"{self.t[0]:.6g} .. {self.t[-1]:.6g} s" if self.t.size else "empty"
+        rows = [("status", f"{self.status.name}: {self.message}"), ("time span", span),
+                ("output points", self.t.size), ("states", len(self.state_names)),
+                ("constraint sources", len(self._u2_slices)),
+                ("derivative evaluations", self.nfev), ("steps", self.n_steps),
+                ("method", self.diagnostics.get("method", ""))]
+        if self.failure_time is not None:
+            rows.append(("failure time", f"{self.failure_time:.9g} s"))
+        if "c" in self._cache:
+            rows.append(("max |c|", f"{self.max_abs_constraint_flow:.3g}"))
+        notes = [self.diagnostics["stiffness"]] if self.diagnostics.get("stiffness") else []
+        return html_card("SimulationResult", rows, notes, status_ok=self.success)
+
     def __repr__(self) -> str:
         span = f"{self.t[0]:.4g}..{self.t[-1]:.4g} s" if self.t.size else "empty"
         return (f"SimulationResult({self.status.name}: {self.t.size} points over {span}, "

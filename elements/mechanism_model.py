@@ -363,6 +363,24 @@ class MechanismModel:
         return closure.project(self, x, tol, max_iterations)
 
     # -- simulation --------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        m = self.mechanism
+        return (f"MechanismModel({m.name!r}: {len(m.bodies)} bodies, {len(m.joints)} "
+                f"joints, {self.model.n_states} state components)")
+
+    def _repr_html_(self) -> str:
+        from bondgraph._display import html_card
+
+        from .result_display import import_notes
+        m, sm = self.mechanism, self.model
+        rows = [("bodies", len(m.bodies)), ("joints", len(m.joints)),
+                ("states", f"{len(sm.state_names)} ({sm.n_states} components)"),
+                ("constraint sources (U_2)", f"{len(sm.unknown_sources)} "
+                                             f"({sm.n_u2} components)"),
+                ("parameters", len(sm.parameters))]
+        return html_card(f"MechanismModel '{m.name}'", rows,
+                         import_notes(getattr(m, "import_report", None)))
+
     def simulate(self, t_span: tuple[float, float], q: Mapping[str, Any] | None = None,
                  qd: Mapping[str, Any] | None = None, *, x0: np.ndarray | None = None,
                  free: Mapping[str, Mapping[str, Any]] | None = None,

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph._files import atomic_path, output_name, write_text
+from bondgraph._files import atomic_path, mat_names, output_name, write_text
 from bondgraph.errors import ModelError, NameNotFoundError, require_extra
 
 from bondgraph import Category, SimulationResult
@@ -29,6 +29,7 @@ from bondgraph.spatial import quat_to_matrix
 from ._blocks import term_bond
 from .animation import animate
 from .motion import Motion, MotionBody, geometry_table, joint_from_table
+from .result_display import import_summary
 from .video import animate_video
 
 __all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]
@@ -403,7 +404,29 @@ class MechanismResult:
             "redundancy": raw.redundancy,
             "constraint_sources": list(self.model.model.unknown_sources),
             "inserted_by_causality": [s.name for s in self.model.causal.constraint_sources],
+            "import": import_summary(getattr(self.model.mechanism, "import_report", None)),
         }
+
+    def plot(self, path: str | None = None, *, joints: list[str] | None = None,
+             reactions: bool = True, energy: bool = True) -> Any:
+        """A quick look at the run over time (s): the joint coordinates (a panel for
+        angles, rad, and one for displacements, m), the magnitudes of the joints'
+        reaction forces (N) and moments (N m), and the energy ledger (J: kinetic,
+        gravity, springs, each source's work, each damper's dissipation, and the
+        balance's drift from its start).
+
+        ``path`` saves the figure there (PNG, SVG or PDF by the suffix) without touching
+        pyplot's backend; without it the figure comes from pyplot (a notebook shows it).
+        ``joints`` chooses the joints (default all). Returns the matplotlib ``Figure``;
+        raises :class:`~bondgraph.MissingExtraError` without matplotlib (the ``plot``
+        extra)."""
+        from .result_display import mechanism_figure
+        return mechanism_figure(self, path, joints=joints, reactions=reactions,
+                                energy=energy)
+
+    def _repr_html_(self) -> str:
+        from .result_display import mechanism_card
+        return mechanism_card(self)
 
     def __repr__(self) -> str:
         return (f"MechanismResult({self.model.mechanism.name!r}: {self.raw.status.name}, "
@@ -647,39 +670,6 @@ class MechanismResult:
 RUN_FILES = ("bodies.csv", "joints.csv", "energy.csv", "units.json", "mechanism.json",
              "summary.json", "manifest.json", "animation.html")
 """The files a run writes under fixed names (no output a user names may take one)."""
-
-
-def mat_names(columns) -> dict[str, str]:
-    """MATLAB variable names for CSV column names: ``.`` becomes ``_``, ``*`` ``star``,
-    any other character that is not an ASCII letter, digit or ``_`` becomes ``u`` and
-    its code point in hex (``質`` -> ``u8cea``); a name that does not start with a letter
-    gets ``v_`` before it; names are cut to MATLAB's 63 characters and made unique with
-    a numbered suffix. The map is written into the MAT file as ``column_names``."""
-    out: dict[str, str] = {}
-    taken: set[str] = {"column_names"}
-    for col in columns:
-        parts = []
-        for ch in col:
-            if ch == ".":
-                parts.append("_")
-            elif ch == "*":
-                parts.append("star")
-            elif ch.isascii() and (ch.isalnum() or ch == "_"):
-                parts.append(ch)
-            else:
-                parts.append(f"u{ord(ch):04x}")
-        name = "".join(parts)
-        if not name or not name[0].isalpha():
-            name = "v_" + name
-        name = base = name[:63]
-        k = 2
-        while name in taken:
-            tail = f"_{k}"
-            name = base[:63 - len(tail)] + tail
-            k += 1
-        taken.add(name)
-        out[col] = name
-    return out
 
 
 def _atomic_csv(path: str, cols: dict[str, np.ndarray]) -> None:

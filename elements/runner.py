@@ -23,8 +23,9 @@ from bondgraph.errors import ModelError, NameNotFoundError, did_you_mean
 
 from bondgraph import BondGraphError, render
 
-from bondgraph._plot import have_matplotlib, pyplot
+from bondgraph._plot import NO_PLOTS, have_matplotlib, pyplot
 from .modelfile import ModelSpec, PlotSpec, check_output
+from .result_display import import_summary
 from .results import MechanismResult
 
 __all__ = ["run", "plot_columns", "ProgressBar"]
@@ -61,7 +62,7 @@ def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: st
     if not specs:
         return []
     if not have_matplotlib():
-        print("matplotlib is not installed: no plots (pip install matplotlib)", file=sys.stderr)
+        print(NO_PLOTS, file=sys.stderr)
         return []
     plt = pyplot("plots")
     bodies, joints, energy = result.columns()
@@ -128,7 +129,8 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
         written = sorted({os.path.basename(p) for p in _flatten(paths) if isinstance(p, str)
                           and os.path.exists(p)})
         if written:
-            _write_manifest(out_dir, written)
+            _write_manifest(out_dir, written,
+                            import_summary(getattr(spec.mechanism, "import_report", None)))
 
 
 def _check_plot_columns(spec: ModelSpec, result: MechanismResult) -> None:
@@ -189,10 +191,13 @@ def _flatten(paths):
             yield v
 
 
-def _write_manifest(out_dir: str, files: list[str]) -> None:
+def _write_manifest(out_dir: str, files: list[str], imported: dict | None = None) -> None:
+    """The run's files, and (for an imported mechanism) what the import left out."""
     import json
-    write_text(os.path.join(out_dir, MANIFEST),
-               json.dumps({"files": files}, indent=1, ensure_ascii=False))
+    data: dict[str, Any] = {"files": files}
+    if imported is not None:
+        data["import"] = imported
+    write_text(os.path.join(out_dir, MANIFEST), json.dumps(data, indent=1, ensure_ascii=False))
 
 
 def _remove_previous_run(out_dir: str) -> None:

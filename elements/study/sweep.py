@@ -22,7 +22,7 @@ from typing import Any
 from bondgraph import ModelError
 from bondgraph._files import write_text
 
-from bondgraph._plot import have_matplotlib
+from bondgraph._plot import NO_PLOTS, have_matplotlib
 from .executors import RunProgress, _run_dask, _run_inprocess, check_executor
 from .model import ParametricModel
 from .names import FIXED_COLUMNS
@@ -231,8 +231,7 @@ class Study:
             res.write_parquet(os.path.join(out, "results.parquet"))
         if self.plots:
             if not have_matplotlib():
-                print("matplotlib is not installed: no plots (pip install matplotlib)",
-                      file=sys.stderr)
+                print(NO_PLOTS, file=sys.stderr)
             else:
                 for p in self.plots:
                     plot_study(res, p.output, p.x, p.y, os.path.join(out, p.file))
