@@ -346,7 +346,7 @@ def test_the_extras_work_from_the_wheel(installed):
     m, g, L, r = 2.0, 9.81, 0.8, 0.05
     w = np.sqrt(m * g * L / (m * L * L + 0.4 * m * r * r))
     np.testing.assert_allclose(q, 0.01 * np.cos(w * t), rtol=0, atol=0.01 * 2e-4)
-    p = i.script("control.py", textwrap.dedent("""
+    p = i.script("control_check.py", textwrap.dedent("""
         import json
         import numpy as np
         from bondgraph import linearize, load_graph_file, assemble, assign_causality
