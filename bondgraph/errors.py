@@ -17,6 +17,8 @@ bare numpy or networkx error.
 - :class:`MissingExtraError`: a feature needs an optional package that is not installed
   (also an ``ImportError``); its message names the extra that installs it.
 - :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
+- :func:`warn_user`: a warning attributed to the user's call (the first frame outside
+  the package), not to a line inside it.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
 """
@@ -36,6 +38,7 @@ __all__ = [
     "IntegrationWarning",
     "MissingExtraError",
     "require_extra",
+    "warn_user",
     "caused_by_interrupt",
     "did_you_mean",
 ]
@@ -157,6 +160,32 @@ def require_extra(module: str, feature: str, extra: str | None, *,
             # the module is there but one of its own dependencies is missing
             package = missing.split(".")[0]
         raise MissingExtraError(feature, package or top, extra, hint) from None
+
+
+_PACKAGE_DIRS: tuple[str, ...] = ()
+
+
+def _package_dirs() -> tuple[str, ...]:
+    global _PACKAGE_DIRS
+    if not _PACKAGE_DIRS:
+        import os
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        _PACKAGE_DIRS = tuple(os.path.join(root, p) + os.sep
+                              for p in ("bondgraph", "elements", "bondgraph_cli"))
+    return _PACKAGE_DIRS
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` with the stack level of the first frame
+    outside the packages (as pandas' ``find_stack_level``), so that the warning names
+    the user's line that led to it, however deep inside the package it was raised."""
+    import sys
+    import warnings
+    dirs = _package_dirs()
+    frame, level = sys._getframe(1), 2        # (1 would be this function)
+    while frame is not None and frame.f_code.co_filename.startswith(dirs):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def caused_by_interrupt(exc: BaseException | None) -> bool:

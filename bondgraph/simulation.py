@@ -17,7 +17,6 @@ with :func:`bondgraph.results.join_results`.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,9 @@ from ._jacobian import jacobian_options
 from ._output import OutputGrid, collect
 from ._rhs import RightHandSide
 from .branches import Branch
-from .errors import IntegrationError, IntegrationWarning, ModelError, SingularConstraintError
+from .errors import (
+    IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, warn_user,
+)
 from .reduction import Baumgarte, StateSpaceModel
 from .results import SimulationResult, Status
 
@@ -349,7 +350,7 @@ def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                                             f"by t = {solver.t:.6g} s", solver.t, n_steps,
                         _dense(dense_output, ts_dense, interpolants))
         if stiffness.active and (loop.stiff_now if taken else stiffness.step(solver)):
-            warnings.warn(stiffness.message, IntegrationWarning, stacklevel=4)
+            warn_user(stiffness.message, IntegrationWarning)
         if progress is not None:
             progress(solver.t)
         t_new = solver.t
@@ -498,6 +499,6 @@ def _fail(result: SimulationResult, raise_on_failure: bool) -> SimulationResult:
     if raise_on_failure:
         raise IntegrationError(result.message, result)
     end = f"{result.t[-1]:.6g} s" if result.t.size else "the start"
-    warnings.warn(f"simulation failed: {result.message}; the result up to t = {end} is "
-                  f"returned", IntegrationWarning, stacklevel=4)
+    warn_user(f"simulation failed: {result.message}; the result up to t = {end} is "
+              f"returned", IntegrationWarning)
     return result

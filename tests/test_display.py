@@ -134,3 +134,30 @@ def test_cards_and_the_import_report_travel_with_the_model(three_body, tmp_path)
     # a mechanism built in Python has no import entry
     assert result.summary()["import"] is None
     assert os.path.isfile(tmp_path / "out" / "bodies.csv")
+
+
+def test_a_failed_run_warns_at_the_users_line():
+    """The warning of a run that fails names the caller's file and line (the first
+    frame outside the package), not a line inside the package."""
+    import warnings
+
+    from bondgraph import IntegrationWarning, TimeFunction
+
+    def force(t):
+        if t > 0.5:
+            raise RuntimeError("the force's table ends at 0.5 s")
+        return 1.0
+
+    model = assemble(assign_causality(models.two_masses_rigid(1.0, 3.0,
+                                                               TimeFunction(force))))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = simulate(model, (0.0, 1.0), {"p_m1": 0.0, "p_m2": 0.0})  # the user's line
+    assert not r.success
+    ours = [w for w in caught if issubclass(w.category, IntegrationWarning)]
+    assert ours, [str(w.message) for w in caught]
+    assert ours[0].filename == __file__, ours[0].filename
+    import inspect
+    src = inspect.getsource(test_a_failed_run_warns_at_the_users_line).splitlines()
+    line = next(k for k, text in enumerate(src) if "the user's line" in text)
+    assert ours[0].lineno == test_a_failed_run_warns_at_the_users_line.__code__.co_firstlineno + line
