@@ -166,53 +166,62 @@ def segment_closest(p1, q1, p2, q2):
 
 def capsule_contacts(a0, a1, ra, b0, b1, rb, ca, cb, margin, out_p, out_n, out_d) -> int:
     """Capsule A (segment a0-a1, radius ra) against capsule B; a sphere is a capsule
-    whose segment is a point. Where the segments meet (no direction between their
-    closest points) the normal is their common perpendicular (crossing axes), else a
-    perpendicular of the one axis, else the line of the centres ``ca``-``cb``, else z;
-    signed towards B's centre."""
+    whose segment is a point. The normal joins the segments' closest points; where these
+    are inside both segments of crossing axes it is computed as the axes' common
+    perpendicular (exact where the axes meet). Where the segments meet otherwise (no
+    direction between the closest points) it is a perpendicular of the longer axis, else
+    the line of the centres ``ca``-``cb``, else z, signed towards B's centre."""
     s, t = segment_closest(a0, a1, b0, b1)
     pa = np.empty(3)
     pb = np.empty(3)
     n = np.empty(3)
+    da = np.empty(3)
+    db = np.empty(3)
     for i in range(3):
-        pa[i] = a0[i] + s * (a1[i] - a0[i])
-        pb[i] = b0[i] + t * (b1[i] - b0[i])
+        da[i] = a1[i] - a0[i]
+        db[i] = b1[i] - b0[i]
+        pa[i] = a0[i] + s * da[i]
+        pb[i] = b0[i] + t * db[i]
         n[i] = pb[i] - pa[i]
     dist = np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
-    if dist > 0.0:
+    x = np.empty(3)                     # the common perpendicular of the two axes
+    x[0] = da[1] * db[2] - da[2] * db[1]
+    x[1] = da[2] * db[0] - da[0] * db[2]
+    x[2] = da[0] * db[1] - da[1] * db[0]
+    xx = np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    aa = da[0] * da[0] + da[1] * da[1] + da[2] * da[2]
+    bb = db[0] * db[0] + db[1] * db[1] + db[2] * db[2]
+    if 0.0 < s < 1.0 and 0.0 < t < 1.0 and xx * xx > 1e-12 * aa * bb:
+        # closest points inside both segments of crossing axes: the line between them
+        # is the common perpendicular, exact even where they (nearly) meet
+        sign = n[0] * x[0] + n[1] * x[1] + n[2] * x[2]
+        if sign == 0.0:
+            sign = x[0] * (cb[0] - ca[0]) + x[1] * (cb[1] - ca[1]) + x[2] * (cb[2] - ca[2])
+        for i in range(3):
+            n[i] = x[i] / xx if sign >= 0.0 else -x[i] / xx
+    elif dist > 0.0:
         for i in range(3):
             n[i] /= dist
     else:
-        da = np.empty(3)
-        db = np.empty(3)
-        for i in range(3):
-            da[i] = a1[i] - a0[i]
-            db[i] = b1[i] - b0[i]
-        n[0] = da[1] * db[2] - da[2] * db[1]
-        n[1] = da[2] * db[0] - da[0] * db[2]
-        n[2] = da[0] * db[1] - da[1] * db[0]
+        ax = da
+        if bb > aa:
+            ax = db
+        axx = max(aa, bb)
+        if axx > 0.0:          # a perpendicular of the axis (frame_from_axis's rule)
+            k = 0
+            if abs(ax[1]) < abs(ax[k]):
+                k = 1
+            if abs(ax[2]) < abs(ax[k]):
+                k = 2
+            for i in range(3):
+                n[i] = (1.0 if i == k else 0.0) - ax[k] * ax[i] / axx
+        else:
+            for i in range(3):
+                n[i] = cb[i] - ca[i]
         nn = np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
         if not nn > 0.0:
-            ax = da
-            if db[0] * db[0] + db[1] * db[1] + db[2] * db[2] > \
-                    da[0] * da[0] + da[1] * da[1] + da[2] * da[2]:
-                ax = db
-            aa = ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]
-            if aa > 0.0:       # a perpendicular of the axis (frame_from_axis's rule)
-                k = 0
-                if abs(ax[1]) < abs(ax[k]):
-                    k = 1
-                if abs(ax[2]) < abs(ax[k]):
-                    k = 2
-                for i in range(3):
-                    n[i] = (1.0 if i == k else 0.0) - ax[k] * ax[i] / aa
-            else:
-                for i in range(3):
-                    n[i] = cb[i] - ca[i]
-            nn = np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
-            if not nn > 0.0:
-                n[0], n[1], n[2] = 0.0, 0.0, 1.0
-                nn = 1.0
+            n[0], n[1], n[2] = 0.0, 0.0, 1.0
+            nn = 1.0
         sign = 1.0 if (n[0] * (cb[0] - ca[0]) + n[1] * (cb[1] - ca[1]) +
                        n[2] * (cb[2] - ca[2])) >= 0.0 else -1.0
         for i in range(3):
