@@ -17,8 +17,10 @@ Closed forms (exact up to rounding):
 - sphere-box.
 
 Every other pair (box-box, box-capsule, cylinder-anything, mesh-anything) goes to GJK
-and EPA (:func:`elements.contact.gjk.convex_contact`), one point. Two planes never touch
-(refused).
+and EPA (:func:`elements.contact.gjk.convex_contact`), one point; for box-box, where that
+point's normal is a face normal, the other box's facing face is clipped by the sides of
+that face into a manifold of up to 8 points (:func:`box_box_manifold`). Two planes never
+touch (refused).
 
 The kernels (``*_contacts``, :func:`contact_kernel`) are numba-compatible: they write up
 to :func:`capacity` rows of the caller's arrays and return how many they wrote.
@@ -37,7 +39,8 @@ from .gjk import convex_contact
 from .shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, Shape
 
 __all__ = ["Contacts", "collide", "contact_kernel", "capacity", "segment_closest",
-           "plane_contacts", "capsule_contacts", "sphere_box_contacts"]
+           "plane_contacts", "capsule_contacts", "sphere_box_contacts", "box_box_manifold",
+           "FACE_ALIGNED"]
 
 
 def _emit(out_p, out_n, out_d, at, xb, n, depth) -> None:
@@ -314,8 +317,114 @@ def contact_kernel(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b,
         if k > 0:
             _flip(out_n, k)
         return k
-    return convex_contact(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b,
-                          cb, Rb, margin, out_p, out_n, out_d, 0)
+    k = convex_contact(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b,
+                       cb, Rb, margin, out_p, out_n, out_d, 0)
+    if k == 1 and kind_a == BOX and kind_b == BOX:
+        return box_box_manifold(ca, Ra, params_a, cb, Rb, params_b, margin, out_p, out_n,
+                                out_d)
+    return k
+
+
+FACE_ALIGNED = 1e-9
+"""How near 1 the cosine between GJK/EPA's normal and a box's face normal must be for
+box-box to be a face contact, clipped into a manifold (on polytopes, the normal of a face
+contact is that face's normal up to rounding)."""
+
+
+def box_box_manifold(ca, Ra, ha, cb, Rb, hb, margin, out_p, out_n, out_d) -> int:
+    """Box A against box B, given GJK/EPA's one contact in row 0: where its normal is a
+    face normal of either box (a face contact), the other box's most opposed face is
+    clipped by the sides of that reference face (Sutherland-Hodgman), and each clipped
+    corner below it (or within ``margin``) is a contact: up to 8. Otherwise (edge on
+    edge) the one contact stays. Returns the number of contacts."""
+    n = np.empty(3)
+    for i in range(3):
+        n[i] = out_n[0, i]
+    # the reference face: the face normal best aligned with n, of A (+n) or B (-n)
+    best = -1.0
+    ref_is_a = True
+    axis = 0
+    for box in range(2):
+        for j in range(3):
+            dot = 0.0
+            for i in range(3):
+                dot += (Ra[i, j] if box == 0 else Rb[i, j]) * n[i]
+            if abs(dot) > best:
+                best = abs(dot)
+                ref_is_a = box == 0
+                axis = j
+    if best < 1.0 - FACE_ALIGNED:
+        return 1
+    cr, Rr, hr = (ca, Ra, ha) if ref_is_a else (cb, Rb, hb)
+    ci, Ri, hi = (cb, Rb, hb) if ref_is_a else (ca, Ra, ha)
+    nr = np.empty(3)                 # the reference face's outward normal, towards I
+    for i in range(3):
+        nr[i] = n[i] if ref_is_a else -n[i]
+    sr = 0.0
+    for i in range(3):
+        sr += Rr[i, axis] * nr[i]
+    sr = 1.0 if sr > 0.0 else -1.0
+    # the incident face: the face of I whose outward normal is most against nr
+    worst = 2.0
+    ai = 0
+    si = 1.0
+    for j in range(3):
+        dot = Ri[0, j] * nr[0] + Ri[1, j] * nr[1] + Ri[2, j] * nr[2]
+        if -abs(dot) < worst:
+            worst = -abs(dot)
+            ai = j
+            si = -1.0 if dot > 0.0 else 1.0
+    u, v = (ai + 1) % 3, (ai + 2) % 3
+    poly = np.empty((16, 3))
+    tmp = np.empty((16, 3))
+    for k in range(4):               # the incident face's corners, in order around it
+        cu = 1.0 if (k == 0 or k == 3) else -1.0
+        cv = 1.0 if k < 2 else -1.0
+        for i in range(3):
+            poly[k, i] = ci[i] + Ri[i, ai] * si * hi[ai] + Ri[i, u] * cu * hi[u] + \
+                Ri[i, v] * cv * hi[v]
+    m = 4
+    for side in range(4):            # clip by the reference face's four side planes
+        j = (axis + 1 + side // 2) % 3
+        sgn = 1.0 if side % 2 == 0 else -1.0
+        q = 0
+        for k in range(m):
+            k2 = (k + 1) % m
+            d1 = -hr[j]
+            d2 = -hr[j]
+            for i in range(3):
+                d1 += sgn * Rr[i, j] * (poly[k, i] - cr[i])
+                d2 += sgn * Rr[i, j] * (poly[k2, i] - cr[i])
+            if d1 <= 0.0:
+                for i in range(3):
+                    tmp[q, i] = poly[k, i]
+                q += 1
+            if (d1 < 0.0 < d2) or (d2 < 0.0 < d1):
+                f = d1 / (d1 - d2)
+                for i in range(3):
+                    tmp[q, i] = poly[k, i] + f * (poly[k2, i] - poly[k, i])
+                q += 1
+        m = q
+        for k in range(m):
+            for i in range(3):
+                poly[k, i] = tmp[k, i]
+        if m == 0:
+            return 1
+    face = 0.0                       # the reference face's plane: nr . x = face
+    for i in range(3):
+        face += nr[i] * (cr[i] + Rr[i, axis] * sr * hr[axis])
+    count = 0
+    for k in range(m):
+        depth = face - (nr[0] * poly[k, 0] + nr[1] * poly[k, 1] + nr[2] * poly[k, 2])
+        if depth >= -margin and count < 8:
+            for i in range(3):       # midpoint of I's corner and its foot on the face
+                out_p[count, i] = poly[k, i] + 0.5 * depth * nr[i]
+                out_n[count, i] = n[i]
+            out_d[count] = depth
+            count += 1
+    if count == 0:
+        return 1                     # (rounding: keep GJK/EPA's point)
+    return count
 
 
 def capacity(a: Shape, b: Shape) -> int:

@@ -407,15 +407,19 @@ def test_gjk_epa_matches_the_closed_forms(pair):
 
 
 def test_gjk_epa_on_boxes_and_cylinders():
-    """Box-box with axes aligned (the gap or overlap along z is the depth); a sphere
+    """Box-box with axes aligned (the gap or overlap along z is the depth, for GJK/EPA's
+    one point and for the clipped manifold's four); a sphere
     against a cylinder's side, cap and rim (closed forms: the cylinder's radial and axial
     distances); deep inside the cylinder EPA is asked 1e-6 (a curved side)."""
     big, small = Box("a", "A", [0.5, 0.5, 0.5]), Box("b", "B", [0.2, 0.3, 0.4])
     for dz in [1.0, 0.9, 0.75, 0.5]:
         got = collide(big, small, None, ([0.1, 0.05, dz], np.eye(3)), margin=1.0)
-        assert len(got) == 1
-        assert abs(got.depths[0] - (0.9 - dz)) < EXACT
-        np.testing.assert_allclose(got.normals[0], [0, 0, 1], atol=EXACT)
+        assert len(got) == 4                    # (face on face: the clipped manifold)
+        np.testing.assert_allclose(got.depths, 0.9 - dz, atol=EXACT)
+        np.testing.assert_allclose(got.normals, np.tile([0, 0, 1], (4, 1)), atol=EXACT)
+        p, n, d = general(big, small, None, ([0.1, 0.05, dz], np.eye(3)))   # GJK/EPA alone
+        assert abs(d[0] - (0.9 - dz)) < EXACT
+        np.testing.assert_allclose(n[0], [0, 0, 1], atol=EXACT)
     rng = np.random.default_rng(11)
     cyl, s = Cylinder("c", "A", 0.2, 0.6), Sphere("s", "B", 0.1)
     for _ in range(200):
@@ -427,6 +431,43 @@ def test_gjk_epa_on_boxes_and_cylinders():
                        -np.hypot(max(rho - 0.2, 0), max(z - 0.3, 0)))
         got = collide(cyl, s, (c, R), (c + R @ p, np.eye(3)), margin=10.0)
         assert abs(got.depths[0] - depth) < (1e-6 if inside else EXACT), (p, got.depths)
+
+
+def test_box_on_box_face_contact_is_clipped_into_a_manifold():
+    """A box resting on a bigger one, turned about the normal by a random angle and
+    placed at random on its top: 4 points, the small box's bottom corners, equal depths;
+    hanging over an edge: the corners clipped at that edge; tipped on an edge: 2 points
+    at that edge's ends; swapped: the same points, normals flipped."""
+    rng = np.random.default_rng(17)
+    big, small = Box("big", "A", [0.5, 0.5, 0.5]), Box("small", "B", [0.2, 0.1, 0.05])
+    for _ in range(20):
+        R0, c0 = rotation(rng), rng.normal(size=3)          # the big box anywhere
+        turn = axis_angle_matrix([0, 0, 1], rng.uniform(0, 2 * np.pi))
+        xy = rng.uniform(-0.2, 0.2, size=2)
+        depth = rng.uniform(0.0, 0.02)
+        local = np.array([xy[0], xy[1], 0.55 - depth])
+        pose_b = (c0 + R0 @ local, R0 @ turn)
+        got = collide(big, small, (c0, R0), pose_b)
+        corners = [c0 + R0 @ (local + turn @ ([0.2, 0.1, 0.05] * np.array([sx, sy, -1])))
+                   for sx in (-1, 1) for sy in (-1, 1)]
+        assert len(got) == 4
+        np.testing.assert_allclose(got.depths, depth, atol=EXACT)
+        np.testing.assert_allclose(got.normals, np.tile(R0[:, 2], (4, 1)), atol=EXACT)
+        np.testing.assert_allclose(sorted(map(tuple, got.points_b)),
+                                   sorted(map(tuple, corners)), atol=EXACT)
+        back = collide(small, big, pose_b, (c0, R0))
+        np.testing.assert_allclose(sorted(map(tuple, back.points)),
+                                   sorted(map(tuple, got.points)), atol=EXACT)
+        np.testing.assert_allclose(back.normals, -got.normals, atol=EXACT)
+    over = collide(big, small, None, ([0.45, 0.0, 0.54], np.eye(3)))
+    np.testing.assert_allclose(sorted(over.points[:, 0]), [0.25, 0.25, 0.5, 0.5], atol=EXACT)
+    np.testing.assert_allclose(over.depths, 0.01, atol=EXACT)
+    tip = axis_angle_matrix([1, 0, 0], 0.3)                    # the long edge down
+    low = 0.1 * np.sin(0.3) + 0.05 * np.cos(0.3)
+    edge = collide(big, small, None, ([0, 0, 0.5 + low - 0.004], tip))
+    assert len(edge) == 2
+    np.testing.assert_allclose(edge.depths, 0.004, atol=EXACT)
+    np.testing.assert_allclose(sorted(edge.points_b[:, 0]), [-0.2, 0.2], atol=EXACT)
 
 
 # -- symmetry and invariance ------------------------------------------------------------
@@ -611,7 +652,8 @@ def test_the_kernels_compile_with_numba(monkeypatch):
                        "_triangle", "_closest", "_compact", "gjk_distance", "_face",
                        "_flat_normal", "epa", "_projection", "convex_contact"],
                "detect": ["_emit", "plane_contacts", "segment_closest", "capsule_contacts",
-                          "sphere_box_contacts", "_flip", "contact_kernel"]}
+                          "sphere_box_contacts", "_flip", "box_box_manifold",
+                          "contact_kernel"]}
     rng = np.random.default_rng(16)
     cases, expected = [], []
     for a, b in zoo_pairs(rng):
