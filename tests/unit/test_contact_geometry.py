@@ -554,6 +554,9 @@ def test_margin_reports_gaps_as_negative_depths():
     assert len(collide(b, a, None, far, margin=0.04)) == 0
     got = collide(b, a, None, far, margin=0.06)
     assert got.depths[0] == pytest.approx(-0.05)
+    cap = Capsule("cap", "B", 0.1, 0.4, rotation=[0, np.pi / 2, 0])   # (lying: 0.05 m)
+    assert len(collide(a, cap, None, far, margin=0.04)) == 0
+    assert collide(a, cap, None, far, margin=0.06).depths[0] == pytest.approx(-0.05)
     c = Cylinder("c", "B", 0.1, 0.2)               # (GJK: the same 0.05 m gap)
     assert len(collide(b, c, None, far, margin=0.04)) == 0
     assert collide(b, c, None, far, margin=0.06).depths[0] == pytest.approx(-0.05)
