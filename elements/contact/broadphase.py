@@ -20,7 +20,7 @@ from bondgraph import ModelError
 from bondgraph.errors import did_you_mean
 
 from . import detect
-from .detect import Contacts
+from .detect import Contacts, _nonnegative
 from .shapes import PLANE, Shape
 
 __all__ = ["CollisionWorld", "sweep_and_prune"]
@@ -99,7 +99,7 @@ class CollisionWorld:
                 raise ModelError(f"CollisionWorld: two shapes are named {s.name!r}; "
                                  f"shape names must be unique")
             self.index[s.name] = k
-        if not (isinstance(margin, (int, float)) and np.isfinite(margin) and margin >= 0):
+        if not _nonnegative(margin):
             raise ModelError(f"CollisionWorld: margin must be a finite number >= 0 (m), "
                              f"got {margin!r}")
         self.margin = float(margin)

@@ -467,6 +467,15 @@ class Contacts:
                         self.depths)
 
 
+def _nonnegative(value: Any) -> bool:
+    """Whether ``value`` is a finite number >= 0 (a margin)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool) and np.isfinite(v) and v >= 0.0
+
+
 def collide(a: Shape, b: Shape, pose_a: Any = None, pose_b: Any = None, *,
             margin: float = 0.0) -> Contacts:
     """The contacts of shape ``a`` with shape ``b``, their bodies at ``pose_a`` and
@@ -480,7 +489,7 @@ def collide(a: Shape, b: Shape, pose_a: Any = None, pose_b: Any = None, *,
     ModelError
         For two planes (they cannot touch), a negative margin or a bad pose.
     """
-    if not (isinstance(margin, (int, float)) and np.isfinite(margin) and margin >= 0):
+    if not _nonnegative(margin):
         raise ModelError(f"collide({a.name!r}, {b.name!r}): margin must be a finite "
                          f"number >= 0 (m), got {margin!r}")
     ca, Ra = a.world_pose(pose_a)

@@ -107,6 +107,9 @@ def test_bad_calls_are_named():
         collide(s, b, margin=-1.0)
     with pytest.raises(ModelError, match="Sphere 's': pose of body 'b1'"):
         collide(s, b, pose_a=([0, 0], np.eye(3)))
+    with pytest.raises(ModelError, match="CollisionWorld: margin must be a finite number"):
+        CollisionWorld([s, b], margin=float("nan"))
+    assert collide(s, b, margin=np.float32(0.5)).depths[0] > 0     # (any real number)
     with pytest.raises(ModelError, match="two shapes are named 's'"):
         CollisionWorld([s, Sphere("s", "b3", 0.1)])
     with pytest.raises(ModelError, match="pairs_on names shape 'bx'.*did you mean 'box'"):
