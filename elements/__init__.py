@@ -25,6 +25,9 @@ Modes (joint-coordinate shapes; the 3D page of mode shapes)
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
+Contact geometry (collision shapes, contacts of two shapes, the broad phase)
+    elements.contact: Plane, Sphere, Capsule, Box, Cylinder, ConvexMesh, collide,
+    Contacts, CollisionWorld
 Multi-domain components by name (electrical, 1-D mechanics, hydraulic, thermal)
     component, components, define_component, register_component, ComponentType,
     ComponentParameter, ComponentPort
@@ -39,7 +42,7 @@ Parameter studies (sweeps, Monte Carlo; in-process or on Dask)
 
 from __future__ import annotations
 
-from . import models
+from . import contact, models
 from .component_library import (
     ComponentParameter, ComponentPort, ComponentType, component, components,
     define_component, register_component,
@@ -49,6 +52,9 @@ from .forces import BodyMoment, Load, PointForce
 from .couplings import JointCoupling
 from .fast_dynamics import FastDynamics
 from .chain_joint import ChainAxis, ChainJoint
+from .contact import (
+    Box, Capsule, CollisionWorld, Contacts, ConvexMesh, Cylinder, Plane, Sphere, collide,
+)
 from .dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
     joint_accelerations, prescribed_motion,
@@ -93,6 +99,10 @@ __all__ = [
 __all__ += [
     "component", "components", "define_component", "register_component", "ComponentType",
     "ComponentParameter", "ComponentPort",
+]
+__all__ += [
+    "contact", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh", "collide",
+    "Contacts", "CollisionWorld",
 ]
 __all__ += [
     "Study", "Grid", "MonteCarlo", "Uniform", "Normal", "LogNormal", "Choice", "Output",

@@ -66,6 +66,12 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.component_library.electrical", "elements.component_library.mechanics",
      "elements.component_library.hydraulic", "elements.component_library.thermal"),
     ("elements.component_library",),
+    # contact geometry: shapes, GJK/EPA, the narrow phase, the broad phase
+    ("elements.contact.shapes",),
+    ("elements.contact.gjk",),
+    ("elements.contact.detect",),
+    ("elements.contact.broadphase",),
+    ("elements.contact",),
     ("elements._kernels",),
     ("elements._blocks",),
     ("elements.rigid_body", "elements.joint_blocks", "elements.joint_axis"),

@@ -1,0 +1,19 @@
+"""Contact geometry: collision shapes, the narrow phase and the broad phase
+(docs/contact.md).
+
+- :mod:`elements.contact.shapes`: :class:`Plane`, :class:`Sphere`, :class:`Capsule`,
+  :class:`Box`, :class:`Cylinder`, :class:`ConvexMesh`, posed in their bodies' frames.
+- :mod:`elements.contact.detect`: :func:`collide`, the :class:`Contacts` of two shapes
+  (closed forms, else :mod:`elements.contact.gjk`: GJK and EPA).
+- :mod:`elements.contact.broadphase`: :class:`CollisionWorld`, the candidate pairs of
+  many shapes (sweep and prune, filters) and all their contacts.
+"""
+
+from __future__ import annotations
+
+from .broadphase import CollisionWorld, sweep_and_prune
+from .detect import Contacts, collide
+from .shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
+
+__all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
+           "Contacts", "collide", "CollisionWorld", "sweep_and_prune"]
