@@ -57,8 +57,8 @@ def _tableau(solver_cls) -> tuple:
             np.zeros(0), np.zeros(0), False)
 
 
-def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True
-                  ) -> tuple["CompiledLoop | None", str]:
+def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True, *,
+                  constant_sources: bool = True) -> tuple["CompiledLoop | None", str]:
     """The compiled loop of a run, or (None, why it does not apply).
 
     Parameters
@@ -73,6 +73,9 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
         The run's events (any: the scipy path).
     enabled : bool
         False: the caller forces the scipy path.
+    constant_sources : bool
+        Require every source to be constant (the loop's U_1 is packed once). False for
+        a caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`).
     """
     if not enabled:
         return None, "compiled_loop=False"
@@ -93,6 +96,8 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     if not fast._kin_final:
         return None, "a kinematic state's rate is not final after the velocity stage"
     varying = [n for n, law in model.sources.items() if law.constant is None]
+    if not constant_sources:
+        varying = [n for n in varying if model.sources[n].state_dependent]
     if varying:
         return None, (f"source(s) {', '.join(varying[:3])} vary with time or state "
                       f"(Python functions)")

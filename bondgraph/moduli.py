@@ -355,7 +355,10 @@ class StateFunctions:
         (bodies), ``values`` and ``rates`` (its arrays), ``n_moduli``, ``n_phi``,
         ``xi``, ``ri`` (the context's states in x and in the kinematic rates),
         ``dest_p`` (the Phi's positions among the unknown sources), ``copy_dst``,
-        ``copy_src``, ``rate_kernel`` (or None), ``q_state``, ``q_flow``, ``q_dst``."""
+        ``copy_src``, ``rate_kernel`` (or None), ``q_state``, ``q_flow``, ``q_dst``;
+        ``program_c`` and ``rate_c``: functions giving the C source of the program and
+        of the rate kernel where they offer one (their ``c_source``; an exported FMU
+        compiles them, :mod:`bondgraph.fmu`), else None."""
         f = self._fused
         if f is None:
             return None, ("the moduli, their rates and Phi are not computed by one fused "
@@ -372,7 +375,9 @@ class StateFunctions:
                           f"function that is not vectorised")
         if len(self._kin_groups) > 1:
             return None, "more than one vectorised kinematic rate function"
+        c_source = getattr(fused, "c_source", None)
         out = {"program": program, "n": n, "values": values, "rates": rates,
+               "program_c": c_source, "rate_c": None,
                "n_moduli": n_mod, "n_phi": n_phi, "xi": xi, "ri": ri,
                "dest_p": np.arange(n_phi) if dest_p is None else dest_p,
                "copy_dst": self._copy[0], "copy_src": self._copy[1], "rate_kernel": None,
@@ -385,5 +390,7 @@ class StateFunctions:
             if kernel is None or len(flows) != 1 or reads:
                 return None, (f"kinematic states {', '.join(names[:3])}: their rate "
                               f"function offers no compiled kernel")
-            out.update(rate_kernel=kernel, q_state=state, q_flow=flows[0], q_dst=dst)
+            c_source = getattr(rate, "c_source", None)
+            out.update(rate_kernel=kernel, q_state=state, q_flow=flows[0], q_dst=dst,
+                       rate_c=c_source)
         return out, ""

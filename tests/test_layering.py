@@ -56,6 +56,12 @@ STAGES: list[tuple[str, ...]] = [
     # linear models (pure numpy), then linearisation and equilibria of any model
     ("bondgraph.linear_model",),
     ("bondgraph.linearization",),
+    # FMU export: C text and the archive, the interface and the two engines' data, then
+    # export_fmu
+    ("bondgraph.fmu._cwriter", "bondgraph.fmu._build"),
+    ("bondgraph.fmu._variables", "bondgraph.fmu._dense", "bondgraph.fmu._fused"),
+    ("bondgraph.fmu._export",),
+    ("bondgraph.fmu",),
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
