@@ -65,7 +65,7 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
-    ("elements._compiled", "elements._tree_kernels",
+    ("elements._compiled", "elements._compiled_c", "elements._tree_kernels",
      "elements.file_tables"),
     # the component library (composite bond graphs by name: the core only)
     ("elements.component_library.base",),
