@@ -86,7 +86,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.mechanism",),
     ("elements.dynamics", "elements.fast_dynamics", "elements.energy_check",
      "elements.robot_spec", "elements.joint_chains", "elements.robot_tree"),
-    ("elements.linearization", "elements.modes"),
+    ("elements.linearization", "elements.modes", "elements.fmu"),
     ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),

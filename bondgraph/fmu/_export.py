@@ -117,7 +117,7 @@ def _per_state(model, values, what: str) -> np.ndarray:
 
 
 def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
-               inputs: Sequence[str] = (), outputs: Sequence[str] = (),
+               inputs: Sequence[str] = (), outputs: Sequence[str] | Mapping[str, Any] = (),
                stabilization: Baumgarte | None = None, name: str | None = None,
                description: str | None = None, units: Mapping[str, str] | None = None,
                descriptions: Mapping[str, str] | None = None, nominals: Any = None,
@@ -139,10 +139,12 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         Known sources (Se, Sf; ``name[i]`` for one component of a vector source) whose
         value the tool sets (a motor voltage, a joint effort). A parameter that only
         such a source used is replaced by the input.
-    outputs : sequence of str
+    outputs : sequence of str, or mapping of str to str or to [(str, float), ...]
         States (or ``state[i]``), ``<bond>.e``, ``<bond>.f``, ``<element>.e``,
         ``<element>.f`` (a one-port's bond), ``Se*_...`` (constraint efforts), as
-        :func:`bondgraph.linearize` names outputs.
+        :func:`bondgraph.linearize` names outputs. A mapping gives each output its FMU
+        name: the value is one such quantity, or a list of (quantity, coefficient), a
+        linear combination (a reaction force summed over bonds).
     stabilization : Baumgarte or None
         The constraint stabilisation the Python run would use (``simulate``'s).
     name, description : str
@@ -200,6 +202,8 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         inputs = [inputs]
     if isinstance(outputs, str):
         outputs = [outputs]
+    if isinstance(inputs, Mapping):
+        raise ModelError("inputs: give the sources' names (a sequence), not a mapping")
     x0 = _state_vector(model, x0)
     nom = _per_state(model, nominals, "nominals")
     name = name or model.graph.name
@@ -252,8 +256,10 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         + "};\n",
         "const char *const BG_X_NAME[] = {" + (", ".join(string(v.name)
                                                    for v in iface.states) or "0") + "};\n",
-        array("int", "BG_Y_KIND", [k for k, _ in iface.output_where]),
-        array("int", "BG_Y_INDEX", [i for _, i in iface.output_where]),
+        array("int", "BG_Y_OFF", np.r_[0, np.cumsum([len(t) for t in iface.output_where])]),
+        array("int", "BG_Y_KIND", [k for t in iface.output_where for k, _, _ in t]),
+        array("int", "BG_Y_INDEX", [i for t in iface.output_where for _, i, _ in t]),
+        array("double", "BG_Y_COEF", [c for t in iface.output_where for _, _, c in t]),
         scalar("int", "BG_CS_SOLVER", CS_SOLVERS.index(cs_solver)),
         scalar("double", "BG_CS_STEP", cs_step or 0.0),
         scalar("double", "BG_CS_RTOL", tolerance)]

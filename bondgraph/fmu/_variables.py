@@ -90,8 +90,8 @@ class Interface:
         U_1 component -> input index.
     parameter_index : dict of str to int
         Parameter name -> its index in the FMU's parameter vector.
-    output_where : list of (kind, index)
-        kind 0 state, 1 bond variable, 2 constraint effort.
+    output_where : list of list of (kind, index, coefficient)
+        Each output's terms: kind 0 state, 1 bond variable, 2 constraint effort.
     """
 
     states: list[Variable] = field(default_factory=list)
@@ -101,7 +101,7 @@ class Interface:
     outputs: list[Variable] = field(default_factory=list)
     input_of: dict[int, int] = field(default_factory=dict)
     parameter_index: dict[str, int] = field(default_factory=dict)
-    output_where: list[tuple[int, int]] = field(default_factory=list)
+    output_where: list[list[tuple[int, int, float]]] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
 
     @property
@@ -184,12 +184,23 @@ class Interface:
             taken.add(label)
             vr += 1
         kinds = {"x": 0, "w": 1, "U2": 2}
-        for name in outputs:
+        items = outputs.items() if isinstance(outputs, Mapping) else \
+            [(n, n) for n in outputs]
+        for name, what in items:
             if name in taken:
-                raise ModelError(f"output {name!r} is named twice or is another variable "
-                                 f"of the FMU")
-            kind, k = output_location(model, name)
-            out.output_where.append((kinds[kind], k))
+                what = ("an input" if name in {v.name for v in out.inputs} else
+                        "a state or a parameter" if name not in
+                        {v.name for v in out.outputs} else "another output")
+                raise ModelError(f"output {name!r} has the name of {what} of the FMU; "
+                                 f"name each variable once")
+            terms = [(what, 1.0)] if isinstance(what, str) else list(what)
+            if not terms:
+                raise ModelError(f"output {name!r}: no quantity given")
+            where = []
+            for q, coef in terms:
+                kind, k = output_location(model, q)
+                where.append((kinds[kind], k, float(coef)))
+            out.output_where.append(where)
             out.outputs.append(Variable(name, vr, "output", "continuous", "calculated", None,
                                         units.get(name, ""), descriptions.get(name,
                                                                                "output")))

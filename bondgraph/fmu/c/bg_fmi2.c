@@ -210,16 +210,20 @@ fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
         } else if (r < (unsigned)VR_OUT) {
             value[i] = m->u[r - VR_IN];
         } else if (r < (unsigned)VR_END) {
-            int k = (int)r - VR_OUT, kind = BG_Y_KIND[k], j = BG_Y_INDEX[k];
-            if (kind == 0) {
-                value[i] = m->x[j];
-            } else if (kind == 3) {
-                if (derivatives(m)) return failed(m, "the state derivative cannot be evaluated");
-                value[i] = m->xdot[j];
-            } else {
-                if (full(m)) return failed(m, "the outputs cannot be evaluated");
-                value[i] = kind == 1 ? m->w[j] : m->U2[j];
+            int k = (int)r - VR_OUT;
+            double y = 0.0;
+            for (int q = BG_Y_OFF[k]; q < BG_Y_OFF[k + 1]; q++) {
+                int kind = BG_Y_KIND[q], j = BG_Y_INDEX[q];
+                double v;
+                if (kind == 0) {
+                    v = m->x[j];
+                } else {
+                    if (full(m)) return failed(m, "the outputs cannot be evaluated");
+                    v = kind == 1 ? m->w[j] : m->U2[j];
+                }
+                y += BG_Y_COEF[q] * v;
             }
+            value[i] = y;
         } else {
             return error(m, "fmi2GetReal: no variable has value reference %u", r);
         }

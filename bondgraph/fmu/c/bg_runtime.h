@@ -36,8 +36,12 @@ extern const unsigned char BG_P_TUNABLE[]; /* 1: settable; 0: built into the str
 extern const unsigned char BG_P_POSITIVE[];/* 1: must be > 0 */
 extern const char *const BG_P_NAME[];
 extern const char *const BG_X_NAME[];
-extern const int BG_Y_KIND[];           /* 0 state, 1 bond variable, 2 U_2, 3 derivative */
+/* output k is the sum over its terms [BG_Y_OFF[k], BG_Y_OFF[k + 1]) of BG_Y_COEF times
+   the quantity BG_Y_INDEX of kind BG_Y_KIND: 0 state, 1 bond variable, 2 U_2 */
+extern const int BG_Y_OFF[];
+extern const int BG_Y_KIND[];
 extern const int BG_Y_INDEX[];
+extern const double BG_Y_COEF[];
 extern const int BG_CS_SOLVER;          /* 0 adaptive Dormand-Prince 5(4), 1 fixed-step RK4 */
 extern const double BG_CS_STEP;         /* RK4's largest step (s); 0: one per doStep */
 extern const double BG_CS_RTOL;         /* the adaptive solver's rtol without a tolerance */
