@@ -250,6 +250,9 @@ def dense_c(model, iface, x0: np.ndarray, stabilization) -> str:
             scalar("double", "BGD_BETA2", stabilization.beta ** 2 if stab else 0.0)]
     lnames = ", ".join(n for n, _ in L.members["L"]) or "none"
     out.append(f"const char BGD_L_NAMES[] = {string(lnames)};\n")
+    nlnames = ", ".join(f"'{n}'" for n, _ in L.members["L"]
+                        if not getattr(els[n], "is_linear", True)) or "none"
+    out.append(f"const char BGD_NL_NAMES[] = {string(nlnames)};\n")
     out.append(f"const char BGD_E_NAMES[] = {string(', '.join(model.ejs) or 'none')};\n")
     out.append(f"const char BGD_U2_NAMES[] = "
                f"{string(', '.join(model.unknown_sources) or 'none')};\n")

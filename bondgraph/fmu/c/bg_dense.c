@@ -447,7 +447,9 @@ static int evaluate(bg_inst *m, double t, const double *x, double *xdot) {
         if (!done)
             return bg_fail(m, "the nonlinear resistor law(s) of %s did not converge in %d "
                               "Newton iterations at t = %.6g s (last change %.3g in their "
-                              "inputs)", BGD_L_NAMES, NEWTON_MAX_ITERATIONS, t, delta);
+                              "inputs): the algebraic loop through them may have no "
+                              "solution or several, or the state is far from the last one",
+                           BGD_NL_NAMES, NEWTON_MAX_ITERATIONS, t, delta);
         memcpy(s->start, s->d, sizeof(double) * nl);
         s->have_start = 1;
     }

@@ -30,7 +30,7 @@ extern const int BGD_NWORK, BGD_WORK_OFF[], BGD_WORK_E[], BGD_WORK_F[];
 extern const int BGD_BRANCH;                /* 0: no U_2; 14 or 15: Eq. (14) / (15) */
 extern const int BGD_STAB;                  /* Baumgarte's terms in Eq. (15) */
 extern const double BGD_ALPHA2, BGD_BETA2;  /* 2 alpha, beta^2 */
-extern const char BGD_L_NAMES[], BGD_E_NAMES[], BGD_U2_NAMES[];
+extern const char BGD_L_NAMES[], BGD_NL_NAMES[], BGD_E_NAMES[], BGD_U2_NAMES[];
 
 /* every two-port's modulus (row-major, blocks in order) at the state x */
 int bgd_moduli(bg_inst *m, const double *p, const double *x, double *mod);
