@@ -58,7 +58,8 @@ def _tableau(solver_cls) -> tuple:
 
 
 def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True, *,
-                  constant_sources: bool = True) -> tuple["CompiledLoop | None", str]:
+                  constant_sources: bool = True, affine_phi: bool = False
+                  ) -> tuple["CompiledLoop | None", str]:
     """The compiled loop of a run, or (None, why it does not apply).
 
     Parameters
@@ -76,6 +77,9 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     constant_sources : bool
         Require every source to be constant (the loop's U_1 is packed once). False for
         a caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`).
+    affine_phi : bool
+        Accept affine position constraints beside the program (couplings; the compiled
+        loop does not compute them: a caller that does, an exported FMU).
     """
     if not enabled:
         return None, "compiled_loop=False"
@@ -104,6 +108,8 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     parts, why = model.functions.compiled_parts()
     if parts is None:
         return None, why
+    if parts["phi_affine"] is not None and not affine_phi:
+        return None, "couplings' position constraints are computed outside the program"
     return CompiledLoop(model, fast, rhs, stabilization, solver_cls, parts), ""
 
 
@@ -162,7 +168,8 @@ class CompiledLoop:
 
             def ints(a, dim=1):
                 a = np.asarray(a, dtype=np.int64)
-                return np.ascontiguousarray(a.reshape(a.shape[0], -1) if dim == 2 else a)
+                return np.ascontiguousarray(a.reshape(a.shape[0], -1)
+                                            if dim == 2 and a.ndim != 2 else a)
 
             def flts(a):
                 return np.ascontiguousarray(a, dtype=np.float64)

@@ -16,7 +16,9 @@ evaluation in C); this module names what a tool sees:
   is its relative tolerance times the nominal), units from the joints' axes.
 
 Joint stops and friction switch the model at events (impacts, sticking); the exported
-FMU has no events, so a mechanism with them is refused, naming the joint.
+FMU has no events, so a mechanism with them is refused, naming the joint. So is a joint
+whose kernels have no compiled form (universal, gimbal, screw and chain joints: their
+terms are evaluated by numpy only, and the FMU's C ports the compiled program).
 """
 
 from __future__ import annotations
@@ -51,6 +53,29 @@ def _refuse_switched(mm: MechanismModel) -> None:
                     f"the model there at events (impacts, sticking), which the exported "
                     f"FMU does not carry (it has no event indicators); remove them "
                     f"(JointAxis.limit, .friction) to export, or model a stop with a spring")
+
+
+def _refuse_uncompiled(mm: MechanismModel) -> None:
+    """A ModelError naming the first joint whose terms or Phi have no compiled kernel
+    (:mod:`elements._compiled`): the FMU's C runs the compiled program's groups only."""
+    from ._blocks import Kernel, Sandwich, _CompiledSandwiches, _compiles
+    for j in mm.mechanism.joints.values():
+        for blk in j.constraint_blocks() + j.axis_blocks():
+            kernels = [(t.kernel, True) for t in blk.terms if t.kernel is not None]
+            if isinstance(blk.phi, Kernel):
+                kernels.append((blk.phi, False))
+            for k, with_rate in kernels:
+                if type(k) is Sandwich:
+                    ok = _CompiledSandwiches.takes(k)
+                else:
+                    ok = _compiles(k, False) and (not with_rate or _compiles(k, True))
+                if not ok:
+                    raise ModelError(
+                        f"joint '{j.name}' ({j.type_name}): its {type(k).__name__} terms "
+                        f"have no compiled kernel (elements/_compiled.py), which the FMU's C "
+                        f"runs; joints of kinds revolute, prismatic, cylindrical, planar, "
+                        f"spherical, fixed and free export (universal, gimbal, screw and "
+                        f"chain joints do not yet)")
 
 
 def _output(mm: MechanismModel, name: str) -> tuple[Any, str]:
@@ -148,6 +173,7 @@ def export_mechanism_fmu(mm: MechanismModel, path: str | os.PathLike, *,
         raise ModelError(f"export_mechanism_fmu expects a MechanismModel (Mechanism."
                          f"assemble()), got {type(mm).__name__}")
     _refuse_switched(mm)
+    _refuse_uncompiled(mm)
     for key in ("x0", "inputs", "outputs", "stabilization", "units", "nominals"):
         if key in options:
             raise ModelError(f"export_mechanism_fmu: {key!r} is given twice")

@@ -487,6 +487,43 @@ def test_a_7_dof_robot_under_a_pd_law_on_its_inputs(folder):
             assert np.abs(got - want).max() <= RUN_RTOL * np.abs(want).max(), ax.port
 
 
+def test_subsystems_with_python_controllers_named_as_inputs(folder):
+    """examples/electromechanical_arm.py: three DC motors (R, L, gyrator, gearbox;
+    subsystems of the mechanism) whose battery voltages are Python StateFunctions (a PD
+    law). Named as inputs, the voltages become the tool's (the FMU holds none of the
+    Python law); with the law's values at a state set as inputs, the FMU's derivative
+    is the model's (1e-12)."""
+    import importlib.util
+    from bondgraph.element import StateView
+    from elements import export_mechanism_fmu
+    spec = importlib.util.spec_from_file_location(
+        "electromechanical_arm", ROOT / "examples" / "electromechanical_arm.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    mm = ex.arm().assemble()
+    batteries = [n for n, law in mm.model.sources.items() if law.state_dependent]
+    assert len(batteries) == 3
+    motors = [n for n in mm.model.state_names if n.endswith(".motor.La")]
+    q0 = {"J1": 0.3, "J2": -0.4, "J3": 0.8}
+    path = folder / "arm.fmu"
+    info = export_mechanism_fmu(mm, path, q=q0, states={s: 0.0 for s in motors},
+                                inputs=batteries, outputs=["J2.q", "J2.qd"])
+    assert info.engine == "fused" and info.inputs == tuple(batteries)
+    with pytest.raises(ModelError, match=r"Se 'J1.drive.battery.V': its value is a Python "
+                                         r"StateFunction"):
+        export_mechanism_fmu(mm, folder / "x.fmu", q=q0, states={s: 0.0 for s in motors})
+    x0 = mm.initial_state(q0, {}, states={s: 0.0 for s in motors})
+    inst = Instance(path)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = x0 + 0.05 * rng.normal(size=x0.size)
+        view = StateView(x, mm.model.state_slices)
+        inst.set({n: float(mm.model.sources[n].value(0.0, view)[0]) for n in batteries})
+        got = inst.derivative(0.0, x)
+        want = mm.model.rhs(0.0, x, stabilization=Baumgarte(10.0, 10.0))
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max()
+
+
 # -- what cannot be exported, and a compiler that fails --------------------------------------
 def test_a_python_function_source_is_refused_by_name(folder):
     bg = models.dc_motor(12.0, 1.2, 0.005, 0.05, 2e-4, 1e-4)

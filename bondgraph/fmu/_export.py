@@ -18,6 +18,7 @@ an input instead), a Python-callable modulus, a rate function of a kinematic sta
 
 from __future__ import annotations
 
+import copy
 import datetime
 import hashlib
 import os
@@ -27,7 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from ..element import StateFunction, StateView, TimeFunction
 from ..errors import ModelError
+from ..linearization import _input_components
+from ..primitives.sources import SourceLaw
 from ..reduction import StateSpaceModel
 from ..stabilization import Baumgarte
 from ._build import LICENSE, RUNTIME, build_fmu, runtime_text
@@ -35,7 +39,7 @@ from ._cwriter import array, scalar, string
 from ._dense import dense_c, dense_refusal
 from ._fused import FUSED_SOURCES, fused_c, fused_parts, no_rate_c
 from ._variables import Interface, model_description, model_identifier, parameter_users, \
-    sources_c
+    python_source, sources_c
 
 __all__ = ["export_fmu", "ExportedFMU", "CS_SOLVERS"]
 
@@ -97,6 +101,37 @@ def _state_vector(model: StateSpaceModel, x0) -> np.ndarray:
                          f"of {model.n_states} values (states "
                          f"{', '.join(model.state_names)}), got shape {x.shape}")
     return x
+
+
+def _inputs_held(model: StateSpaceModel, inputs, t0: float, x0: np.ndarray
+                 ) -> StateSpaceModel:
+    """``model``, or a copy of it (sharing everything but its sources) whose sources
+    named as inputs in all their components hold their value at (t0, x0): what the
+    tool sets replaces their laws (a StateFunction's feedback moves into the tool)."""
+    _, where = _input_components(model, list(inputs))
+    comps: dict[str, set[int]] = {}
+    for src, i in where:
+        comps.setdefault(src, set()).add(i)
+    held = {src for src, c in comps.items() if model.sources[src].constant is None and
+            len(c) == model.graph.element(src).dim}
+    if not held:
+        return model
+    m = copy.copy(model)
+    m.sources = dict(model.sources)
+    m._source_plan = None
+    m._sparse = None
+    view = StateView(x0, model.state_slices)
+    for src in held:
+        dim = model.graph.element(src).dim
+        try:
+            value = np.array(model.sources[src].value(t0, view), dtype=float).reshape(dim)
+        except Exception as exc:          # noqa: BLE001 - a user's function
+            raise ModelError(f"input '{src}': its value at the initial state (the input's "
+                             f"start value) cannot be evaluated: {exc}") from None
+        m.sources[src] = SourceLaw(lambda t, s, v=value: v,
+                                   lambda t, s, z=np.zeros(dim): z, False, constant=value)
+    m._state_dependent_u1 = [n for n, law in m.sources.items() if law.state_dependent]
+    return m
 
 
 def _per_state(model, values, what: str) -> np.ndarray:
@@ -206,6 +241,11 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         raise ModelError("inputs: give the sources' names (a sequence), not a mapping")
     x0 = _state_vector(model, x0)
     nom = _per_state(model, nominals, "nominals")
+    model = _inputs_held(model, inputs, float(start_time), x0)
+    for n, law in model.sources.items():
+        el = model.graph.element(n)
+        if isinstance(el.value, (TimeFunction, StateFunction)) and law.constant is None:
+            raise ModelError(python_source(el))
     name = name or model.graph.name
     identifier = model_identifier(name)
 
@@ -237,7 +277,7 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
     engine_files = FUSED_SOURCES if engine == "fused" else ("bg_dense.c", "bg_dense.h")
     body = [sources_c(model, iface)]
     if engine == "fused":
-        body.append(fused_c(D, fast))
+        body.append(fused_c(D, fast, parts))
     else:
         body.append(dense_c(model, iface, x0, stabilization))
     pnames = [v.name for v in iface.parameters]

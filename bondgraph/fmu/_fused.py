@@ -49,7 +49,7 @@ def fused_parts(model, x0: np.ndarray, stabilization):
         return None, "the sparse evaluation cannot evaluate the initial state", None
     rhs = RightHandSide(model, stabilization, fast, ws, ev.rank, lambda: 1.0)
     loop, why = compiled_loop(model, RK45, rhs, stabilization, (), True,
-                              constant_sources=False)
+                              constant_sources=False, affine_phi=True)
     if loop is None:
         return None, why, None
     got = loop.pack()
@@ -58,9 +58,19 @@ def fused_parts(model, x0: np.ndarray, stabilization):
     return got[0], parts, fast
 
 
-def fused_c(D, fast) -> str:
-    """The C arrays of bg_fused.h from the packed arrays ``D``."""
+def fused_c(D, fast, parts) -> str:
+    """The C arrays of bg_fused.h from the packed arrays ``D`` (and the compiled parts'
+    affine Phi)."""
     out = []
+    aff = parts.get("phi_affine")
+    if aff is None:
+        aff = (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64),
+               np.zeros((0, 0)), np.zeros(0))
+    dest, idx, coef, const = aff
+    out += [scalar("int64_t", "BGF_NPHIA", dest.size),
+            scalar("int64_t", "BGF_PHIA_M", idx.shape[1] if idx.ndim == 2 else 0),
+            array("int64_t", "BGF_PHIA_DEST", dest), array("int64_t", "BGF_PHIA_IDX", idx),
+            array("double", "BGF_PHIA_COEF", coef), array("double", "BGF_PHIA_CONST", const)]
     for name, a in zip(_D, D):
         a = np.asarray(a)
         if name in ("U1", "DU1"):

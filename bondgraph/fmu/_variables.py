@@ -31,7 +31,7 @@ from ..linearization import _input_components, output_location
 from ._cwriter import CFunction
 
 __all__ = ["Variable", "Interface", "sources_c", "model_description", "symbols_of",
-           "parameter_users"]
+           "parameter_users", "python_source", "model_identifier"]
 
 
 @dataclass(frozen=True)
@@ -226,12 +226,10 @@ def sources_c(model, iface: Interface) -> str:
     for n in model.sources:
         el = model.graph.element(n)
         v = el.value
-        if isinstance(v, (TimeFunction, StateFunction)):
-            what = "StateFunction" if isinstance(v, StateFunction) else "TimeFunction"
-            raise ModelError(f"{el.kind} '{n}': its value is a Python {what}, which cannot "
-                             f"be written in C; give it as a number or a sympy expression "
-                             f"of time t and parameters, or name it as an input")
         dim = el.dim
+        if isinstance(v, (TimeFunction, StateFunction)) and \
+                not all(k + i in iface.input_of for i in range(dim)):
+            raise ModelError(python_source(el))
         if all(k + i in iface.input_of for i in range(dim)):
             law = None
         else:
@@ -250,6 +248,14 @@ def sources_c(model, iface: Interface) -> str:
     return ("int bg_sources(bg_inst *m, double t, const double *p, const double *u, "
             "double *U1, double *dU1) {\n    (void)m; (void)t; (void)p; (void)u; "
             "(void)U1; (void)dU1;\n" + fn.text() + "    return 0;\n}\n")
+
+
+def python_source(el) -> str:
+    """Why source ``el`` (its value a TimeFunction or StateFunction) cannot be exported."""
+    what = "StateFunction" if isinstance(el.value, StateFunction) else "TimeFunction"
+    return (f"{el.kind} '{el.name}': its value is a Python {what}, which cannot be written "
+            f"in C; give it as a number or a sympy expression of time t and parameters, or "
+            f"name it as an input (in all its components: the tool then sets it)")
 
 
 def model_identifier(name: str) -> str:

@@ -291,6 +291,12 @@ static int evaluate(bg_inst *m, double t, const double *x, int full, double *xdo
                s->moduli, s->phi_p);
     for (int64_t i = 0; i < n_u2; i++) s->phi[i] = NAN;
     for (int64_t i = 0; i < n_phi; i++) s->phi[BGF_DEST_P[i]] = s->phi_p[i];
+    for (int64_t k = 0; k < BGF_NPHIA; k++) {
+        double v = 0.0;
+        for (int64_t j = 0; j < BGF_PHIA_M; j++)
+            v += BGF_PHIA_COEF[k * BGF_PHIA_M + j] * x[BGF_PHIA_IDX[k * BGF_PHIA_M + j]];
+        s->phi[BGF_PHIA_DEST[k]] = v + BGF_PHIA_CONST[k];
+    }
     if (first(m, s, x, s->moduli)) return 1;
     /* the kinematic rates: copies of flows, then the rate kernel */
     for (int64_t i = 0; i < BGF_NCOPY; i++) s->kin[BGF_COPY_DST[i]] = s->w1[BGF_W1_KIN[BGF_COPY_SRC[i]]];

@@ -32,6 +32,10 @@ extern const double BGF_AB[2];          /* 2 alpha, beta^2 */
 extern const int64_t BGF_W2_X[], BGF_NW2X;
 extern const int64_t BGF_WORK_E[], BGF_WORK_F[], BGF_WORK_OFF[], BGF_NWORK;
 extern const int64_t BGF_C2;            /* U_2's offset in the acceleration stage's y */
+/* the affine Phi beside the program (couplings): Phi[DEST[k]] = sum_j COEF[k, j]
+   x[IDX[k, j]] + CONST[k], k < NPHIA, j < PHIA_M */
+extern const int64_t BGF_NPHIA, BGF_PHIA_M, BGF_PHIA_DEST[], BGF_PHIA_IDX[];
+extern const double BGF_PHIA_COEF[], BGF_PHIA_CONST[];
 /* the element library's program (elements/_compiled.py program): frames of the n bodies
    from states (n x 7), with rate their rates from rates (n x 7), then every group of
    desc (ndesc x 14) writing its kernels' values at their destinations in out0 / out1 */
