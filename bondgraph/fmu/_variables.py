@@ -291,6 +291,10 @@ def model_description(iface: Interface, *, name: str, identifier: str, guid: str
         ud = ET.SubElement(root, "UnitDefinitions")
         for u in used_units:
             ET.SubElement(ud, "Unit", {"name": u})
+    cats = ET.SubElement(root, "LogCategories")
+    ET.SubElement(cats, "Category", {"name": "logStatusError", "description":
+                                     "why an evaluation or a step failed, or a call was "
+                                     "refused"})
     ET.SubElement(root, "DefaultExperiment", {k: repr(float(v)) for k, v in experiment.items()})
     mv = ET.SubElement(root, "ModelVariables")
     for v in iface.variables:
