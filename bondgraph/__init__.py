@@ -18,6 +18,8 @@ Stages
     symbolic_equations, SymbolicEquations
 Linear models
     linearize, find_equilibrium, Equilibrium, LinearModel, Modes
+FMI (an assembled model as an FMU: model exchange and co-simulation, standalone C)
+    export_fmu, ExportedFMU
 Diagrams
     to_dot, to_graphviz, render
 Bond graph files
@@ -26,7 +28,8 @@ Bond graph files
 Errors
     BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
     AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning,
-    MissingExtraError (an optional package is missing; names the extra)
+    MissingExtraError (an optional package is missing; names the extra),
+    FMUBuildError (an FMU's C sources could not be compiled; names where they are kept)
 Canonical models
     bondgraph.models
 """
@@ -51,6 +54,7 @@ from .errors import (
     BondGraphError,
     CausalityError,
     DifferentialCausalityError,
+    FMUBuildError,
     IntegrationError,
     IntegrationWarning,
     MissingExtraError,
@@ -60,6 +64,7 @@ from .errors import (
     SingularConstraintError,
 )
 from .expressions import expression_text, parse_expression
+from .fmu import ExportedFMU, export_fmu
 from .graph import BondGraph, Component
 from .graphfile import (
     GraphFile, GraphFileError, GraphOutput, GraphSolver, graph_differences, load_graph,
@@ -118,5 +123,5 @@ __all__ = [
     "EnergyLaw", "VectorLaw", "TimeLaw",
     "save_graph", "load_graph", "load_graph_file", "graph_differences", "GraphFile",
     "GraphSolver", "GraphOutput", "GraphFileError", "run_graph_file", "parse_expression",
-    "expression_text",
+    "expression_text", "export_fmu", "ExportedFMU", "FMUBuildError",
 ]

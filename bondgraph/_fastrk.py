@@ -57,7 +57,8 @@ def _tableau(solver_cls) -> tuple:
             np.zeros(0), np.zeros(0), False)
 
 
-def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True
+def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool = True, *,
+                  constant_sources: bool = True, affine_phi: bool = False
                   ) -> tuple["CompiledLoop | None", str]:
     """The compiled loop of a run, or (None, why it does not apply).
 
@@ -73,6 +74,12 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
         The run's events (any: the scipy path).
     enabled : bool
         False: the caller forces the scipy path.
+    constant_sources : bool
+        Require every source to be constant (the loop's U_1 is packed once). False for
+        a caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`).
+    affine_phi : bool
+        Accept affine position constraints beside the program (couplings; the compiled
+        loop does not compute them: a caller that does, an exported FMU).
     """
     if not enabled:
         return None, "compiled_loop=False"
@@ -93,12 +100,16 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     if not fast._kin_final:
         return None, "a kinematic state's rate is not final after the velocity stage"
     varying = [n for n, law in model.sources.items() if law.constant is None]
+    if not constant_sources:
+        varying = [n for n in varying if model.sources[n].state_dependent]
     if varying:
         return None, (f"source(s) {', '.join(varying[:3])} vary with time or state "
                       f"(Python functions)")
     parts, why = model.functions.compiled_parts()
     if parts is None:
         return None, why
+    if parts["phi_affine"] is not None and not affine_phi:
+        return None, "couplings' position constraints are computed outside the program"
     return CompiledLoop(model, fast, rhs, stabilization, solver_cls, parts), ""
 
 
@@ -157,7 +168,8 @@ class CompiledLoop:
 
             def ints(a, dim=1):
                 a = np.asarray(a, dtype=np.int64)
-                return np.ascontiguousarray(a.reshape(a.shape[0], -1) if dim == 2 else a)
+                return np.ascontiguousarray(a.reshape(a.shape[0], -1)
+                                            if dim == 2 and a.ndim != 2 else a)
 
             def flts(a):
                 return np.ascontiguousarray(a, dtype=np.float64)

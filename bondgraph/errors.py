@@ -16,6 +16,8 @@ bare numpy or networkx error.
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
 - :class:`MissingExtraError`: a feature needs an optional package that is not installed
   (also an ``ImportError``); its message names the extra that installs it.
+- :class:`FMUBuildError`: an exported FMU's C sources could not be compiled (no C
+  compiler, or the compiler failed); it names the folder where the sources were kept.
 - :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
 - :func:`warn_user`: a warning attributed to the user's call (the first frame outside
   the package), not to a line inside it.
@@ -37,6 +39,7 @@ __all__ = [
     "IntegrationError",
     "IntegrationWarning",
     "MissingExtraError",
+    "FMUBuildError",
     "require_extra",
     "warn_user",
     "caused_by_interrupt",
@@ -126,6 +129,18 @@ class MissingExtraError(BondGraphError, ImportError):
                if extra else f"pip install {package}")
         super().__init__(f"{feature} needs {package}, which is not installed: {how}"
                          + (f"; {hint}" if hint else ""))
+
+
+class FMUBuildError(BondGraphError):
+    """Fires when an exported FMU's C sources cannot be compiled into its binary (no C
+    compiler on the machine, or the compiler's errors). The sources are kept in
+    :attr:`sources` (a folder beside the FMU) and :attr:`log` holds the compiler's
+    output; no FMU is written. The command line exits with 2."""
+
+    def __init__(self, message: str, sources: str | None = None, log: str = ""):
+        super().__init__(message)
+        self.sources = sources
+        self.log = log
 
 
 def require_extra(module: str, feature: str, extra: str | None, *,

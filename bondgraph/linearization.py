@@ -39,7 +39,7 @@ from .primitives.sources import SourceLaw
 from .reduction import Evaluation, StateSpaceModel
 
 __all__ = ["linearize", "find_equilibrium", "Equilibrium", "jacobian", "output_reader",
-           "evaluate", "InputOverride", "RIDDERS_LEVELS", "DEFAULT_STEP"]
+           "output_location", "evaluate", "InputOverride", "RIDDERS_LEVELS", "DEFAULT_STEP"]
 
 RIDDERS_LEVELS = 8
 """Steps in Ridders' tableau (each shrinks the step by 1.4; 2 evaluations per step)."""
@@ -189,9 +189,11 @@ def _input_components(model: StateSpaceModel, inputs: Sequence[str]
     return names, where
 
 
-def output_reader(model: StateSpaceModel, name: str) -> Callable[[Evaluation], float]:
-    """A function of an :class:`Evaluation` that gives output ``name``: a state (or a
-    component ``state[i]``), ``<bond>.e`` / ``<bond>.f`` (a bond's effort or flow, in its
+def output_location(model: StateSpaceModel, name: str) -> tuple[str, int]:
+    """Where output ``name`` is found in an evaluation: ``("x", k)`` (state component k),
+    ``("U2", k)`` (constraint effort component k) or ``("w", k)`` (bond variable k of
+    ``bond_values``: efforts, then flows). The names: a state (or a component
+    ``state[i]``), ``<bond>.e`` / ``<bond>.f`` (a bond's effort or flow, in its
     direction), ``<element>.e`` / ``<element>.f`` (the bond of a one-port element), an
     unknown effort source's effort ``Se*_...`` (a constraint effort), each with ``[i]``
     for a component of a vector; a ModelError naming the valid forms otherwise."""
@@ -207,15 +209,13 @@ def output_reader(model: StateSpaceModel, name: str) -> Callable[[Evaluation], f
         if not 0 <= idx < sl.stop - sl.start:
             raise ModelError(f"output {name!r}: state {base!r} has {sl.stop - sl.start} "
                              f"components")
-        k = sl.start + idx
-        return lambda ev: float(ev.x[k])
+        return "x", sl.start + idx
     if base in model.u2_slices:
         sl = model.u2_slices[base]
         if not 0 <= idx < sl.stop - sl.start:
             raise ModelError(f"output {name!r}: {base!r} has {sl.stop - sl.start} "
                              f"components")
-        k = sl.start + idx
-        return lambda ev: float(ev.U2[k])
+        return "U2", sl.start + idx
     stem, dot, what = base.rpartition(".")
     if dot and what in ("e", "f"):
         bond = None
@@ -234,8 +234,7 @@ def output_reader(model: StateSpaceModel, name: str) -> Callable[[Evaluation], f
             if not 0 <= idx < sl.stop - sl.start:
                 raise ModelError(f"output {name!r}: bond {bond!r} has dimension "
                                  f"{sl.stop - sl.start}")
-            k = sl.start + idx
-            return lambda ev: float(ev.bond_values[k])
+            return "w", sl.start + idx
     choices = list(model.state_slices) + list(model.u2_slices) + \
         [f"{b}.{w}" for b in model.bond_slices for w in "ef"] + \
         [f"{n}.{w}" for n in model.graph.elements for w in "ef"]
@@ -244,6 +243,17 @@ def output_reader(model: StateSpaceModel, name: str) -> Callable[[Evaluation], f
                      f"({', '.join(model.unknown_sources) or 'none'}), and '<bond>.e', "
                      f"'<bond>.f', '<element>.e', '<element>.f' (a one-port's bond), with "
                      f"'[i]' for a component of a vector")
+
+
+def output_reader(model: StateSpaceModel, name: str) -> Callable[[Evaluation], float]:
+    """A function of an :class:`Evaluation` that gives output ``name`` (the names of
+    :func:`output_location`); a ModelError naming the valid forms otherwise."""
+    kind, k = output_location(model, name)
+    if kind == "x":
+        return lambda ev: float(ev.x[k])
+    if kind == "U2":
+        return lambda ev: float(ev.U2[k])
+    return lambda ev: float(ev.bond_values[k])
 
 
 def evaluate(model: StateSpaceModel, t: float, x: np.ndarray) -> Any:

@@ -32,6 +32,22 @@ from .errors import ModelError
 __all__ = ["StateFunctions"]
 
 
+def _affine_arrays(items) -> tuple | None:
+    """(dest (k,), state indices (k, m), coefficients (k, m), constants (k,)) of affine
+    Phi members ``(dest, indices, coefficients, constant)``, padded with zero
+    coefficients to the longest; None for none."""
+    if not items:
+        return None
+    m = max(len(i) for _, i, _, _ in items)
+    idx = np.zeros((len(items), m), dtype=np.int64)
+    coef = np.zeros((len(items), m))
+    for k, (_, i, c, _) in enumerate(items):
+        idx[k, :len(i)] = i
+        coef[k, :len(c)] = c
+    return (np.array([d for d, _, _, _ in items], dtype=np.int64), idx, coef,
+            np.array([c0 for _, _, _, c0 in items]))
+
+
 def _index(slices) -> np.ndarray:
     """The positions of these slices, concatenated."""
     parts = [np.arange(s.start, s.stop) for s in slices]
@@ -120,23 +136,35 @@ class StateFunctions:
         self._moduli = _Plan(members_v, off, rates=False)
         self._rates = _Plan(members_r, off, rates=True)
 
-        # Phi per unknown source (NaN where its junction defines none)
-        members_p, self._phi_nan = [], []
+        # Phi per unknown source (NaN where its junction defines none); the affine ones
+        # (declared so, one component, scalar states: couplings) beside a fused context
+        members_p, self._phi_nan, fusable, affine = [], [], [], []
         for n, pc in zip(m.unknown_sources, m.position_constraints):
             sl = m.u2_slices[n]
             dest = np.arange(sl.start, sl.stop)
             if pc is None:
                 self._phi_nan.append(dest)
                 continue
-            members_p.append(_Member(pc.value, pc.context, tuple(pc.depends_on), dest,
-                                     (sl.stop - sl.start,), f"position constraint of '{n}'"))
+            mb = _Member(pc.value, pc.context, tuple(pc.depends_on), dest,
+                         (sl.stop - sl.start,), f"position constraint of '{n}'")
+            members_p.append(mb)
+            if pc.affine is not None and pc.context is None and dest.size == 1 and \
+                    all(slices[d].stop - slices[d].start == 1 for d in pc.depends_on) and \
+                    len(pc.affine[0]) == len(pc.depends_on):
+                affine.append((int(dest[0]), [slices[d].start for d in pc.depends_on],
+                               [float(c) for c in pc.affine[0]], float(pc.affine[1])))
+            else:
+                fusable.append(mb)
         self._phi_nan = np.concatenate(self._phi_nan) if self._phi_nan else \
             np.zeros(0, dtype=np.int64)
         self._phi = _Plan(members_p, m.n_u2, rates=False)
+        self._phi_affine = _affine_arrays(affine)
 
         self._gathers: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._kin_plan(m)
-        self._fused = self._fuse(members_v, members_r, members_p)
+        self._fused = self._fuse(members_v, members_r, fusable)
+        if self._fused is None:
+            self._phi_affine = None      # (the Phi plan computes them with the others)
 
     def _fuse(self, members_v, members_r, members_p):
         """The context's ``fuse`` (see :class:`~bondgraph.ModulusContext`) when one
@@ -144,7 +172,7 @@ class StateFunctions:
         its states' positions in x and in the kinematic rates, where the Phi go (None: in
         order), the sizes of the moduli and of the Phi), else None."""
         members = members_v + members_r + members_p
-        if not members_v:
+        if not members:
             return None
         ctx = members[0].context
         if ctx is None or getattr(ctx, "fuse", None) is None or not ctx.concatenated or \
@@ -272,6 +300,9 @@ class StateFunctions:
         if dest_p is not None:         # (NaN where a source has no Phi)
             p, out = np.full(self.model.n_u2, np.nan), p
             p[dest_p] = out
+        if self._phi_affine is not None:
+            dest, idx, coef, const = self._phi_affine
+            p[dest] = (coef * x[idx]).sum(axis=1) + const
         return v, p
 
     def phi(self, x: np.ndarray, shared: dict | None = None) -> np.ndarray:
@@ -355,7 +386,12 @@ class StateFunctions:
         (bodies), ``values`` and ``rates`` (its arrays), ``n_moduli``, ``n_phi``,
         ``xi``, ``ri`` (the context's states in x and in the kinematic rates),
         ``dest_p`` (the Phi's positions among the unknown sources), ``copy_dst``,
-        ``copy_src``, ``rate_kernel`` (or None), ``q_state``, ``q_flow``, ``q_dst``."""
+        ``copy_src``, ``rate_kernel`` (or None), ``q_state``, ``q_flow``, ``q_dst``;
+        ``program_c`` and ``rate_c``: functions giving the C source of the program and
+        of the rate kernel where they offer one (their ``c_source``; an exported FMU
+        compiles them, :mod:`bondgraph.fmu`), else None; ``phi_affine``: the affine
+        position constraints computed beside the program (``(dest, state index, coef,
+        constant)`` arrays: Phi[dest] = sum coef x[index] + constant), or None."""
         f = self._fused
         if f is None:
             return None, ("the moduli, their rates and Phi are not computed by one fused "
@@ -372,7 +408,9 @@ class StateFunctions:
                           f"function that is not vectorised")
         if len(self._kin_groups) > 1:
             return None, "more than one vectorised kinematic rate function"
+        c_source = getattr(fused, "c_source", None)
         out = {"program": program, "n": n, "values": values, "rates": rates,
+               "program_c": c_source, "rate_c": None, "phi_affine": self._phi_affine,
                "n_moduli": n_mod, "n_phi": n_phi, "xi": xi, "ri": ri,
                "dest_p": np.arange(n_phi) if dest_p is None else dest_p,
                "copy_dst": self._copy[0], "copy_src": self._copy[1], "rate_kernel": None,
@@ -385,5 +423,7 @@ class StateFunctions:
             if kernel is None or len(flows) != 1 or reads:
                 return None, (f"kinematic states {', '.join(names[:3])}: their rate "
                               f"function offers no compiled kernel")
-            out.update(rate_kernel=kernel, q_state=state, q_flow=flows[0], q_dst=dst)
+            c_source = getattr(rate, "c_source", None)
+            out.update(rate_kernel=kernel, q_state=state, q_flow=flows[0], q_dst=dst,
+                       rate_c=c_source)
         return out, ""

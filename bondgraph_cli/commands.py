@@ -16,6 +16,9 @@ Commands::
                                        the linear model (A, B, C, D with names) about an
                                        operating point or equilibrium: CSV, MAT, JSON;
                                        --modes-page: the mode shapes on a 3D page
+    bondgraph export-fmu MODEL --out FILE.fmu [--inputs ...] [--outputs ...]
+                                       an FMI 2.0 FMU (model exchange, co-simulation;
+                                       standalone C compiled for this platform)
 
 Exit codes: 0 success; 1 the simulation or a check failed (what was computed is
 written, the cause is in summary.json); 2 bad input (a one-line message names the file,
@@ -23,7 +26,7 @@ table and key); 3 an internal error (run with --debug for the traceback); 130
 interrupted (Ctrl-C: one line; files being written are removed, finished ones kept).
 
 Model files are the multibody library's (:mod:`elements.modelfile`) or, for ``run``,
-``render`` and ``equations``, bond graph files (a top-level ``[bondgraph]`` table:
+``render``, ``equations``, ``linearize`` and ``export-fmu``, bond graph files (a top-level ``[bondgraph]`` table:
 :mod:`bondgraph.graphfile`); the command line sits above both packages and imports
 ``elements`` only when a command runs.
 """
@@ -403,6 +406,48 @@ def _write_linear(args, name, lin, formats, inputs, outputs, mm, guess) -> int:
     return 0
 
 
+def cmd_export_fmu(args) -> int:
+    """``bondgraph export-fmu``: a model file (a mechanism) or a bond graph file as an FMI
+    2.0 FMU (model exchange and co-simulation) from its initial state and [solver]."""
+    out = args.out
+    if not out.lower().endswith(".fmu"):
+        raise _UserError(f"--out {out}: the FMU's file name must end in .fmu")
+    if os.path.isdir(out):
+        raise _UserError(f"--out {out}: an existing directory; give the FMU's file name")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise _UserError(f"--out {out}: its folder {folder} does not exist")
+    options = {"inputs": _names(args.inputs), "outputs": _names(args.outputs),
+               "cs_solver": args.cs_solver, "cs_step": args.cs_step,
+               "compile": not args.no_compile}
+    file = _load_graph(args.model)
+    with _about(args.model):
+        if file is not None:
+            from bondgraph.fmu import export_fmu
+            from bondgraph.graphrun import assemble_graph_file
+            from bondgraph.stabilization import Baumgarte
+            model, x0 = assemble_graph_file(file)
+            s = file.solver
+            if s is not None:
+                options.update(start_time=s.t_start, stop_time=s.t_end, tolerance=s.rtol)
+                if s.stabilization is not None:
+                    options["stabilization"] = Baumgarte(*s.stabilization)
+            info = export_fmu(model, out, x0=model.initial_state(x0), **options)
+        else:
+            from elements.fmu import export_mechanism_fmu
+            spec = _load(args.model)
+            s = spec.solver
+            info = export_mechanism_fmu(
+                spec.mechanism.assemble(), out, q=spec.q0, qd=spec.qd0,
+                stabilization=s.stabilization, start_time=s.t_start, stop_time=s.t_end,
+                tolerance=s.rtol, **options)
+    print(f"wrote {info.path}: {info.identifier} ({info.engine} engine), "
+          f"{len(info.states)} states, {len(info.tunable)} tunable parameters and "
+          f"{len(info.fixed)} fixed, inputs: {', '.join(info.inputs) or 'none'}, outputs: "
+          f"{', '.join(info.outputs) or 'none'}; binary: {info.binary or 'none (sources only)'}")
+    return 0
+
+
 def _add_to_manifest(directory, paths) -> None:
     """List files written into a run's directory in its manifest.json, so that the next
     run into it replaces them too."""
@@ -564,6 +609,28 @@ def build_parser() -> argparse.ArgumentParser:
     lz.add_argument("--overwrite", action="store_true",
                     help="write into a non-empty directory")
     lz.set_defaults(func=cmd_linearize)
+    fm = sub.add_parser("export-fmu", help="an FMI 2.0 FMU (model exchange and "
+                        "co-simulation, standalone C)",
+                        description="Write MODEL (a TOML model file, or a bond graph file) as "
+                        "an FMI 2.0 FMU for model exchange and co-simulation: C sources and "
+                        "a binary for this platform compiled with the system's C compiler "
+                        "($CC, cc, gcc or clang), start values from the file's initial "
+                        "state, the default experiment from its [solver]. See docs/fmu.md.")
+    fm.add_argument("model")
+    fm.add_argument("--out", required=True, metavar="FILE.fmu", help="the FMU to write")
+    fm.add_argument("--inputs", action="append", metavar="NAME[,...]",
+                    help="joint ports (their actuator effort) or sources the tool sets")
+    fm.add_argument("--outputs", action="append", metavar="NAME[,...]",
+                    help="e.g. J1.q, J1.qd, J3.Fz, m2.x; states, <bond>.e/.f, Se*_... "
+                         "(see docs/fmu.md)")
+    fm.add_argument("--cs-solver", default="dopri5", choices=["dopri5", "rk4"],
+                    help="co-simulation solver: adaptive Dormand-Prince 5(4) (default) or "
+                         "fixed-step RK4")
+    fm.add_argument("--cs-step", type=float, default=None, metavar="H",
+                    help="RK4's largest step in s (default: one per communication step)")
+    fm.add_argument("--no-compile", action="store_true",
+                    help="write a source-only FMU (no binary)")
+    fm.set_defaults(func=cmd_export_fmu)
     return p
 
 

@@ -22,6 +22,8 @@ Linear models (independent joint coordinates) and equilibria
     linearize_mechanism, mechanism_equilibrium, MechanismEquilibrium
 Modes (joint-coordinate shapes; the 3D page of mode shapes)
     mode_shapes, ModeShape, animate_modes
+FMI: a mechanism as an FMU (model exchange and co-simulation, standalone C)
+    export_mechanism_fmu
 Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
@@ -66,6 +68,7 @@ from .joints import (
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
 from .hybrid import Switch
+from .fmu import export_mechanism_fmu
 from .linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
 from .mechanism import AssemblyError, Mechanism, MechanismModel
 from .modes import ModeShape, animate_modes, mode_shapes
@@ -94,7 +97,7 @@ __all__ = [
     "MJCFError", "FastDynamics", "forward_kinematics", "direct_dynamics", "inverse_dynamics",
     "joint_accelerations", "prescribed_motion", "PrescribedMotionResult",
     "linearize_mechanism", "mechanism_equilibrium", "MechanismEquilibrium",
-    "mode_shapes", "ModeShape", "animate_modes",
+    "mode_shapes", "ModeShape", "animate_modes", "export_mechanism_fmu",
 ]
 __all__ += [
     "component", "components", "define_component", "register_component", "ComponentType",

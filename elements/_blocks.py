@@ -384,6 +384,13 @@ class _Fused:
     def rates(self, state: np.ndarray, state_rates: np.ndarray) -> np.ndarray:
         return self._rates(state.reshape(self._n, 7), state_rates.reshape(self._n, 7))[0]
 
+    @staticmethod
+    def c_source() -> str:
+        """The C source of :func:`elements._compiled.program` (``bg_program``), for an
+        exported FMU that runs :meth:`compiled`'s arrays without Python."""
+        from ._compiled_c import program_c_source
+        return program_c_source()
+
 
 def frames_context(bodies) -> ModulusContext:
     """One modulus context for all ``bodies`` (a mechanism's, ground included): its

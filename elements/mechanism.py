@@ -259,7 +259,7 @@ class Mechanism:
                                  axis.port in locks)
         for c in self.couplings.values():
             build_block(bg, c.block(), None, position_constraint=PositionConstraint(
-                c.phi, c.depends_on))
+                c.phi, c.depends_on, affine=((1.0, -c.ratio), -c.offset)))
         for load in self.loads.values():
             build_block(bg, load.block(), frames)
             value = load.value

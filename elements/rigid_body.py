@@ -66,7 +66,14 @@ def _quat_rate_kernel():
     return None if compiled is None else compiled.quat_rates_typed
 
 
+def _quat_rate_c_source() -> str:
+    """The C source of the compiled kernel (``bg_kin_rate``), for an exported FMU."""
+    from ._compiled_c import quat_rate_c_source
+    return quat_rate_c_source()
+
+
 _quat_rate.compiled_kernel = _quat_rate_kernel    # type: ignore[attr-defined]
+_quat_rate.c_source = _quat_rate_c_source         # type: ignore[attr-defined]
 
 
 INERTIA_ENTRIES = {"Ixx": (0, 0), "Iyy": (1, 1), "Izz": (2, 2), "Ixy": (0, 1),

@@ -220,6 +220,11 @@ def test_command_line_arguments_are_named(tmp_path, capsys):
     assert main(["run", str(model), "--out", "/proc/no_such/x", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "/proc/no_such" in err and "error: 2" not in err
+    assert main(["export-fmu", str(model), "--out", str(tmp_path / "no" / "m.fmu")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "d.fmu").mkdir()
+    assert main(["export-fmu", str(model), "--out", str(tmp_path / "d.fmu")]) == 2
+    assert "an existing directory; give the FMU's file name" in capsys.readouterr().err
     study = os.path.join(ROOT, "examples", "three_body_sweep.toml")
     assert main(["sweep", study, "--out", str(tmp_path / "s"), "--executor", "bogus"]) == 2
     err = capsys.readouterr().err
@@ -256,8 +261,8 @@ def test_the_singular_inertia_of_a_real_urdf_is_named():
 # -- 12. misuse of the Python API ---------------------------------------------------------
 
 def _api_cases():
-    from bondgraph import BondGraph, CausalGraph
-    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
+    from bondgraph import BondGraph, CausalGraph, export_fmu
+    from elements import Inertia, Mechanism, RevoluteJoint, RigidBody, export_mechanism_fmu
     from elements import models as em
     bg = models.mass_spring_damper(1.0, 1.0, 1.0, 1.0)
     x0 = {"p_m": 0.0, "q_k": 0.0}
@@ -298,6 +303,23 @@ def _api_cases():
         "RevoluteJoint(spring='x')": (
             lambda: RevoluteJoint("J", Mechanism().ground, body(), axis=(0, 0, 1),
                                   spring="x"), "spring stiffness"),
+        # (refused before anything is compiled or written)
+        "export_fmu(BondGraph)": (lambda: export_fmu(bg, "never.fmu", x0=x0),
+                                  "expects an assembled StateSpaceModel"),
+        "export_fmu(x0=[1.0])": (lambda: export_fmu(model(), "never.fmu", x0=[1.0]),
+                                 "x0 must be a mapping of state names"),
+        "export_fmu(cs_solver='euler')": (
+            lambda: export_fmu(model(), "never.fmu", x0=x0, cs_solver="euler"),
+            "cs_solver must be one of dopri5, rk4"),
+        "export_fmu(nominals=-1)": (
+            lambda: export_fmu(model(), "never.fmu", x0=x0, nominals=-1.0),
+            "nominals must be positive"),
+        "export_mechanism_fmu(StateSpaceModel)": (
+            lambda: export_mechanism_fmu(model(), "never.fmu"),
+            "expects a MechanismModel"),
+        "export_mechanism_fmu(inputs=['J9'])": (
+            lambda: export_mechanism_fmu(em.three_body_prismatic().assemble(), "never.fmu",
+                                         inputs=["J9"]), "no input 'J9'.*joint ports"),
     }
 
 

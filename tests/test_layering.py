@@ -56,10 +56,16 @@ STAGES: list[tuple[str, ...]] = [
     # linear models (pure numpy), then linearisation and equilibria of any model
     ("bondgraph.linear_model",),
     ("bondgraph.linearization",),
+    # FMU export: C text and the archive, the interface and the two engines' data, then
+    # export_fmu
+    ("bondgraph.fmu._cwriter", "bondgraph.fmu._build"),
+    ("bondgraph.fmu._variables", "bondgraph.fmu._dense", "bondgraph.fmu._fused"),
+    ("bondgraph.fmu._export",),
+    ("bondgraph.fmu",),
     ("bondgraph",),
     # the library: kernels, bodies and joints, views of motion, results, the mechanism,
     # what works on mechanisms, files, runs and studies
-    ("elements._compiled", "elements._tree_kernels",
+    ("elements._compiled", "elements._compiled_c", "elements._tree_kernels",
      "elements.file_tables"),
     # the component library (composite bond graphs by name: the core only)
     ("elements.component_library.base",),
@@ -86,7 +92,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.mechanism",),
     ("elements.dynamics", "elements.fast_dynamics", "elements.energy_check",
      "elements.robot_spec", "elements.joint_chains", "elements.robot_tree"),
-    ("elements.linearization", "elements.modes"),
+    ("elements.linearization", "elements.modes", "elements.fmu"),
     ("elements.modelfile", "elements.urdf", "elements.mjcf", "elements.models"),
     ("elements.runner", "elements.study.names", "elements.study.model",
      "elements.study.plans"),

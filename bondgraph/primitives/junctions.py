@@ -24,11 +24,18 @@ class PositionConstraint:
     ``value(*deps) -> ndarray (dim,)`` with ``deps`` the states named in ``depends_on``;
     with a ``context`` (:class:`ModulusContext`), ``value`` receives the context's value
     instead (shared with the moduli that use it) and ``depends_on`` is the context's.
+
+    ``affine``, optional: ``(coefficients, constant)`` declaring that ``value`` is
+    Phi = sum_k coefficients[k] x_k + constant for the scalar states x_k of
+    ``depends_on`` and a one-component Phi (a coupling between two joint coordinates).
+    It is what a compiled evaluation without Python computes Phi from
+    (:mod:`bondgraph.fmu`); ``value`` stays the definition (it must agree).
     """
 
     value: Callable[..., np.ndarray]
     depends_on: tuple[str, ...] = ()
     context: ModulusContext | None = None
+    affine: tuple[tuple[float, ...], float] | None = None
 
     def value_at(self, *deps: Any) -> np.ndarray:
         """Phi at the values of the states in ``depends_on``."""

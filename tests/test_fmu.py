@@ -1,0 +1,597 @@
+"""Exported FMUs (bondgraph.fmu, elements.export_mechanism_fmu) in an independent FMI
+tool: fmpy loads each one, validates its model description and simulates it.
+
+Each model is exported and compiled once per session (module fixtures). The checks:
+
+- the FMU's derivative (its C: the dense reduction or the compiled kernels ported)
+  equals ``model.rhs`` at random states to 1e-12 of the largest rate: the same
+  equations, summed in another order (seen: 0 for the plain graphs, below 1e-15 for
+  the mechanisms);
+- fmpy's runs, model exchange (CVode at 1e-14) and co-simulation (the FMU's own
+  Dormand-Prince at 1e-12), equal :func:`bondgraph.simulate` (DOP853 at 1e-12, an
+  absolute tolerance 1e-15 of each state's nominal) to 1e-8 of each state's scale (its
+  largest magnitude over the run; for a state that stays at rounding level, a rotor's
+  centre at 1e-18 m, 1e-6 of its nominal magnitude); seen: 7e-12, the three-body 4e-10;
+- the fixed-step co-simulation solver (RK4) converges at its order: halving the step
+  divides the error by 2^4 = 16 (accepted between 12 and 20);
+- an input stepped during a run changes the response as the Python model with the new
+  value does; a deliberately wrong export (a parameter written 1e-6 off) fails the
+  comparison of runs.
+
+fmpy is in the test extra; a machine without a C compiler skips with the reason.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import warnings
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bondgraph import (
+    Baumgarte, FMUBuildError, ModelError, StateFunction, TimeFunction, assemble,
+    assign_causality, models, simulate,
+)
+from bondgraph.fmu import _export, export_fmu
+from bondgraph.fmu._build import find_compiler, platform_folder
+from bondgraph.fmu._variables import Interface
+from bondgraph.graphfile import load_graph_file
+
+fmpy = pytest.importorskip("fmpy", reason="fmpy (the test extra) is not installed: "
+                                          "pip install -e '.[test]'")
+from fmpy import extract, read_model_description, simulate_fmu  # noqa: E402
+from fmpy.fmi2 import FMU2Model  # noqa: E402
+from fmpy.validation import validate_fmu  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None or platform_folder() is None,
+    reason="no C compiler (cc, gcc, clang or $CC) or no FMI platform folder for this "
+           "machine: the FMUs' binaries cannot be built")
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_RTOL = 1e-8          # the issue's agreement between fmpy's runs and simulate
+DERIV_RTOL = 1e-12       # the FMU's derivative against model.rhs
+
+
+# -- driving an FMU through fmpy ----------------------------------------------------------
+class Instance:
+    """An FMU instantiated by fmpy for model exchange: derivatives and outputs at any
+    (t, x) with any inputs."""
+
+    def __init__(self, path):
+        self.md = read_model_description(path, validate=True)
+        self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=extract(path),
+                             modelIdentifier=self.md.modelExchange.modelIdentifier,
+                             instanceName="test")
+        self.fmu.instantiate()
+        self.fmu.setupExperiment(startTime=0.0)
+        self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+        self.fmu.enterContinuousTimeMode()
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.n = self.md.numberOfContinuousStates
+        self._x = (ctypes.c_double * self.n)()
+        self._dx = (ctypes.c_double * self.n)()
+
+    def at(self, t, x):
+        self.fmu.setTime(float(t))
+        self._x[:] = [float(v) for v in x]
+        self.fmu.setContinuousStates(self._x, self.n)
+
+    def derivative(self, t, x) -> np.ndarray:
+        self.at(t, x)
+        self.fmu.getDerivatives(self._dx, self.n)
+        return np.array(self._dx[:])
+
+    def get(self, names) -> np.ndarray:
+        return np.array(self.fmu.getReal([self.vr[n] for n in names]))
+
+    def set(self, values: dict):
+        self.fmu.setReal([self.vr[k] for k in values], [float(v) for v in values.values()])
+
+
+def run_errors(path, ref, names, scale, fmi_type, **kw) -> np.ndarray:
+    """Each state's largest difference between fmpy's run and the reference (states in
+    rows, at fmpy's output times), divided by its scale."""
+    tol = 1e-14 if fmi_type == "ModelExchange" else 1e-12
+    r = simulate_fmu(str(path), fmi_type=fmi_type, relative_tolerance=tol, output=names,
+                     **kw)
+    keep = np.r_[True, np.diff(r["time"]) > 0]        # (an event's second sample)
+    F = np.array([r[n][keep] for n in names])
+    assert F.shape == ref.shape, (F.shape, ref.shape)
+    return np.abs(F - ref).max(axis=1) / scale
+
+
+def state_scale(X, nominal) -> np.ndarray:
+    """Each state's largest magnitude over the run; for a state that stays at rounding
+    level (a rotor's centre, 1e-18 m), 1e-6 of its nominal magnitude instead."""
+    return np.maximum(np.abs(X).max(axis=1), 1e-6 * np.asarray(nominal, dtype=float))
+
+
+# -- the models, exported once -------------------------------------------------------------
+@dataclasses.dataclass
+class Case:
+    name: str
+    model: object
+    x0: np.ndarray
+    span: float
+    stab: object
+    path: Path
+    info: object
+    nominal: np.ndarray
+
+
+def _dc_motor():
+    spec = load_graph_file(str(ROOT / "examples" / "dc_motor.toml"))
+    model = assemble(assign_causality(spec.graph))
+    return model, model.initial_state({"p_La": 0.0, "p_J": 0.0}), 0.5, None, {}
+
+
+def _duffing():
+    model = assemble(assign_causality(models.duffing(1.0, 1.0, 1.0)))
+    return model, model.initial_state({"p_m": 0.0, "q_spring": 1.3}), 10.0, None, {}
+
+
+def _diode():
+    model = assemble(assign_causality(models.diode_rectifier(
+        amplitude=5.0, omega=100.0, saturation_current=1e-9, thermal_voltage=0.05,
+        series_resistance=10.0, capacitance=1e-4, load=100.0)))
+    # (the charge is 1e-4 C: its nominal makes CVode's absolute tolerance fit it)
+    return model, model.initial_state({"q_cap": 0.0}), 0.05, None, {"q_cap": 1e-4}
+
+
+PLAIN = {"dc_motor": _dc_motor, "duffing": _duffing, "diode_rectifier": _diode}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("fmus")
+
+
+@pytest.fixture(scope="module")
+def plain(folder):
+    out = {}
+    for name, make in PLAIN.items():
+        model, x0, span, stab, nominals = make()
+        extra = {"inputs": ["V"], "outputs": ["J.f", "La.f", "Ra.e"]} \
+            if name == "dc_motor" else {}
+        path = folder / f"{name}.fmu"
+        info = export_fmu(model, path, x0=x0, stop_time=span, nominals=nominals, **extra)
+        nominal = np.ones(model.n_states)
+        for k, v in nominals.items():
+            nominal[model.state_slices[k]] = v
+        out[name] = Case(name, model, x0, span, stab, path, info, nominal)
+    return out
+
+
+@pytest.fixture(scope="module")
+def three_body(folder):
+    from elements import export_mechanism_fmu
+    from elements.models import three_body_prismatic
+    mm = three_body_prismatic().assemble()
+    path = folder / "three_body.fmu"
+    outputs = ["J1.q", "J1.qd", "J3.q", "J3.qd", "J3.spring", "J2.Fx", "J2.Fy", "J2.Fz",
+               "m2.x", "m2.qz"]
+    info = export_mechanism_fmu(mm, path, inputs=["J1"], outputs=outputs, stop_time=2.0)
+    case = Case("three_body", mm.model, mm.initial_state({}, {}), 2.0,
+                Baumgarte(10.0, 10.0), path, info, mm.state_atol(1.0))
+    return mm, case
+
+
+# -- the model description -----------------------------------------------------------------
+def test_fmpy_validates_every_model_description(plain, three_body):
+    for case in [*plain.values(), three_body[1]]:
+        assert validate_fmu(str(case.path)) == [], case.name
+        with zipfile.ZipFile(case.path) as z:
+            names = z.namelist()
+        assert case.info.binary in names
+        assert "sources/model.c" in names and "sources/fmi2Functions.h" in names
+        assert "documentation/licenses/LICENSE_FMI.txt" in names
+
+
+def test_the_interface_names_states_parameters_inputs_and_outputs(plain):
+    case = plain["dc_motor"]
+    md = read_model_description(str(case.path), validate=True)
+    assert md.modelName == "dc_motor" and "vector bond graph" in md.description
+    v = {x.name: x for x in md.modelVariables}
+    # states with their derivatives
+    assert md.numberOfContinuousStates == 2
+    assert [d.variable.name for d in md.derivatives] == ["der(p_La)", "der(p_J)"]
+    assert v["der(p_J)"].derivative is v["p_J"]
+    # the file's parameters, tunable, with their units and values
+    assert (v["Ra"].causality, v["Ra"].variability, v["Ra"].unit, float(v["Ra"].start)) == \
+        ("parameter", "tunable", "ohm", 1.2)
+    assert v["J"].unit == "kg m^2" and v["load.torque"].unit == "N m"
+    # the supply voltage is an input (its parameter V, used by nothing else, is replaced)
+    assert (v["V"].causality, float(v["V"].start), v["V"].unit) == ("input", 12.0, "V")
+    assert case.info.replaced == ("V",)
+    assert [o.variable.name for o in md.outputs] == ["J.f", "La.f", "Ra.e"]
+
+
+# -- the derivative ---------------------------------------------------------------------
+def _random_states(case, rng, count=4):
+    if case.name == "diode_rectifier":
+        # near the trajectory: Newton's method on the diode's exponential law, started
+        # from the last solution, needs about (v - v*) / Vt passes from far away (in
+        # Python as in C), more than it is allowed at a state 5 V off
+        ts = np.sort(rng.uniform(0, case.span, count))
+        X = simulate(case.model, (0, case.span), case.x0, t_eval=ts, rtol=1e-10,
+                     atol=1e-16).x
+        for k in range(count):
+            yield ts[k], X[:, k] * (1 + 1e-3 * rng.normal(size=case.x0.size))
+        return
+    for _ in range(count):
+        if case.name == "three_body":
+            yield rng.uniform(0, case.span), case.x0 + rng.normal(scale=0.1,
+                                                                  size=case.x0.size)
+        else:
+            yield rng.uniform(0, case.span), rng.normal(size=case.x0.size) * case.nominal
+
+
+@pytest.mark.parametrize("name", [*PLAIN, "three_body"])
+def test_the_fmus_derivative_is_the_models(name, plain, three_body):
+    case = three_body[1] if name == "three_body" else plain[name]
+    inst = Instance(case.path)
+    rng = np.random.default_rng(7)
+    for t, x in _random_states(case, rng):
+        got = inst.derivative(t, x)
+        want = case.model.rhs(t, x, stabilization=case.stab)
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max(), (t, got, want)
+
+
+def test_the_fused_engines_dense_fallback_gives_the_same_derivative(three_body, folder,
+                                                                     monkeypatch):
+    """A pivot threshold above 1 fails every fixed pivot: the C then factors the kept
+    system densely with partial pivoting; the derivative stays the model's."""
+    from elements import export_mechanism_fmu
+    mm, case = three_body
+    original = _export.fused_parts
+
+    def forced(model, x0, stabilization):
+        D, parts, fast = original(model, x0, stabilization)
+        D = list(D)
+        F, FO = D[17].copy(), D[19]
+        F[FO[3]] = 2.0                  # F_SCAL[0]: the threshold test's u
+        D[17] = F
+        return tuple(D), parts, fast
+
+    monkeypatch.setattr(_export, "fused_parts", forced)
+    path = folder / "three_body_dense_lu.fmu"
+    export_mechanism_fmu(mm, path)
+    inst = Instance(path)
+    rng = np.random.default_rng(8)
+    for t, x in _random_states(case, rng, 3):
+        got = inst.derivative(t, x)
+        want = case.model.rhs(t, x, stabilization=case.stab)
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max()
+
+
+# -- runs ---------------------------------------------------------------------------------
+_REFERENCES: dict = {}
+
+
+def _reference(case, ts):
+    """simulate's states at ``ts`` (DOP853, 1e-12; made once per case and grid). Its
+    steps are at most the output interval: DOP853's dense output across a long step
+    errs by 1e-8 of a state's scale between its steps (seen on the DC motor at 1e-12),
+    where the FMU's runs step exactly to each output time."""
+    key = (case.name, ts.size, float(ts[-1]))
+    if key not in _REFERENCES:
+        _REFERENCES[key] = simulate(case.model, (0.0, case.span), case.x0, t_eval=ts,
+                                    method="DOP853", rtol=1e-12, atol=1e-15 * case.nominal,
+                                    stabilization=case.stab, max_step=ts[1] - ts[0]).x
+    return _REFERENCES[key]
+
+
+@pytest.mark.parametrize("fmi_type", ["ModelExchange", "CoSimulation"])
+@pytest.mark.parametrize("name", [*PLAIN, "three_body"])
+def test_fmpy_runs_equal_simulate(name, fmi_type, plain, three_body):
+    case = three_body[1] if name == "three_body" else plain[name]
+    ts = np.linspace(0.0, case.span, 51)
+    X = _reference(case, ts)
+    err = run_errors(case.path, X, list(case.info.states), state_scale(X, case.nominal),
+                     fmi_type, stop_time=case.span, output_interval=case.span / 50)
+    assert err.max() <= RUN_RTOL, dict(zip(case.info.states, err))
+
+
+def test_a_wrong_parameter_in_the_export_fails_the_comparison(plain, folder, monkeypatch):
+    """The same comparison on an FMU whose armature resistance was written 1e-6 off."""
+    case = plain["dc_motor"]
+    build = Interface.build.__func__
+
+    def wrong(cls, *args, **kwargs):
+        iface = build(cls, *args, **kwargs)
+        k = [v.name for v in iface.parameters].index("Ra")
+        v = iface.parameters[k]
+        iface.parameters[k] = dataclasses.replace(v, start=v.start * (1 + 1e-6))
+        return iface
+
+    monkeypatch.setattr(Interface, "build", classmethod(wrong))
+    path = folder / "dc_motor_wrong.fmu"
+    export_fmu(case.model, path, x0=case.x0, stop_time=case.span)
+    ts = np.linspace(0.0, case.span, 51)
+    X = _reference(case, ts)
+    err = run_errors(path, X, list(case.info.states), state_scale(X, case.nominal),
+                     "CoSimulation", stop_time=case.span, output_interval=case.span / 50)
+    assert err.max() > RUN_RTOL
+    # and the derivative check sees it too
+    x = np.array([0.03, 0.01])
+    got, want = Instance(path).derivative(0.0, x), case.model.rhs(0.0, x)
+    assert np.abs(got - want).max() > DERIV_RTOL * np.abs(want).max()
+
+
+def test_fixed_step_co_simulation_converges_at_fourth_order(plain, folder):
+    """RK4, one step per communication step: the error at t = 50 ms falls 16-fold when
+    the step is halved."""
+    case = plain["dc_motor"]
+    path = folder / "dc_motor_rk4.fmu"
+    export_fmu(case.model, path, x0=case.x0, cs_solver="rk4", inputs=["V"])
+    span = 0.05
+    exact = simulate(case.model, (0, span), case.x0, method="DOP853", rtol=1e-13,
+                     atol=1e-16).x[:, -1]
+    errors = []
+    for h in (1e-3, 5e-4, 2.5e-4):
+        r = simulate_fmu(str(path), fmi_type="CoSimulation", stop_time=span,
+                         output_interval=h, output=["p_La", "p_J"])
+        errors.append(np.abs(np.array([r["p_La"][-1], r["p_J"][-1]]) - exact).max())
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all((ratios > 12) & (ratios < 20)), (errors, ratios)
+
+
+def test_an_input_step_changes_the_response_as_the_python_model(plain):
+    """The supply voltage steps from 12 V to 6 V at 0.25 s during fmpy's run; Python:
+    the same model run to 0.25 s, then with V = 6 V from there."""
+    case = plain["dc_motor"]
+    ts = np.linspace(0.0, 0.5, 101)
+    first = simulate(case.model, (0, 0.25), case.x0, t_eval=ts[:51], method="DOP853",
+                     rtol=1e-12, atol=1e-15, max_step=0.005)
+    then = simulate(case.model.with_parameters(V=6.0), (0.25, 0.5), first.x[:, -1],
+                    t_eval=ts[50:], method="DOP853", rtol=1e-12, atol=1e-15, max_step=0.005)
+    X = np.concatenate([first.x, then.x[:, 1:]], axis=1)
+    step = np.array([(0.0, 12.0), (0.25, 12.0), (0.25, 6.0), (0.5, 6.0)],
+                    dtype=[("time", float), ("V", float)])
+    for fmi_type in ("ModelExchange", "CoSimulation"):
+        err = run_errors(case.path, X, ["p_La", "p_J"], state_scale(X, 1.0), fmi_type,
+                         stop_time=0.5, output_interval=0.005, input=step)
+        assert err.max() <= RUN_RTOL, (fmi_type, err)
+    # without the step the run is another one
+    err = run_errors(case.path, X, ["p_La", "p_J"], state_scale(X, 1.0), "CoSimulation",
+                     stop_time=0.5, output_interval=0.005)
+    assert err.max() > 0.1, err
+
+
+def test_a_tunable_parameter_set_by_the_tool_acts_as_in_python(plain):
+    case = plain["dc_motor"]
+    ts = np.linspace(0.0, 0.5, 51)
+    X = simulate(case.model.with_parameters(Ra=2.0, J=3e-4), (0, 0.5), case.x0, t_eval=ts,
+                 method="DOP853", rtol=1e-12, atol=1e-15, max_step=0.01).x
+    err = run_errors(case.path, X, ["p_La", "p_J"], state_scale(X, 1.0), "CoSimulation",
+                     stop_time=0.5, output_interval=0.01,
+                     start_values={"Ra": 2.0, "J": 3e-4})
+    assert err.max() <= RUN_RTOL
+
+
+def test_outputs_are_the_models_bond_variables(plain):
+    from bondgraph.linearization import output_reader
+    case = plain["dc_motor"]
+    inst = Instance(case.path)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        x = rng.normal(size=2)
+        inst.at(0.1, x)
+        ev = case.model.evaluate(0.1, x)
+        want = [output_reader(case.model, n)(ev) for n in case.info.outputs]
+        got = inst.get(case.info.outputs)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+
+
+def test_mechanism_outputs_equal_the_result(three_body):
+    """Joint coordinates, rates, the spring's effort, a joint's reaction force and a
+    body's pose from fmpy's co-simulation against MechanismResult (1e-8 of each output's
+    largest magnitude)."""
+    mm, case = three_body
+    outs = list(case.info.outputs)
+    r = simulate_fmu(str(case.path), fmi_type="CoSimulation", stop_time=2.0,
+                     relative_tolerance=1e-12, output_interval=0.04, output=outs)
+    res = mm.simulate((0, 2.0), t_eval=r["time"], rtol=1e-12, atol=1e-12, max_step=0.04)
+    for name in outs:
+        stem, _, what = name.rpartition(".")
+        if stem in mm.mechanism.joints:
+            j = res.joint(stem)
+            ref = {"q": j.q, "qd": j.qd, "spring": j.spring, "Fx": j.force[0],
+                   "Fy": j.force[1], "Fz": j.force[2]}[what]
+        else:
+            b = res.body(stem)
+            ref = {"x": b.position[0], "qz": b.quaternion[3]}[what]
+        assert np.abs(r[name] - ref).max() <= RUN_RTOL * np.abs(ref).max(), name
+
+
+def _panda_urdf():
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("example-robot-data")
+    except md.PackageNotFoundError:
+        return None
+    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots/"
+                                "panda_description/urdf/panda.urdf"))
+    return path if os.path.isfile(path) else None
+
+
+def test_a_7_dof_robot_under_a_pd_law_on_its_inputs(folder):
+    """Panda (7 arm joints and 2 fingers, from its URDF): the FMU's inputs are the joint
+    efforts, set by a PD law from its outputs q and qd at every evaluation (fmpy's
+    model-exchange instance integrated by DOP853); Python: the same PD law as a spring
+    (Kp, rest q_ref) and a damper (Kd) on each joint. Joint coordinates and rates agree
+    to 1e-8 of their scale (seen: 3e-11 and 2e-10)."""
+    path_urdf = _panda_urdf()
+    if path_urdf is None:
+        pytest.skip("example-robot-data (the test extra) is not installed: no robot URDF")
+    from scipy.integrate import solve_ivp
+    from elements import export_mechanism_fmu
+    from elements.urdf import load_urdf
+
+    def robot():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return load_urdf(path_urdf, mimic="independent")
+
+    mech = robot()
+    axes = [ax for j in mech.joints.values() for ax in j.axes]
+    ports = [ax.port for ax in axes]
+    assert len([ax for ax in axes if ax.unit == "rad"]) == 7
+    rng = np.random.default_rng(3)
+    q0 = {ax.port: float(rng.uniform(-0.3, 0.3)) if ax.unit == "rad" else 0.01 for ax in axes}
+    qd0 = {ax.port: float(rng.normal(scale=0.3)) if ax.unit == "rad" else 0.0 for ax in axes}
+    qref = np.array([0.2 if ax.unit == "rad" else 0.02 for ax in axes])
+    kp = np.array([60.0 if ax.unit == "rad" else 20.0 for ax in axes])
+    kd = np.array([6.0 if ax.unit == "rad" else 1.0 for ax in axes])
+    path = folder / "panda.fmu"
+    info = export_mechanism_fmu(mech.assemble(), path, q=q0, qd=qd0, inputs=ports,
+                                outputs=[f"{p}.q" for p in ports] + [f"{p}.qd" for p in ports])
+    reference = robot()
+    for ax, k, c, r in zip(axes, kp, kd, qref):
+        reference.joint(ax.joint).add_spring(k, r)
+        reference.joint(ax.joint).add_damper(c)
+    span, ts = 0.5, np.linspace(0.0, 0.5, 26)
+    res = reference.assemble().simulate((0, span), q=q0, qd=qd0, t_eval=ts, rtol=1e-12,
+                                        atol=1e-12, max_step=0.02)
+    inst = Instance(path)
+    n = len(ports)
+    ys = [f"{p}.q" for p in ports] + [f"{p}.qd" for p in ports]
+    nominal = np.array([float(inst.md.modelVariables[k].nominal) for k in range(inst.n)])
+
+    def rhs(t, x):
+        inst.at(t, x)
+        y = inst.get(ys)
+        inst.set(dict(zip(info.inputs, -kp * (y[:n] - qref) - kd * y[n:])))
+        inst.fmu.getDerivatives(inst._dx, inst.n)
+        return np.array(inst._dx[:])
+
+    x0 = inst.get(list(info.states))
+    sol = solve_ivp(rhs, (0, span), x0, method="DOP853", t_eval=ts, rtol=1e-12,
+                    atol=1e-12 * nominal)
+    assert sol.success
+    Y = []
+    for k in range(ts.size):
+        inst.at(ts[k], sol.y[:, k])
+        Y.append(inst.get(ys))
+    Y = np.array(Y).T
+    for i, ax in enumerate(axes):
+        j = res.joint(ax.joint)
+        for got, want in ((Y[i], np.atleast_2d(j.q)[ax.index]),
+                          (Y[n + i], np.atleast_2d(j.qd)[ax.index])):
+            assert np.abs(got - want).max() <= RUN_RTOL * np.abs(want).max(), ax.port
+
+
+def test_subsystems_with_python_controllers_named_as_inputs(folder):
+    """examples/electromechanical_arm.py: three DC motors (R, L, gyrator, gearbox;
+    subsystems of the mechanism) whose battery voltages are Python StateFunctions (a PD
+    law). Named as inputs, the voltages become the tool's (the FMU holds none of the
+    Python law); with the law's values at a state set as inputs, the FMU's derivative
+    is the model's (1e-12)."""
+    import importlib.util
+    from bondgraph.element import StateView
+    from elements import export_mechanism_fmu
+    spec = importlib.util.spec_from_file_location(
+        "electromechanical_arm", ROOT / "examples" / "electromechanical_arm.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    mm = ex.arm().assemble()
+    batteries = [n for n, law in mm.model.sources.items() if law.state_dependent]
+    assert len(batteries) == 3
+    motors = [n for n in mm.model.state_names if n.endswith(".motor.La")]
+    q0 = {"J1": 0.3, "J2": -0.4, "J3": 0.8}
+    path = folder / "arm.fmu"
+    info = export_mechanism_fmu(mm, path, q=q0, states={s: 0.0 for s in motors},
+                                inputs=batteries, outputs=["J2.q", "J2.qd"])
+    assert info.engine == "fused" and info.inputs == tuple(batteries)
+    with pytest.raises(ModelError, match=r"Se 'J1.drive.battery.V': its value is a Python "
+                                         r"StateFunction"):
+        export_mechanism_fmu(mm, folder / "x.fmu", q=q0, states={s: 0.0 for s in motors})
+    x0 = mm.initial_state(q0, {}, states={s: 0.0 for s in motors})
+    inst = Instance(path)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = x0 + 0.05 * rng.normal(size=x0.size)
+        view = StateView(x, mm.model.state_slices)
+        inst.set({n: float(mm.model.sources[n].value(0.0, view)[0]) for n in batteries})
+        got = inst.derivative(0.0, x)
+        want = mm.model.rhs(0.0, x, stabilization=Baumgarte(10.0, 10.0))
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max()
+
+
+# -- what cannot be exported, and a compiler that fails --------------------------------------
+def test_a_python_function_source_is_refused_by_name(folder):
+    bg = models.dc_motor(12.0, 1.2, 0.005, 0.05, 2e-4, 1e-4)
+    bg.element("V").value = StateFunction(lambda t, s: 12.0, ())
+    model = assemble(assign_causality(bg))
+    with pytest.raises(ModelError, match=r"Se 'V': its value is a Python StateFunction"):
+        export_fmu(model, folder / "x.fmu", x0=np.zeros(2))
+    bg.element("V").value = TimeFunction(lambda t: 12.0)
+    model = assemble(assign_causality(bg))
+    with pytest.raises(ModelError, match=r"Se 'V': its value is a Python TimeFunction"):
+        export_fmu(model, folder / "x.fmu", x0=np.zeros(2))
+    # named as an input, the same source is the tool's to set
+    bg.element("V").value = 12.0
+    info = export_fmu(assemble(assign_causality(bg)), folder / "x.fmu", x0=np.zeros(2),
+                      inputs=["V"], compile=False)
+    assert info.inputs == ("V",) and info.binary is None
+
+
+def test_a_callable_modulus_is_refused_by_name(folder):
+    model = assemble(assign_causality(models.cartesian_pendulum(1.0, 1.0, 9.81)))
+    x0 = {"r": [0.0, -1.0], "p_m": [0.0, 0.0]}
+    with pytest.raises(ModelError, match=r"MTF 'radial': its modulus is a Python function"):
+        export_fmu(model, folder / "x.fmu", x0=x0)
+
+
+def test_stops_and_friction_are_refused_by_joint(folder):
+    from elements import export_mechanism_fmu
+    from elements.models import three_body_prismatic
+    mech = three_body_prismatic()
+    mech.joint("J3").add_limit(-0.1, 0.1, restitution=0.5)
+    with pytest.raises(ModelError, match=r"joint 'J3' has stops on coordinate 'J3'"):
+        export_mechanism_fmu(mech.assemble(), folder / "x.fmu")
+
+
+def test_unknown_inputs_and_outputs_name_the_valid_ones(plain, folder):
+    case = plain["dc_motor"]
+    with pytest.raises(ModelError, match=r"no source named 'Vs'.*sources \(Se, Sf\): V"):
+        export_fmu(case.model, folder / "x.fmu", x0=case.x0, inputs=["Vs"])
+    with pytest.raises(ModelError, match=r"no output 'J.w'"):
+        export_fmu(case.model, folder / "x.fmu", x0=case.x0, outputs=["J.w"])
+    with pytest.raises(ModelError, match=r"must end in .fmu"):
+        export_fmu(case.model, folder / "x.zip", x0=case.x0)
+
+
+def test_a_compile_failure_keeps_the_sources_and_says_where(plain, tmp_path):
+    case = plain["dc_motor"]
+    target = tmp_path / "motor.fmu"
+    with pytest.raises(FMUBuildError, match=r"failed on the FMU's sources.*sources are in") \
+            as err:
+        export_fmu(case.model, target, x0=case.x0, cc="false")    # (a compiler that fails)
+    kept = Path(err.value.sources)
+    assert kept == tmp_path / "motor_sources"
+    assert (kept / "model.c").is_file() and (kept / "bg_fmi2.c").is_file()
+    assert not target.exists()
+
+
+def test_the_command_line_writes_an_fmu_and_refuses_bad_names(tmp_path, capsys):
+    from bondgraph_cli.commands import run
+    out = tmp_path / "motor.fmu"
+    assert run(["export-fmu", str(ROOT / "examples" / "dc_motor.toml"), "--out", str(out),
+                "--inputs", "V", "--outputs", "J.f,La.f"]) == 0
+    assert "dc_motor (dense engine), 2 states" in capsys.readouterr().out
+    assert validate_fmu(str(out)) == []
+    assert read_model_description(str(out)).defaultExperiment.stopTime == "0.5"
+    assert run(["export-fmu", str(ROOT / "examples" / "dc_motor.toml"), "--out",
+                str(tmp_path / "motor.zip")]) == 2
+    assert "must end in .fmu" in capsys.readouterr().err
+    assert run(["export-fmu", str(ROOT / "examples" / "three_body_prismatic.toml"), "--out",
+                str(out), "--outputs", "J1.qdd"]) == 2
+    assert "no output 'J1.qdd'" in capsys.readouterr().err
