@@ -13,6 +13,7 @@ import sympy
 from ..bonds import PortSpec
 from ..element import Category, Element, is_symbolic, register_element, resolve_parameter
 from ..errors import ModelError
+from ..laws import compile_numeric
 from ._common import _check_dim, _short
 
 
@@ -291,14 +292,15 @@ class _ModulatedTwoPort(TwoPortBase):
             mdot = sympy.zeros(n2, n1)
             for s, r in zip(state_syms, rates):
                 mdot += m.diff(s) * r
-            f = sympy.lambdify(state_syms, m, "numpy")
-            fr = sympy.lambdify(state_syms + rates, mdot, "numpy")
+            f = compile_numeric(state_syms, m, self.name, "modulus", (n2, n1))
+            fr = compile_numeric(state_syms + rates, mdot, self.name, "modulus's rate",
+                                 (n2, n1))
 
             def value(*deps):
-                return np.asarray(f(*[float(np.squeeze(d)) for d in deps]), dtype=float)
+                return f(*[float(np.squeeze(d)) for d in deps])
 
             def rate(*args):
-                return np.asarray(fr(*[float(np.squeeze(a)) for a in args]), dtype=float)
+                return fr(*[float(np.squeeze(a)) for a in args])
 
             return Modulus(self.shape, value=value, rate=rate, depends_on=self.depends_on)
         return Modulus(self.shape, value=m, rate=self.modulus_rate, depends_on=self.depends_on,
