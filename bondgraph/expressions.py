@@ -40,7 +40,8 @@ from sympy.printing.str import StrPrinter
 from .errors import ModelError
 
 __all__ = ["FUNCTIONS", "parse_expression", "expression_text", "MAX_LENGTH", "MAX_NODES",
-           "MAX_DEPTH", "MAX_MINMAX_ARGUMENTS", "MAX_DIGITS", "MAX_EXPONENT"]
+           "MAX_DEPTH", "MAX_MINMAX_ARGUMENTS", "MAX_DIGITS", "MAX_EXPONENT",
+           "RESERVED_NAMES"]
 
 FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "asin": sympy.asin,
@@ -51,6 +52,10 @@ FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
     "Heaviside": sympy.Heaviside, "pow": sympy.Pow,
 }
 """The functions an expression may call, by name (sympy's)."""
+
+RESERVED_NAMES = {"t": "the time (s)", "pi": "the constant pi"}
+"""Names an expression reads as something other than a parameter; no parameter may take
+one (a parameter "t" would never be used: ``t`` stays the time)."""
 
 MAX_LENGTH = 100_000
 """The longest expression text read (characters)."""

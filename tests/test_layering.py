@@ -28,7 +28,7 @@ STAGES: list[tuple[str, ...]] = [
     ("bondgraph.errors", "bondgraph.bonds", "bondgraph._files", "bondgraph._gc",
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._lu_kernels",
      "bondgraph._sparse_kernels", "bondgraph._rk_kernels", "bondgraph.condensation", "bondgraph.laws",
-     "bondgraph.expressions", "bondgraph._toml"),
+     "bondgraph.expressions", "bondgraph._toml", "bondgraph._tables"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),

@@ -254,7 +254,8 @@ def test_the_library_still_warns_when_a_run_fails():
 
 def test_damper_table_refuses_unknown_keys():
     text = PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05, coeficient = 1.0 }")
-    with pytest.raises(ModelFileError, match="coeficient.*unknown key; valid keys: coefficient"):
+    with pytest.raises(ModelFileError, match="coeficient.*unknown key; did you mean "
+                                              "'coefficient'\\? valid keys: coefficient"):
         loads_model(text, "pendulum.toml")
     ok = loads_model(PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05 }"),
                      "pendulum.toml")
