@@ -16,6 +16,7 @@ bare numpy or networkx error.
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
+- :func:`warn`: a warning attributed to the user's line that called into the package.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "IntegrationWarning",
     "caused_by_interrupt",
     "did_you_mean",
+    "warn",
 ]
 
 
@@ -131,3 +133,19 @@ def did_you_mean(name: object, choices) -> str:
     import difflib
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=3)
     return f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue ``warnings.warn(message, category)`` attributed to the first caller outside
+    the packages (``bondgraph`` and the package of the function calling this), so that
+    Python points at the user's line, however deep inside the package the warning
+    arises, rather than at a line of the package."""
+    import sys
+    import warnings
+    frame = sys._getframe(1)
+    own = {"bondgraph", (frame.f_globals.get("__name__") or "").partition(".")[0]}
+    level = 1
+    while frame is not None and \
+            (frame.f_globals.get("__name__") or "").partition(".")[0] in own:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)

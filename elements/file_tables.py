@@ -11,6 +11,7 @@ importers (for the text).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from bondgraph import ModelError, TimeFunction
 from bondgraph._files import read_text
 from bondgraph._tables import TableReader as _CoreTableReader, read_toml
 
-__all__ = ["ModelFileError", "TableReader", "signal", "read_text", "read_toml"]
+__all__ = ["ModelFileError", "TableReader", "signal", "read_text", "read_toml", "xml_root"]
 
 
 class ModelFileError(ModelError):
@@ -113,3 +114,12 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         return float(r[0]) if dim == 1 else r
 
     return TimeFunction(value, rate)
+
+
+def xml_root(text: str) -> str | None:
+    """The name of the root element of the XML document ``text`` (``"robot"`` for a
+    URDF, ``"mujoco"`` for MJCF), read from its start, past the declaration, comments
+    and a doctype; None when none is found there."""
+    head = re.sub(r"<!--.*?(-->|$)", "", text[:65536], flags=re.S)
+    match = re.search(r"<(?![?!])\s*([A-Za-z_][\w.:-]*)", head)
+    return match.group(1) if match else None
