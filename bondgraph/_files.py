@@ -9,6 +9,8 @@ link someone planted; read only when they are files of a sensible size.
 - :func:`atomic_path`: the same for writers that take a file name (matplotlib, scipy's
   savemat, ffmpeg): the temporary file is created the same way, then written by name.
 - :func:`write_text`: text (UTF-8, whatever the locale) through :func:`atomic_open`.
+- :func:`open_append`: a file that grows while a job runs (a study's results), opened
+  without following a link.
 - :func:`output_name`: a file name that a model or study file asks to be written into
   the output folder: refused (ValueError saying why and what is valid) when it could
   land elsewhere (an absolute path, a directory part, ``..``) or is not a plain name.
@@ -16,7 +18,8 @@ link someone planted; read only when they are files of a sensible size.
   is missing, not a regular file (a directory, ``/dev/zero``, a pipe), larger than
   :data:`MAX_FILE_BYTES` or not UTF-8.
 
-Every writer of the package goes through :func:`atomic_open` or :func:`atomic_path`.
+Every writer of the package goes through :func:`atomic_open`, :func:`atomic_path` or
+:func:`open_append`.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from typing import IO
 
 from .errors import ModelError
 
-__all__ = ["atomic_open", "atomic_path", "write_text", "output_name", "read_text",
-           "MAX_FILE_BYTES"]
+__all__ = ["atomic_open", "atomic_path", "open_append", "write_text", "output_name",
+           "read_text", "MAX_FILE_BYTES"]
 
 MAX_FILE_BYTES = 10_000_000
 """The largest file read as a model, study, bond graph or robot description file
@@ -95,6 +98,18 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[str]:
     os.close(fd)
     with _replacing(path, tmp):
         yield tmp
+
+
+def open_append(path: str | os.PathLike, mode: str = "a", **kwargs) -> IO:
+    """``path`` opened to add to its end (``mode`` "a" or "ab"; "r+b" to cut a partial
+    last line), created when missing, never through a symbolic link (refused with an
+    OSError): for a file written while a long job runs (a study's results table), which
+    cannot be written whole at the end."""
+    flags = {"a": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+             "ab": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+             "r+b": os.O_RDWR}[mode] | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+    fd = os.open(os.fspath(path), flags, 0o666)
+    return open(fd, mode, **kwargs)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

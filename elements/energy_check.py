@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bondgraph._files import atomic_path
 from bondgraph.errors import NameNotFoundError
 
 __all__ = ["kinetic_energy", "potential_energy", "procedure1", "procedure2", "procedure3",
@@ -357,8 +358,11 @@ class EnergyReport:
         ax.set_ylabel("momentum")
         ax.legend(fontsize=8, ncol=3)
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            with atomic_path(path, os.path.splitext(path)[1]) as tmp:
+                fig.savefig(tmp, dpi=110)
+        finally:
+            plt.close(fig)
         return path
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph._files import atomic_path, output_name, write_text
+from bondgraph._files import atomic_open, atomic_path, output_name, write_text
 from bondgraph.errors import ModelError, NameNotFoundError
 
 from bondgraph import Category, SimulationResult
@@ -691,9 +691,8 @@ def _atomic_csv(path: str, cols: dict[str, np.ndarray]) -> None:
     names = list(cols)
     data = np.column_stack([np.asarray(cols[n], dtype=float) for n in names]) if names else \
         np.zeros((0, 0))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(names)
-            for row in data:
-                w.writerow([repr(float(v)) for v in row])
+    with atomic_open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        for row in data:
+            w.writerow([repr(float(v)) for v in row])
