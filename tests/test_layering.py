@@ -73,7 +73,7 @@ STAGES: list[tuple[str, ...]] = [
      "elements.motion"),
     ("elements.scene",),
     ("elements.animation", "elements.video"),
-    ("elements.results",),
+    ("elements.energy_ledger", "elements.results"),
     ("elements.closure", "elements.hybrid"),
     ("elements.mechanism_model",),
     ("elements.mechanism",),
