@@ -67,10 +67,10 @@ MAX_DEPTH = 100
 """The deepest nesting of one expression: each operator, call and list inside another is
 one level (a chain ``a + b + c`` nests one level per ``+``)."""
 
-MAX_MINMAX_ARGUMENTS = 8
+MAX_MINMAX_ARGUMENTS = 6
 """The most arguments of ``Min`` and ``Max`` in one expression, all calls together:
-sympy compares every pair of them, and again in each derivative a law needs (16 took
-seconds, 250 minutes)."""
+sympy compares every pair of them, again in each derivative a law needs and when it
+simplifies the symbolic equations (8 took a second, 250 minutes)."""
 
 MAX_EXPONENT = 100
 """The largest exact exponent (integer or fraction, in magnitude) of a power of an
