@@ -21,8 +21,9 @@ and fractions, and simplifies ``Min``/``Max`` by comparing every pair of argumen
 :data:`MAX_LENGTH` characters, :data:`MAX_NODES` operators, numbers, names and calls,
 :data:`MAX_DEPTH` levels of nesting, :data:`MAX_MINMAX_ARGUMENTS` arguments of ``Min``
 and ``Max`` together, exact numbers (integers, fractions, and powers of them) of at most
-:data:`MAX_DIGITS` digits, exact exponents of expressions with symbols of at most
-:data:`MAX_EXPONENT`, and floating-point numbers within double precision (no infinity).
+:data:`MAX_DIGITS` digits, exact exponents within :data:`MAX_EXPONENT` (integers on
+expressions of symbols, fractions on anything), and floating-point numbers within double
+precision (no infinity).
 Each refusal names the limit.
 """
 
@@ -73,8 +74,9 @@ sympy compares every pair of them, again in each derivative a law needs and when
 simplifies the symbolic equations (8 took a second, 250 minutes)."""
 
 MAX_EXPONENT = 100
-"""The largest exact exponent (integer or fraction, in magnitude) of a power of an
-expression with symbols: symbolic equations expand such powers into polynomials."""
+"""The largest exact exponent: an integer of at most this magnitude on an expression of
+symbols, a fraction p/q with |p| and q at most this on any base. Symbolic equations
+expand and simplify such powers as polynomials of that degree."""
 
 MAX_DIGITS = 1000
 """The most digits of an exact number in an expression: an integer, a fraction's
@@ -199,12 +201,33 @@ class _Reader:
                                   f"{MAX_DIGITS} digits", limit=True)
         elif value.is_Float:
             if not math.isfinite(float(value)):
-                self.refuse(node, f"the number {sympy.Float(value, 5)} is beyond double "
-                                  f"precision; valid: at most 1.8e308 in magnitude",
-                            limit=True)
+                _, man, exp, bits = value._mpf_[:4]     # (sympy would print every digit)
+                k = (exp + bits) * 30103 // 100000      # (log10 of it: exp can be huge)
+                size = f"1e{k}" if k < 10 ** 12 else f"10**(10**{len(str(k)) - 1})"
+                self.refuse(node, f"a number of about {size} is beyond double precision; "
+                                  f"valid: at most 1.8e308 in magnitude", limit=True)
         elif value in (sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
             self.refuse(node, f"its value is {value}; valid: a finite number", limit=True)
+        for part in (value, *value.args) if value.is_Mul or value.is_Add else (value,):
+            if part.is_Pow and part.exp.is_Rational:      # (also as sympy combined them)
+                self.check_exponent(node, part.base, part.exp)
         return value
+
+    def check_exponent(self, node: ast.AST, base: sympy.Basic,
+                       exponent: sympy.Rational) -> None:
+        """Refuse an exact exponent beyond :data:`MAX_EXPONENT`: a fraction p/q with
+        |p| or q larger (on any base), an integer larger in magnitude on an expression
+        of symbols. Symbolic equations expand and simplify such powers as polynomials of
+        that degree: (t + 1)**1000 has 1001 terms, 3**(1/10**9) a degree of 10**9."""
+        p, q = abs(int(exponent.p)), int(exponent.q)
+        if (q > 1 and max(p, q) > MAX_EXPONENT) or (q == 1 and base.free_symbols and
+                                                    p > MAX_EXPONENT):
+            what = "of an expression of symbols" if base.free_symbols else "of a number"
+            self.refuse(node, f"the exact exponent {exponent} {what}; valid: an integer of "
+                              f"at most {MAX_EXPONENT} in magnitude (on numbers, any with "
+                              f"at most {MAX_DIGITS} digits in the result) or a fraction "
+                              f"p/q with |p| and q at most {MAX_EXPONENT}; a decimal "
+                              f"exponent (0.001) is a floating-point number", limit=True)
 
     def name(self, node: ast.AST) -> str | None:
         """``a`` or ``a.b.c`` (a dotted name: one symbol) as text; None otherwise."""
@@ -275,11 +298,8 @@ class _Reader:
         computes them exactly, for hours), and zero to a negative power."""
         if base == 0 and exponent.is_Number and exponent.is_negative:
             self.refuse(node, "zero to a negative power (a division by zero)", limit=True)
-        if exponent.is_Rational and base.free_symbols and abs(exponent) > MAX_EXPONENT:
-            self.refuse(node, f"the exact exponent {exponent} of an expression of symbols; "
-                              f"valid: at most {MAX_EXPONENT} in magnitude (symbolic "
-                              f"equations expand such powers: (t + 1)**1000 is a "
-                              f"polynomial of 1001 terms)", limit=True)
+        if exponent.is_Rational:
+            self.check_exponent(node, base, exponent)
         if not (base.is_Rational and exponent.is_Rational) or abs(base) == 1 or base == 0:
             return
         digits = abs(float(exponent)) * math.log10(max(abs(int(base.p)), int(base.q)))

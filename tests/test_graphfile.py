@@ -406,7 +406,9 @@ def _max_of(n: int) -> str:
     (_max_of(8000), "Min and Max take more than 6 arguments together"),
     ("Min(Max(t, 1, 2, 3), Max(t, 5, 6))", "valid: at most 6 in one expression"),
     ("(t + 1)**(3*10**7)", "the exact exponent 30000000 of an expression of symbols; "
-                           "valid: at most 100 in magnitude"),
+                           "valid: an integer of at most 100 in magnitude"),
+    ("(1/3)**(1/10**9)", "the exact exponent 1/1000000000 of a number; valid:"),
+    ("(t**10)**20", "the exact exponent 200 of an expression of symbols"),
     ("1.5**(10**9)", "is beyond double precision; valid: at most 1.8e308 in magnitude"),
     ("1e300*1e300", "is beyond double precision"),
     ("0**-1", "zero to a negative power"),
