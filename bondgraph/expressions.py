@@ -201,13 +201,18 @@ class _Reader:
                                   f"{MAX_DIGITS} digits", limit=True)
         elif value.is_Float:
             if not math.isfinite(float(value)):
-                _, man, exp, bits = value._mpf_[:4]     # (sympy would print every digit)
-                k = (exp + bits) * 30103 // 100000      # (log10 of it: exp can be huge)
-                size = f"1e{k}" if k < 10 ** 12 else f"10**(10**{len(str(k)) - 1})"
-                self.refuse(node, f"a number of about {size} is beyond double precision; "
-                                  f"valid: at most 1.8e308 in magnitude", limit=True)
+                self.refuse(node, f"a number of about {_size(value)} is beyond double "
+                                  f"precision; valid: at most 1.8e308 in magnitude",
+                            limit=True)
         elif value in (sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
             self.refuse(node, f"its value is {value}; valid: a finite number", limit=True)
+        elif value.is_number:              # (pi**(10**9), exp(exp(10)): exact, and huge)
+            k = _decimal_exponent(value)
+            if k is not None and abs(k) > MAX_DIGITS:
+                self.refuse(node, f"an exact number of about 1e{k}; valid: within "
+                                  f"1e-{MAX_DIGITS} to 1e{MAX_DIGITS} in magnitude (sympy "
+                                  f"would evaluate it, or powers of it, to that many "
+                                  f"digits)", limit=True)
         for part in (value, *value.args) if value.is_Mul or value.is_Add else (value,):
             if part.is_Pow and part.exp.is_Rational:      # (also as sympy combined them)
                 self.check_exponent(node, part.base, part.exp)
@@ -368,6 +373,27 @@ def parse_expression(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = 
     except RecursionError:
         raise ModelError(f"{where}: expression {reader._short()!r} is nested too deeply; "
                          f"valid: at most {MAX_DEPTH} levels") from None
+
+
+def _size(value: sympy.Float) -> str:
+    """``value``'s order of magnitude as text, without printing its digits (its
+    exponent may itself have hundreds of digits)."""
+    k = _decimal_exponent(value)
+    return f"1e{k}" if abs(k) < 10 ** 12 else f"10**(10**{len(str(abs(k))) - 1})"
+
+
+def _decimal_exponent(value: sympy.Basic) -> int | None:
+    """The decimal exponent of a number (Float, or an exact constant evaluated to 15
+    digits; the largest of its real and imaginary parts); None for zero or what does
+    not evaluate."""
+    if not value.is_Float:
+        try:
+            value = value.evalf(15)
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+    parts = [value] if value.is_Float else [p for p in value.as_real_imag() if p.is_Float]
+    exps = [(p._mpf_[2] + p._mpf_[3]) * 30103 // 100000 for p in parts if p._mpf_[1]]
+    return max(exps, key=abs) if exps else None
 
 
 def _digits(value: sympy.Rational) -> int:
