@@ -81,7 +81,8 @@ expand and simplify such powers as polynomials of that degree."""
 MAX_DIGITS = 1000
 """The most digits of an exact number in an expression: an integer, a fraction's
 numerator or denominator, a power of them (``(1/3)**(10**9)`` would take sympy hours;
-``(1.0/3)**(10**9)`` is a floating-point number)."""
+``(1.0/3)**(10**9)`` is a floating-point number); an exact constant (``pi**(10**9)``,
+``exp(exp(10))``) lies within 1e-1000 to 1e1000 in magnitude."""
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
