@@ -519,10 +519,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
     t1 = c.number(s, w, "t_end")
     if t1 <= t0:
         c.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
-    pts = s.get("points", 101)
-    if isinstance(pts, bool) or not isinstance(pts, int) or not 2 <= pts <= MAX_POINTS:
-        c.fail(w, "points", f"must be an integer from 2 to {MAX_POINTS} (the output grid is "
-                            f"kept in memory), got {pts!r}")
+    pts = c.integer(s, w, "points", 101, 2, MAX_POINTS)     # (the grid is kept in memory)
     method = c.string(s, w, "method", required=False, default="DOP853",
                       choices=tuple(METHODS))
     rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
@@ -539,9 +536,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
         else:
             c.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, got "
                                        f"{st!r}")
-    proj = s.get("projection", False)
-    if not isinstance(proj, bool):
-        c.fail(w, "projection", f"must be true or false, got {proj!r}")
+    proj = c.boolean(s, w, "projection", False)
     return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
 
 
@@ -620,9 +615,7 @@ def _output(c: TableReader, o: dict) -> OutputSettings:
         ys = p.get("y")
         if not isinstance(ys, list) or not ys or not all(isinstance(v, str) for v in ys):
             c.fail(pw, "y", "must be a list of column names (e.g. [\"m2.x\"])")
-        norm = p.get("norm", False)
-        if not isinstance(norm, bool):
-            c.fail(pw, "norm", "must be true or false")
+        norm = c.boolean(p, pw, "norm", False)
         file = c.string(p, pw, "file")
         try:
             output_name(file, PLOT_SUFFIXES, _reserved("plot"))
