@@ -8,9 +8,10 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import sympy
@@ -27,8 +28,9 @@ from .element import ELEMENT_TYPES
 from .errors import ModelError, did_you_mean
 from .expressions import parse_expression
 from .graph import BondGraph
+from ._tables import TableReader
 from .parameters import symbol as parameter_symbol
-from .primitives import KinematicState, WorkState
+from .primitives import MAX_DIM, KinematicState, WorkState
 
 __all__ = ["GraphFileError", "GraphSolver", "GraphOutput", "GraphFile", "read_document",
            "decode", "keywords", "FORMAT", "TOP_TABLES", "GRAPH_RUN_FILES", "MAX_POINTS"]
@@ -136,72 +138,17 @@ def decode(v: Any, where: str, symbols: Mapping[str, sympy.Symbol]) -> Any:
     return value
 
 
-class _Reader:
-    def __init__(self, path: str):
-        self.path = path
+class _Reader(TableReader):
+    error = GraphFileError
 
-    def fail(self, where: str, key: str | None, what: str) -> NoReturn:
-        at = f" '{key}'" if key else ""
-        raise GraphFileError(f"{self.path}: [{where}]{at}: {what}")
 
-    def only(self, table: dict, where: str, allowed) -> None:
-        for k in table:
-            if k not in allowed:
-                self.fail(where, k, f"unknown key{did_you_mean(k, allowed)} valid keys: "
-                                    f"{', '.join(sorted(allowed))}")
-
-    def table(self, doc: dict, key: str) -> dict:
-        v = doc.get(key, {})
-        if not isinstance(v, dict):
-            self.fail(key, None, f"must be a single table written [{key}], got "
-                                 f"{type(v).__name__}")
-        return v
-
-    def tables(self, doc: dict, key: str) -> list[dict]:
-        v = doc.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(e, dict) for e in v):
-            self.fail(key, None, f"must be an array of tables: write [[{key}]] with two "
-                                 f"brackets, once per {key.replace('_', ' ')}")
-        return v
-
-    def string(self, t: dict, where: str, key: str, default: str | None = None) -> str:
-        if key not in t:
-            if default is None:
-                self.fail(where, key, "missing; a string is required")
-            return default
-        if not isinstance(t[key], str):
-            self.fail(where, key, f"must be a string, got {t[key]!r}")
-        return t[key]
-
-    def number(self, t: dict, where: str, key: str, default: float | None = None, *,
-               positive: bool = False, nonneg: bool = False) -> float:
-        if key not in t:
-            if default is None:
-                self.fail(where, key, "missing; a number is required")
-            return default
-        v = t[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            self.fail(where, key, f"must be a finite number, got {v!r}")
-        if positive and v <= 0:
-            self.fail(where, key, f"must be positive, got {v}")
-        if nonneg and v < 0:
-            self.fail(where, key, f"must be >= 0, got {v}")
-        return float(v)
-
-    def integer(self, t: dict, where: str, key: str, default: int, low: int,
-                high: int) -> int:
-        v = t.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
-            self.fail(where, key, f"must be an integer from {low} to {high}, got {v!r}")
-        return v
-
-    def names(self, t: dict, where: str, key: str) -> tuple[str, ...]:
-        v = t.get(key, [])
-        if isinstance(v, str):
-            return (v,)
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            self.fail(where, key, f"must be a name or a list of names, got {v!r}")
-        return tuple(v)
+def _hints(klass: type) -> dict[str, Any]:
+    """The type annotations of ``klass``'s constructor keywords (empty when they cannot
+    be resolved: the element then checks its values itself)."""
+    try:
+        return typing.get_type_hints(klass.__init__)
+    except Exception:               # (an annotation naming what is not importable)
+        return {}
 
 
 def _quoted_hint(table: str) -> str:
@@ -248,9 +195,7 @@ def _parameters(r: _Reader, doc: dict, bg: BondGraph) -> dict[str, sympy.Symbol]
                 r.fail(where, pname, "a table needs 'value' (and optional unit, meaning, "
                                      f"positive){_quoted_hint(where)}")
             r.only(spec, f"{where} {pname}", ("value", "unit", "meaning", "positive"))
-            pos = spec.get("positive", False)
-            if not isinstance(pos, bool):
-                r.fail(f"{where} {pname}", "positive", f"must be true or false, got {pos!r}")
+            pos = r.boolean(spec, f"{where} {pname}", "positive", False)
             args = (r.number(spec, f"{where} {pname}", "value"),
                     r.string(spec, f"{where} {pname}", "unit", ""),
                     r.string(spec, f"{where} {pname}", "meaning", ""), pos)
@@ -296,8 +241,13 @@ def _elements(r: _Reader, doc: dict, bg: BondGraph, symbols: dict) -> None:
         allowed = keywords(klass)
         if allowed:
             r.only(t, f"{where} ({kind})", ("name", "kind", *allowed))
-        kwargs = {key: decode(v, f"{r.path}: [{where}] '{key}'", symbols)
-                  for key, v in t.items() if key not in ("name", "kind")}
+        hints = _hints(klass)
+        kwargs = {}
+        for key, v in t.items():
+            if key not in ("name", "kind"):
+                value = decode(v, f"{r.path}: [{where}] '{key}'", symbols)
+                kwargs[key] = r.typed(value, hints[key], where, key) if key in hints \
+                    else value
         try:
             el = klass(name, **kwargs)
         except ModelError as exc:
@@ -344,7 +294,7 @@ def _bonds(r: _Reader, doc: dict, bg: BondGraph) -> None:
             ends[key] = end
         ports = {key: r.string(t, where, key) if key in t else None
                  for key in ("tail_port", "head_port")}
-        dim = r.integer(t, where, "dim", 1, 1, 1_000_000) if "dim" in t else None
+        dim = r.integer(t, where, "dim", 1, 1, MAX_DIM) if "dim" in t else None
         try:
             b = bg.connect(ends["tail"], ends["head"], name=name, dim=dim, **ports)
         except ModelError as exc:
@@ -362,13 +312,11 @@ def _states(r: _Reader, doc: dict, bg: BondGraph) -> None:
         if not src:
             r.fail(where, "source", "missing: the element, junction or bond whose flow the "
                                     "state integrates")
-        vec = t.get("vectorized", False)
-        if not isinstance(vec, bool):
-            r.fail(where, "vectorized", f"must be true or false, got {vec!r}")
+        vec = r.boolean(t, where, "vectorized", False)
         try:
             bg.add_kinematic_state(KinematicState(
                 name, src[0] if isinstance(t["source"], str) else src,
-                r.integer(t, where, "dim", 1, 1, 1_000_000), None,
+                r.integer(t, where, "dim", 1, 1, MAX_DIM), None,
                 r.names(t, where, "reads"), vec))
         except ModelError as exc:
             r.fail(where, "name", str(exc))

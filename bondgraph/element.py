@@ -318,6 +318,13 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
         raise ModelError(f"element '{owner}': parameter '{parameter}' is missing "
                          f"(no physical default is assumed)")
     arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+    bad = [v for v in (arr.flat if arr.dtype.kind in "bUSVO" else ())
+           if isinstance(v, (bool, np.bool_, str, bytes))]
+    if bad:
+        what = "text" if isinstance(bad[0], (str, bytes)) else "true or false"
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is "
+                         f"{what}, not a number; valid: a number, an array of numbers or a "
+                         f"sympy expression (in a file: {{ expr = \"...\" }})")
     fast = _symbols_and_numbers(arr, values) if arr.dtype == object else None
     if fast is not None:
         out = fast

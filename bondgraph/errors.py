@@ -19,10 +19,9 @@ bare numpy or networkx error.
 - :class:`FMUBuildError`: an exported FMU's C sources could not be compiled (no C
   compiler, or the compiler failed); it names the folder where the sources were kept.
 - :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
-- :func:`warn_user`: a warning attributed to the user's call (the first frame outside
-  the package), not to a line inside it.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
+- :func:`warn`: a warning attributed to the user's line that called into the package.
 """
 
 from __future__ import annotations
@@ -41,9 +40,9 @@ __all__ = [
     "MissingExtraError",
     "FMUBuildError",
     "require_extra",
-    "warn_user",
     "caused_by_interrupt",
     "did_you_mean",
+    "warn",
 ]
 
 
@@ -177,32 +176,6 @@ def require_extra(module: str, feature: str, extra: str | None, *,
         raise MissingExtraError(feature, package or top, extra, hint) from None
 
 
-_PACKAGE_DIRS: tuple[str, ...] = ()
-
-
-def _package_dirs() -> tuple[str, ...]:
-    global _PACKAGE_DIRS
-    if not _PACKAGE_DIRS:
-        import os
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        _PACKAGE_DIRS = tuple(os.path.join(root, p) + os.sep
-                              for p in ("bondgraph", "elements", "bondgraph_cli"))
-    return _PACKAGE_DIRS
-
-
-def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
-    """``warnings.warn(message, category)`` with the stack level of the first frame
-    outside the packages (as pandas' ``find_stack_level``), so that the warning names
-    the user's line that led to it, however deep inside the package it was raised."""
-    import sys
-    import warnings
-    dirs = _package_dirs()
-    frame, level = sys._getframe(1), 2        # (1 would be this function)
-    while frame is not None and frame.f_code.co_filename.startswith(dirs):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
-
-
 def caused_by_interrupt(exc: BaseException | None) -> bool:
     """Whether ``exc`` is a KeyboardInterrupt or was raised because of one.
 
@@ -228,3 +201,20 @@ def did_you_mean(name: object, choices) -> str:
     import difflib
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=3)
     return f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Issue ``warnings.warn(message, category)`` attributed to the first caller outside
+    the packages (``bondgraph``, ``elements``, ``bondgraph_cli``), as pandas'
+    ``find_stack_level`` does, so that Python points at the user's line, however deep
+    inside the package the warning arises, rather than at a line of the package."""
+    import sys
+    import warnings
+    frame, level = sys._getframe(1), 1
+    while frame is not None and \
+            (frame.f_globals.get("__name__") or "").partition(".")[0] in _OWN:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)
+
+
+_OWN = frozenset({"bondgraph", "elements", "bondgraph_cli"})

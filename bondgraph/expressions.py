@@ -15,6 +15,16 @@ are one symbol), ``+ - * / **``, unary minus, parentheses, calls of
 :data:`FUNCTIONS` and (only at the top level) lists, possibly nested. ``pi`` is the
 constant; every other name is a symbol (``t`` the time, ``q_C`` or ``p_I`` an element's
 state, any other name a parameter).
+
+Limits, so that reading any text takes milliseconds (sympy computes with exact integers
+and fractions, and simplifies ``Min``/``Max`` by comparing every pair of arguments):
+:data:`MAX_LENGTH` characters, :data:`MAX_NODES` operators, numbers, names and calls,
+:data:`MAX_DEPTH` levels of nesting, :data:`MAX_MINMAX_ARGUMENTS` arguments of ``Min``
+and ``Max`` together, exact numbers (integers, fractions, and powers of them) of at most
+:data:`MAX_DIGITS` digits, exact exponents within :data:`MAX_EXPONENT` (integers on
+expressions of symbols, fractions on anything), and floating-point numbers within double
+precision (no infinity).
+Each refusal names the limit.
 """
 
 from __future__ import annotations
@@ -23,14 +33,16 @@ import ast
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import sympy
 from sympy.printing.str import StrPrinter
 
 from .errors import ModelError
 
-__all__ = ["FUNCTIONS", "parse_expression", "expression_text", "MAX_LENGTH"]
+__all__ = ["FUNCTIONS", "parse_expression", "expression_text", "MAX_LENGTH", "MAX_NODES",
+           "MAX_DEPTH", "MAX_MINMAX_ARGUMENTS", "MAX_DIGITS", "MAX_EXPONENT",
+           "RESERVED_NAMES"]
 
 FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "asin": sympy.asin,
@@ -42,8 +54,35 @@ FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
 }
 """The functions an expression may call, by name (sympy's)."""
 
+RESERVED_NAMES = {"t": "the time (s)", "pi": "the constant pi"}
+"""Names an expression reads as something other than a parameter; no parameter may take
+one (a parameter "t" would never be used: ``t`` stays the time)."""
+
 MAX_LENGTH = 100_000
 """The longest expression text read (characters)."""
+
+MAX_NODES = 10_000
+"""The most operators, numbers, names and calls in one expression."""
+
+MAX_DEPTH = 100
+"""The deepest nesting of one expression: each operator, call and list inside another is
+one level (a chain ``a + b + c`` nests one level per ``+``)."""
+
+MAX_MINMAX_ARGUMENTS = 6
+"""The most arguments of ``Min`` and ``Max`` in one expression, all calls together:
+sympy compares every pair of them, again in each derivative a law needs and when it
+simplifies the symbolic equations (8 took a second, 250 minutes)."""
+
+MAX_EXPONENT = 100
+"""The largest exact exponent: an integer of at most this magnitude on an expression of
+symbols, a fraction p/q with |p| and q at most this on any base. Symbolic equations
+expand and simplify such powers as polynomials of that degree."""
+
+MAX_DIGITS = 1000
+"""The most digits of an exact number in an expression: an integer, a fraction's
+numerator or denominator, a power of them (``(1/3)**(10**9)`` would take sympy hours;
+``(1.0/3)**(10**9)`` is a floating-point number); an exact constant (``pi**(10**9)``,
+``exp(exp(10))``) lies within 1e-1000 to 1e1000 in magnitude."""
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
@@ -77,15 +116,46 @@ class _Reader:
         self.symbols = symbols
         self.where = where
 
-    def refuse(self, node: ast.AST | None, why: str) -> None:
+    def refuse(self, node: ast.AST | None, why: str, *, limit: bool = False) -> NoReturn:
+        """Raise the ModelError: ``why`` (a refused construct, followed by what the
+        language has; with ``limit``, a limit passed, which ``why`` states)."""
         col = f" (column {node.col_offset + 1})" if node is not None and \
             hasattr(node, "col_offset") else ""
-        raise ModelError(f"{self.where}: expression {self._short()!r}: {why}{col}; valid: "
-                         f"numbers, names, + - * / **, parentheses, lists, and calls of "
-                         f"{', '.join(FUNCTIONS)}")
+        valid = "" if limit else (f"; valid: numbers, names, + - * / **, parentheses, "
+                                  f"lists, and calls of {', '.join(FUNCTIONS)}")
+        raise ModelError(f"{self.where}: expression {self._short()!r}: {why}{col}{valid}")
 
     def _short(self) -> str:
         return self.text if len(self.text) <= 80 else self.text[:77] + "..."
+
+    def measure(self, tree: ast.AST) -> None:
+        """Refuse a tree beyond :data:`MAX_NODES`, :data:`MAX_DEPTH` or
+        :data:`MAX_MINMAX_ARGUMENTS` (walked without recursion, before sympy sees it)."""
+        nodes, minmax = 0, 0
+        stack = [(tree, 1)]
+        while stack:
+            node, depth = stack.pop()
+            nodes += 1
+            if nodes > MAX_NODES:
+                self.refuse(None, f"more than {MAX_NODES} operators, numbers, names and "
+                                  f"calls; valid: at most {MAX_NODES} in one expression",
+                            limit=True)
+            if depth > MAX_DEPTH:
+                self.refuse(node, f"nested more than {MAX_DEPTH} levels deep (each "
+                                  f"operator, call or list inside another is a level; a "
+                                  f"chain a + b + c nests one level per +); valid: at most "
+                                  f"{MAX_DEPTH}", limit=True)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("Min", "Max"):
+                minmax += len(node.args)
+                if minmax > MAX_MINMAX_ARGUMENTS:
+                    self.refuse(node, f"Min and Max take more than {MAX_MINMAX_ARGUMENTS} "
+                                      f"arguments together (sympy compares every pair, "
+                                      f"again in each derivative); valid: at most "
+                                      f"{MAX_MINMAX_ARGUMENTS} in one expression",
+                                limit=True)
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node)
+                         if isinstance(child, ast.expr))
 
     def top(self, node: ast.AST) -> Any:
         """The top level: a list (of lists, numbers, expressions) or an expression;
@@ -115,12 +185,55 @@ class _Reader:
     def number(self, node: ast.Constant) -> sympy.Number:
         v = node.value
         if type(v) is int:
-            return sympy.Integer(v)
+            return self.checked(node, sympy.Integer(v))
         if type(v) is float:
             if not math.isfinite(v):
                 self.refuse(node, f"the number {v!r} is not finite")
             return sympy.Float(v)
         self.refuse(node, _describe(node))
+
+    def checked(self, node: ast.AST, value: sympy.Basic) -> sympy.Basic:
+        """``value`` if it is not a number beyond the limits: an exact one of more than
+        :data:`MAX_DIGITS` digits, a float beyond double precision, an infinity."""
+        if value.is_Rational:
+            digits = _digits(value)
+            if digits > MAX_DIGITS:
+                self.refuse(node, f"an exact number of {digits} digits; valid: at most "
+                                  f"{MAX_DIGITS} digits", limit=True)
+        elif value.is_Float:
+            if not math.isfinite(float(value)):
+                self.refuse(node, f"a number of about {_size(value)} is beyond double "
+                                  f"precision; valid: at most 1.8e308 in magnitude",
+                            limit=True)
+        elif value in (sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+            self.refuse(node, f"its value is {value}; valid: a finite number", limit=True)
+        elif value.is_number:              # (pi**(10**9), exp(exp(10)): exact, and huge)
+            k = _decimal_exponent(value)
+            if k is not None and abs(k) > MAX_DIGITS:
+                self.refuse(node, f"an exact number of about 1e{k}; valid: within "
+                                  f"1e-{MAX_DIGITS} to 1e{MAX_DIGITS} in magnitude (sympy "
+                                  f"would evaluate it, or powers of it, to that many "
+                                  f"digits)", limit=True)
+        for part in (value, *value.args) if value.is_Mul or value.is_Add else (value,):
+            if part.is_Pow and part.exp.is_Rational:      # (also as sympy combined them)
+                self.check_exponent(node, part.base, part.exp)
+        return value
+
+    def check_exponent(self, node: ast.AST, base: sympy.Basic,
+                       exponent: sympy.Rational) -> None:
+        """Refuse an exact exponent beyond :data:`MAX_EXPONENT`: a fraction p/q with
+        |p| or q larger (on any base), an integer larger in magnitude on an expression
+        of symbols. Symbolic equations expand and simplify such powers as polynomials of
+        that degree: (t + 1)**1000 has 1001 terms, 3**(1/10**9) a degree of 10**9."""
+        p, q = abs(int(exponent.p)), int(exponent.q)
+        if (q > 1 and max(p, q) > MAX_EXPONENT) or (q == 1 and base.free_symbols and
+                                                    p > MAX_EXPONENT):
+            what = "of an expression of symbols" if base.free_symbols else "of a number"
+            self.refuse(node, f"the exact exponent {exponent} {what}; valid: an integer of "
+                              f"at most {MAX_EXPONENT} in magnitude (on numbers, any with "
+                              f"at most {MAX_DIGITS} digits in the result) or a fraction "
+                              f"p/q with |p| and q at most {MAX_EXPONENT}; a decimal "
+                              f"exponent (0.001) is a floating-point number", limit=True)
 
     def name(self, node: ast.AST) -> str | None:
         """``a`` or ``a.b.c`` (a dotted name: one symbol) as text; None otherwise."""
@@ -151,16 +264,16 @@ class _Reader:
             op = type(node.op)
             if op is ast.Pow:
                 self.check_power(node, a, b)
-                return a ** b
+                return self.checked(node, a ** b)
             if op is ast.Add:
-                return a + b
+                return self.checked(node, a + b)
             if op is ast.Sub:
-                return a - b
+                return self.checked(node, a - b)
             if op is ast.Mult:
-                return a * b
+                return self.checked(node, a * b)
             if b == 0:
                 self.refuse(node, "a division by zero")
-            return a / b
+            return self.checked(node, a / b)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             v = self.expr(node.operand)
             return -v if isinstance(node.op, ast.USub) else v
@@ -176,21 +289,30 @@ class _Reader:
             if fname == "pow" and len(args) == 2:
                 self.check_power(node, *args)
             try:
-                return FUNCTIONS[fname](*args)
+                value = FUNCTIONS[fname](*args)
             except (TypeError, ValueError) as exc:
                 self.refuse(node, f"{fname}() with {len(args)} argument(s): {exc}")
+            return self.checked(node, value)
         if isinstance(node, ast.List):
             self.refuse(node, "a list inside an expression (lists are allowed only as the "
                               "whole value)")
         self.refuse(node, _describe(node))
 
     def check_power(self, node: ast.AST, base: sympy.Basic, exponent: sympy.Basic) -> None:
-        """Refuse a power of numbers too large to compute exactly (9**9**9 would run
-        for ever)."""
-        if base.is_Number and exponent.is_Number:
-            b, e = abs(float(base)), abs(float(exponent))
-            if b > 1 and e * math.log10(b) > 1000:
-                self.refuse(node, "a power of numbers beyond 1e1000")
+        """Refuse, before sympy computes it, a power of exact numbers whose result would
+        have more than :data:`MAX_DIGITS` digits (``9**9**9``, ``(1/3)**(10**9)``: sympy
+        computes them exactly, for hours), and zero to a negative power."""
+        if base == 0 and exponent.is_Number and exponent.is_negative:
+            self.refuse(node, "zero to a negative power (a division by zero)", limit=True)
+        if exponent.is_Rational:
+            self.check_exponent(node, base, exponent)
+        if not (base.is_Rational and exponent.is_Rational) or abs(base) == 1 or base == 0:
+            return
+        digits = abs(float(exponent)) * math.log10(max(abs(int(base.p)), int(base.q)))
+        if digits > MAX_DIGITS:
+            self.refuse(node, f"a power of exact numbers of about {digits:.3g} digits; "
+                              f"valid: at most {MAX_DIGITS} digits (with a decimal point, "
+                              f"as in (1.0/3)**n, the power is a floating-point number)", limit=True)
 
 
 def parse_expression(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = None,
@@ -239,14 +361,47 @@ def parse_expression(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = 
         col = f" at column {exc.offset}" if exc.offset else ""
         raise ModelError(f"{where}: expression {reader._short()!r} is not valid{col}: "
                          f"{exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except RecursionError:
+        raise ModelError(f"{where}: expression {reader._short()!r} is nested too deeply to "
+                         f"read; valid: at most {MAX_DEPTH} levels (a chain a + b + c nests "
+                         f"one level per +)") from None
+    except (ValueError, MemoryError) as exc:
         raise ModelError(f"{where}: expression {reader._short()!r} cannot be read: "
-                         f"{type(exc).__name__}") from None
+                         f"{type(exc).__name__}: {exc}") from None
+    reader.measure(tree.body)
     try:
         return reader.top(tree.body)
     except RecursionError:
-        raise ModelError(f"{where}: expression {reader._short()!r} is nested too "
-                         f"deeply") from None
+        raise ModelError(f"{where}: expression {reader._short()!r} is nested too deeply; "
+                         f"valid: at most {MAX_DEPTH} levels") from None
+
+
+def _size(value: sympy.Float) -> str:
+    """``value``'s order of magnitude as text, without printing its digits (its
+    exponent may itself have hundreds of digits)."""
+    k = _decimal_exponent(value)
+    return f"1e{k}" if abs(k) < 10 ** 12 else f"10**(10**{len(str(abs(k))) - 1})"
+
+
+def _decimal_exponent(value: sympy.Basic) -> int | None:
+    """The decimal exponent of a number (Float, or an exact constant evaluated to 15
+    digits; the largest of its real and imaginary parts); None for zero or what does
+    not evaluate."""
+    if not value.is_Float:
+        try:
+            value = value.evalf(15)
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+    parts = [value] if value.is_Float else [p for p in value.as_real_imag() if p.is_Float]
+    exps = [(p._mpf_[2] + p._mpf_[3]) * 30103 // 100000 for p in parts if p._mpf_[1]]
+    return max(exps, key=abs) if exps else None
+
+
+def _digits(value: sympy.Rational) -> int:
+    """The digits of an exact number: of its numerator or denominator, the longer (from
+    their bit lengths: exact to one digit, without printing)."""
+    bits = max(abs(int(value.p)).bit_length(), int(value.q).bit_length())
+    return int(bits * math.log10(2)) + 1
 
 
 class _Printer(StrPrinter):

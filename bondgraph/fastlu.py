@@ -140,8 +140,8 @@ def warn_if_slow() -> None:
     if _WARNED[0] or have_numba() or os.environ.get("BONDGRAPH_NO_NUMBA", "") not in ("", "0"):
         return
     _WARNED[0] = True
-    from .errors import warn_user
-    warn_user("numba is not importable here, so models are evaluated with numpy and "
+    from .errors import warn
+    warn("numba is not importable here, so models are evaluated with numpy and "
               "SuperLU (the same numbers, 10 to 15 times slower); install it with "
               "'pip install numba' for the compiled path (set BONDGRAPH_NO_NUMBA=1 to "
               "choose the slow path without this warning)", RuntimeWarning)

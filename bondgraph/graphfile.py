@@ -52,14 +52,14 @@ from __future__ import annotations
 import inspect
 import numbers
 import os
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import sympy
 
-from ._files import write_text
+from ._files import read_text, write_text
+from ._tables import read_toml
 from ._toml import table_text
 from .element import ELEMENT_TYPES, Element, StateFunction, TimeFunction
 from ._graphfile_read import (
@@ -423,14 +423,7 @@ def loads_graph(text: str, path: str = "<string>") -> GraphFile:
         Naming ``path``, the table and the key, and what is valid; a TOML syntax error
         with its line and column.
     """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise GraphFileError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise GraphFileError(f"{path}: arrays or tables nested too deeply to read") from None
+    doc = read_toml(text, path, GraphFileError)
     return read_document(doc, path)
 
 
@@ -443,19 +436,7 @@ def load_graph_file(path: str | os.PathLike) -> GraphFile:
         Naming the file, the table and the key, and saying what is valid.
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise GraphFileError(f"{path}: no such bond graph file") from None
-    except IsADirectoryError:
-        raise GraphFileError(f"{path}: is a directory; give the bond graph file") from None
-    except OSError as exc:
-        raise GraphFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise GraphFileError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, "bond graph file", GraphFileError)
     return loads_graph(text, path)
 
 
@@ -476,9 +457,8 @@ def is_graph_file(path: str | os.PathLike) -> bool:
     table (False for anything else, a mechanism model file or unreadable text
     included: its own reader reports those)."""
     try:
-        with open(path, "rb") as f:
-            doc = tomllib.loads(f.read().decode("utf-8").removeprefix("\ufeff"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        doc = read_toml(read_text(path, "file"), os.fspath(path))
+    except ModelError:
         return False
     return isinstance(doc.get("bondgraph"), dict)
 

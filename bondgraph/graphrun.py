@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._files import atomic_path, write_text
+from ._files import atomic_open, write_text
 from .bonds import component_names
 from ._graphfile_read import GRAPH_RUN_FILES, GraphFile, GraphFileError
 from .causality import assign_causality
@@ -101,13 +101,12 @@ def _columns(names_slices: Mapping[str, slice], values: np.ndarray
 
 
 def _write_csv(path: str, t: np.ndarray, heads: list[str], cols: list[np.ndarray]) -> str:
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write(",".join(["t", *(json.dumps(h) if "," in h or '"' in h else h
-                                    for h in heads)]) + "\n")
-            data = np.column_stack([t, *cols]) if cols else t[:, None]
-            for row in data:
-                f.write(",".join(repr(float(v)) for v in row) + "\n")
+    with atomic_open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(",".join(["t", *(json.dumps(h) if "," in h or '"' in h else h
+                                for h in heads)]) + "\n")
+        data = np.column_stack([t, *cols]) if cols else t[:, None]
+        for row in data:
+            f.write(",".join(repr(float(v)) for v in row) + "\n")
     return path
 
 

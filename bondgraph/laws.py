@@ -9,10 +9,13 @@ resistor laws and source values of time.
 - :class:`TimeLaw`: a known value as an expression of time ``t`` (s), with its exact
   rate.
 
-Every law is written once, symbolically, and compiled (``sympy.lambdify`` to numpy) when
-a model binds the values of its parameters: the symbols of a law that are neither its
-own variables nor ``t`` are parameters, resolved by name like any other symbolic
-parameter.
+Every law is written once, symbolically, and compiled (:func:`compile_numeric`, the one
+evaluator of expressions: ``sympy.lambdify`` to numpy) when a model binds the values of
+its parameters: the symbols of a law that are neither its own variables nor ``t`` are
+parameters, resolved by name like any other symbolic parameter. Evaluated, ``Heaviside(0)``
+is 1/2 (sympy's value; ``Heaviside(x, 1)`` makes it 1), ``sign(0)`` is 0, the Dirac terms of
+their derivatives are zero, and a value that is not finite (``1/t`` at t = 0) is a
+:class:`~bondgraph.ModelError` naming the element, never a Python exception.
 
 Variable names: an element's own variables are ``q`` (C), ``p`` (I), ``f`` (a law of the
 flow), ``e`` (a law of the effort) for one dimension, and ``q1``, ``q2``, ... for
@@ -21,18 +24,83 @@ several.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
+from sympy.printing.numpy import NumPyPrinter
 
 from .errors import ModelError
 
-__all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "is_law", "TIME"]
+__all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "is_law", "TIME",
+           "compile_numeric"]
 
-TIME = sympy.Symbol("t")
-"""The symbol of time in source expressions."""
+TIME = sympy.Symbol("t", real=True)
+"""The symbol of time in source expressions (real: ``Abs(t - 1)`` has the derivative
+``sign(t - 1)``); a plain ``Symbol("t")`` of a user's expression is taken for it by name."""
+
+
+class _NumericPrinter(NumPyPrinter):
+    """numpy code of a law. ``Heaviside`` is ``numpy.heaviside`` with its value at 0
+    (sympy's 1/2, or the second argument): sympy's own printer rewrites it into nested
+    conditions, exponentially many when its argument holds a Min or Max."""
+
+    def _print_Heaviside(self, expr):
+        at_zero = expr.args[1] if len(expr.args) > 1 else sympy.Rational(1, 2)
+        return (f"{self._module_format('numpy.heaviside')}({self._print(expr.args[0])}, "
+                f"{self._print(sympy.Float(at_zero))})")
+
+
+def _no_dirac(exprs: sympy.Matrix) -> sympy.Matrix:
+    """``exprs`` with the Dirac terms of the derivatives of ``sign``, ``Heaviside`` and
+    ``Abs`` dropped (they vanish wherever the expression is smooth)."""
+    return exprs.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0))
+
+
+def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owner: str,
+                    what: str, shape: tuple[int, ...] | None = None
+                    ) -> Callable[..., np.ndarray]:
+    """``exprs`` (numbers for every symbol but ``variables``) as a numeric function of the
+    variables' values, returning a float array of ``shape`` (default: one entry per
+    expression). The one way this package evaluates a symbolic law, source of time or
+    modulus:
+
+    - the arguments are taken as numpy floats, so a division by zero or an overflow is
+      an infinity, not a Python exception;
+    - ``Heaviside(0)`` is 1/2 (sympy's) unless given as ``Heaviside(x, h0)``;
+      ``sign(0)`` is 0; the Dirac terms of derivatives are zero;
+    - a result that is not finite raises a :class:`~bondgraph.ModelError` naming
+      ``owner``, ``what`` and the variables' values.
+    """
+    exprs = _no_dirac(sympy.Matrix(exprs))
+    shape = (exprs.shape[0] * exprs.shape[1],) if shape is None else tuple(shape)
+    names = ", ".join(v.name for v in variables)
+    try:
+        printer = _NumericPrinter({"fully_qualified_modules": False, "inline": True,
+                                   "allow_unknown_functions": True, "user_functions": {}})
+        f = sympy.lambdify(list(variables), list(exprs), "numpy", printer=printer)
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ModelError(f"element '{owner}': its {what} cannot be evaluated numerically "
+                         f"({type(exc).__name__}: {exc})") from None
+
+    def evaluate(*x) -> np.ndarray:
+        args = [np.float64(v) for v in x]
+        with np.errstate(all="ignore"):
+            try:
+                out = np.asarray(f(*args), dtype=float)
+            except (ArithmeticError, TypeError, ValueError) as exc:
+                raise ModelError(f"element '{owner}': its {what} cannot be evaluated at "
+                                 f"{names} = {[float(a) for a in args]}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        out = out.reshape(shape)
+        if not np.all(np.isfinite(out)):
+            raise ModelError(f"element '{owner}': its {what} is not finite at {names} = "
+                             f"{[float(a) for a in args]} (got {out.tolist()})")
+        return out
+
+    evaluate.raw = f              # (the lambdified function, for tangent_or_zero)
+    return evaluate
 
 
 def law_symbols(prefix: str, dim: int) -> tuple[sympy.Symbol, ...]:
@@ -56,8 +124,7 @@ def _derivative(exprs: sympy.Matrix, variables: Sequence[sympy.Symbol], owner: s
                 what: str) -> sympy.Matrix:
     """The Jacobian of ``exprs``, with the Dirac terms of sign/Heaviside dropped (they
     vanish wherever the law is smooth)."""
-    jac = exprs.jacobian(sympy.Matrix(variables))
-    jac = jac.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0))
+    jac = _no_dirac(exprs.jacobian(sympy.Matrix(variables)))
     if jac.has(sympy.Derivative):
         raise ModelError(f"element '{owner}': {what} has no closed-form derivative "
                          f"({jac}); write it with elementary functions of "
@@ -161,10 +228,10 @@ class EnergyLaw:
         """The numeric law with the parameters' ``values``."""
         m = _bind(sympy.Matrix([self.expression, *self.gradient, *self.hessian]),
                   self.variables, self.parameters, values, self.owner, "energy")
-        d = len(self.variables)
-        return BoundEnergy(sympy.lambdify(self.variables, m[0], "numpy"),
-                           sympy.lambdify(self.variables, list(m[1:1 + d]), "numpy"),
-                           sympy.lambdify(self.variables, list(m[1 + d:]), "numpy"),
+        d, v, o = len(self.variables), self.variables, self.owner
+        return BoundEnergy(compile_numeric(v, m[:1, :], o, "energy", ()),
+                           compile_numeric(v, m[1:1 + d, :], o, "energy's gradient", (d,)),
+                           compile_numeric(v, m[1 + d:, :], o, "energy's tangent", (d, d)),
                            d, self.owner)
 
 
@@ -179,11 +246,10 @@ class BoundEnergy:
         return float(self._h(*x))
 
     def coenergy(self, x: np.ndarray) -> np.ndarray:
-        return _finite(np.asarray(self._g(*x), dtype=float).reshape(self.dim), self.owner, x)
+        return self._g(*x)
 
     def tangent(self, x: np.ndarray) -> np.ndarray:
-        return _finite(np.asarray(self._k(*x), dtype=float).reshape(self.dim, self.dim),
-                       self.owner, x)
+        return self._k(*x)
 
 
 class VectorLaw:
@@ -210,11 +276,11 @@ class VectorLaw:
 
     def bind(self, values: Mapping[str, float] | None) -> "BoundVector":
         """The numeric law with the parameters' ``values``."""
-        d = len(self.variables)
+        d, v, o, w = len(self.variables), self.variables, self.owner, self.what
         m = _bind(sympy.Matrix([*self.expressions, *self.jacobian]), self.variables,
                   self.parameters, values, self.owner, self.what)
-        return BoundVector(sympy.lambdify(self.variables, list(m[:d]), "numpy"),
-                           sympy.lambdify(self.variables, list(m[d:]), "numpy"), d,
+        return BoundVector(compile_numeric(v, m[:d, :], o, w, (d,)),
+                           compile_numeric(v, m[d:, :], o, f"{w}'s Jacobian", (d, d)), d,
                            self.owner)
 
 
@@ -226,18 +292,20 @@ class BoundVector:
         self._f, self._j, self.dim, self.owner = f, jac, dim, owner
 
     def value(self, x: np.ndarray) -> np.ndarray:
-        return _finite(np.asarray(self._f(*x), dtype=float).reshape(self.dim), self.owner, x)
+        return self._f(*x)
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
-        return _finite(np.asarray(self._j(*x), dtype=float).reshape(self.dim, self.dim),
-                       self.owner, x)
+        return self._j(*x)
 
     def tangent_or_zero(self, x: np.ndarray) -> np.ndarray:
         """The Jacobian at ``x``, or zeros where it is not finite (the slope of
         ``sqrt`` at 0): Newton's method then takes a fixed-point step there."""
         with np.errstate(all="ignore"):
-            jac = np.asarray(self._j(*x), dtype=float).reshape(self.dim, self.dim)
-        return np.where(np.isfinite(jac), jac, 0.0)
+            try:
+                jac = np.asarray(self._j.raw(*[np.float64(v) for v in x]), dtype=float)
+            except (ArithmeticError, TypeError, ValueError):
+                return np.zeros((self.dim, self.dim))
+        return np.where(np.isfinite(jac), jac.reshape(self.dim, self.dim), 0.0)
 
 
 class TimeLaw:
@@ -258,17 +326,8 @@ class TimeLaw:
         d = self.expressions.shape[0]
         m = _bind(sympy.Matrix([*self.expressions, *self.rates]), (TIME,), self.parameters,
                   values, self.owner, self.what)
-        fv = sympy.lambdify([TIME], list(m[:d]), "numpy")
-        fr = sympy.lambdify([TIME], list(m[d:]), "numpy")
-        owner = self.owner
-
-        def value(t: float) -> np.ndarray:
-            return _finite(np.asarray(fv(t), dtype=float).reshape(d), owner, t)
-
-        def rate(t: float) -> np.ndarray:
-            return _finite(np.asarray(fr(t), dtype=float).reshape(d), owner, t)
-
-        return value, rate
+        return (compile_numeric((TIME,), m[:d, :], self.owner, self.what, (d,)),
+                compile_numeric((TIME,), m[d:, :], self.owner, f"{self.what}'s rate", (d,)))
 
 
 def depends_on_time(value: Any) -> bool:
@@ -279,9 +338,3 @@ def depends_on_time(value: Any) -> bool:
         return any(depends_on_time(v) for v in np.asarray(value, dtype=object).ravel())
     return False
 
-
-def _finite(arr: np.ndarray, owner: str, at) -> np.ndarray:
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"element '{owner}': its law is not finite at "
-                         f"{np.asarray(at).tolist()} (got {arr.tolist()})")
-    return arr

@@ -24,6 +24,7 @@ import numpy as np
 import sympy
 
 from .element import MAX_MAGNITUDE, check_name
+from .expressions import RESERVED_NAMES
 from .errors import ModelError, NameNotFoundError, did_you_mean
 
 __all__ = ["Parameter", "ParameterSet", "symbol"]
@@ -61,6 +62,10 @@ class Parameter:
 
     def __post_init__(self):
         check_name(self.name, "parameter")
+        if self.name in RESERVED_NAMES:
+            raise ModelError(f"parameter name {self.name!r} is {RESERVED_NAMES[self.name]} "
+                             f"in every expression, so a parameter of that name would never "
+                             f"be used; choose another name (e.g. '{self.name}0')")
         object.__setattr__(self, "value", self.checked(self.value))
 
     @property
@@ -72,6 +77,8 @@ class Parameter:
         """``value`` as a float if it is valid for this parameter, else a ModelError
         naming the parameter and the rule."""
         try:
+            if isinstance(value, (bool, np.bool_, str, bytes)):
+                raise TypeError              # (true is not 1.0, nor "5" 5.0)
             v = float(value)
         except (TypeError, ValueError):
             unit = self.unit or "no unit"

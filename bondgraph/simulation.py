@@ -35,7 +35,7 @@ from ._output import OutputGrid, collect
 from ._rhs import RightHandSide
 from .branches import Branch
 from .errors import (
-    IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, warn_user,
+    IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, warn,
 )
 from .reduction import Baumgarte, StateSpaceModel
 from .results import SimulationResult, Status
@@ -350,7 +350,7 @@ def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                                             f"by t = {solver.t:.6g} s", solver.t, n_steps,
                         _dense(dense_output, ts_dense, interpolants))
         if stiffness.active and (loop.stiff_now if taken else stiffness.step(solver)):
-            warn_user(stiffness.message, IntegrationWarning)
+            warn(stiffness.message, IntegrationWarning)
         if progress is not None:
             progress(solver.t)
         t_new = solver.t
@@ -499,6 +499,6 @@ def _fail(result: SimulationResult, raise_on_failure: bool) -> SimulationResult:
     if raise_on_failure:
         raise IntegrationError(result.message, result)
     end = f"{result.t[-1]:.6g} s" if result.t.size else "the start"
-    warn_user(f"simulation failed: {result.message}; the result up to t = {end} is "
+    warn(f"simulation failed: {result.message}; the result up to t = {end} is "
               f"returned", IntegrationWarning)
     return result

@@ -34,7 +34,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._files import atomic_path, write_text
+from ._files import atomic_open, write_text
 from .bonds import Bond, Causality
 from .element import Category, Element
 from .errors import BondGraphError, ModelError
@@ -329,8 +329,8 @@ def render(obj: Drawable, path: str | Path, format: str | None = None) -> str:
             err = err.decode("utf-8", "replace")
         raise BondGraphError(f"the Graphviz 'dot' program failed to render '{out}' (the DOT "
                              f"text is in '{dot_path}'): {err.strip() or exc}") from exc
-    with atomic_path(out) as tmp:
-        Path(tmp).write_bytes(data)
+    with atomic_open(out, "wb") as f:
+        f.write(data)
     return str(out)
 
 

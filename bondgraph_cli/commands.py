@@ -641,7 +641,7 @@ def run(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (BondGraphError, _UserError, KeyError) as exc:
+    except (BondGraphError, _UserError) as exc:      # (only the errors raised on purpose)
         msg = exc.args[0] if exc.args else str(exc)
         print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bondgraph._files import atomic_path
 from bondgraph.errors import NameNotFoundError
+
+from .energy_ledger import energy_scale
 
 __all__ = ["kinetic_energy", "potential_energy", "procedure1", "procedure2", "procedure3",
            "procedure4", "MotionData", "motion_from_result", "motion_from_directory",
@@ -317,6 +320,7 @@ class EnergyReport:
     linear_momentum: np.ndarray | None = None
     angular_momentum: np.ndarray | None = None
     data: MotionData | None = None
+    scale: tuple[float, str] = (1.0, "")
 
     @property
     def passed(self) -> bool:
@@ -325,7 +329,8 @@ class EnergyReport:
 
     def text(self) -> str:
         """The report as text: one line per test with the figure and the tolerance."""
-        out = ["MBS energy and momentum tests (seed: MBS Energy Testing, Eqs. (1)-(2))"]
+        out = ["MBS energy and momentum tests (seed: MBS Energy Testing, Eqs. (1)-(2)); "
+               f"energies relative to {self.scale[0]:.3g} J, {self.scale[1]}"]
         for ln in self.lines:
             status = "n/a " if ln.passed is None else ("PASS" if ln.passed else "FAIL")
             out.append(f"  [{status}] {ln.name}: {ln.value:.3e} (tolerance {ln.tolerance:.1e})"
@@ -357,8 +362,11 @@ class EnergyReport:
         ax.set_ylabel("momentum")
         ax.legend(fontsize=8, ncol=3)
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            with atomic_path(path, os.path.splitext(path)[1]) as tmp:
+                fig.savefig(tmp, dpi=110)
+        finally:
+            plt.close(fig)
         return path
 
 
@@ -371,8 +379,10 @@ def check(source, *, rtol: float = 1e-7, conservative: bool | None = None,
     ----------
     source : MechanismResult, MotionData, or a directory written by MechanismResult.write
     rtol : float
-        Relative tolerance of every test, on the scale max(|KE|, |PE|) (momenta: on their
-        largest magnitude, or 1).
+        Relative tolerance of every test, on the scale max(|KE|, |PE|), or
+        :data:`~elements.energy_ledger.ENERGY_FLOOR` when both stay below it (a motion
+        at rest; the report's first line says which); momenta: on their largest
+        magnitude, or 1.
     conservative : bool, optional
         Whether only conservative forces act (test: KE + PE constant). Default: decided
         from the work column (no work done by any source).
@@ -397,8 +407,8 @@ def check(source, *, rtol: float = 1e-7, conservative: bool | None = None,
         d = motion_from_result(source)
     ke, pe = procedure1(d.m, d.I, d.omega, d.r, d.rdot, d.g, k=d.k, theta=d.theta,
                         h_wheel=d.h_wheel, I_wheel=d.I_wheel)
-    scale = max(np.abs(ke).max(initial=0.0), np.abs(pe).max(initial=0.0), 1e-300)
-    rep = EnergyReport(t=d.t, ke=ke, pe=pe, data=d)
+    scale, scale_is = energy_scale(ke, pe)
+    rep = EnergyReport(t=d.t, ke=ke, pe=pe, data=d, scale=(scale, scale_is))
     if d.internal_ke is not None:
         err = float(np.abs(ke - d.internal_ke).max() / scale)
         rep.lines.append(CheckLine("KE (Eq. 1) vs the simulation's", err, rtol, err <= rtol))

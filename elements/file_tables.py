@@ -1,115 +1,39 @@
-"""Reading TOML files: the text (UTF-8, byte-order mark allowed), the TOML, and checked
-values of its tables (:class:`TableReader`: numbers, vectors, matrices, names, tables),
-signals (:func:`signal`); every error names the file, the table and the key.
+"""Reading TOML files: the text (:func:`read_text`: UTF-8, a regular file of a sensible
+size), the TOML (:func:`read_toml`, byte-order mark allowed), checked values of its tables
+(:class:`TableReader`: numbers, booleans, vectors, matrices, names, tables; the core's
+typed reader with :class:`ModelFileError`), signals (:func:`signal`); every error names
+the file, the table and the key.
 
-Used by the model files (:mod:`elements.modelfile`), the study files and the URDF importer
-(for the text).
+Used by the model files (:mod:`elements.modelfile`), the study files and the robot
+importers (for the text).
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
+import re
 from typing import Any
 
 import numpy as np
 
 from bondgraph import ModelError, TimeFunction
+from bondgraph._files import read_text
+from bondgraph._tables import TableReader as _CoreTableReader, read_toml
 
-__all__ = ["ModelFileError", "TableReader", "signal", "read_text", "read_toml"]
+__all__ = ["ModelFileError", "TableReader", "signal", "read_text", "read_toml", "xml_root"]
 
 
 class ModelFileError(ModelError):
     """Fires when a model file is malformed; names the file, the table and the key."""
 
 
-class TableReader:
-    """Checked values from the tables of the file ``path``: each method returns the
-    value or raises a :class:`ModelFileError` naming the file, the table (``where``) and
-    the key."""
+class TableReader(_CoreTableReader):
+    """Checked values from the tables of the model (or study) file ``path``
+    (:class:`bondgraph._tables.TableReader`, the package's one typed reader); each
+    method returns the value or raises a :class:`ModelFileError` (or the ``error``
+    given) naming the file, the table (``where``) and the key."""
 
-    def __init__(self, path: str):
-        self.path = path
-
-    def fail(self, where: str, key: str, what: str):
-        raise ModelFileError(f"{self.path}: [{where}] '{key}': {what}")
-
-    def number(self, table: dict, where: str, key: str, *, required=True, default=None,
-               positive=False, nonneg=False) -> float:
-        if key not in table:
-            if required:
-                self.fail(where, key, "missing; a number is required")
-            return default
-        v = table[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self.fail(where, key, f"must be a number, got {type(v).__name__} {v!r}")
-        v = float(v)
-        if not math.isfinite(v):
-            self.fail(where, key, f"must be finite, got {v}")
-        if positive and v <= 0:
-            self.fail(where, key, f"must be positive, got {v}")
-        if nonneg and v < 0:
-            self.fail(where, key, f"must be >= 0, got {v}")
-        return v
-
-    def vector(self, value: Any, where: str, key: str, n: int = 3) -> np.ndarray:
-        if not isinstance(value, list) or len(value) != n:
-            self.fail(where, key, f"must be a list of {n} numbers, got {value!r}")
-        out = []
-        for v in value:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                self.fail(where, key, f"must be {n} finite numbers, got {value!r}")
-            out.append(float(v))
-        return np.array(out)
-
-    def matrix(self, value: Any, where: str, key: str) -> np.ndarray:
-        if not isinstance(value, list) or len(value) != 3:
-            self.fail(where, key, f"must be a 3x3 matrix (three lists of 3 numbers), got "
-                                  f"{value!r}")
-        return np.array([self.vector(row, where, key) for row in value])
-
-    def string(self, table: dict, where: str, key: str, *, required=True, default=None,
-               choices=None) -> str:
-        if key not in table:
-            if required:
-                self.fail(where, key, "missing; a string is required")
-            return default
-        v = table[key]
-        if not isinstance(v, str):
-            self.fail(where, key, f"must be a string, got {type(v).__name__} {v!r}")
-        if choices is not None and v not in choices:
-            self.fail(where, key, f"unknown value {v!r}; valid: {', '.join(choices)}")
-        return v
-
-    def table(self, parent: dict, key: str, header: str) -> dict:
-        """``parent[key]`` (default empty) as a table written ``[header]``."""
-        v = parent.get(key, {})
-        if not isinstance(v, dict):
-            what = ("an array of tables" if isinstance(v, list) and v and
-                    all(isinstance(e, dict) for e in v) else f"{type(v).__name__} {v!r}")
-            self.fail(header, header.rsplit(".", 1)[-1],
-                      f"must be a single table, written [{header}] with one bracket; "
-                      f"got {what}")
-        return v
-
-    def tables(self, parent: dict, key: str, header: str, what: str) -> list[dict]:
-        """``parent[key]`` (default none) as an array of tables written ``[[header]]``."""
-        v = parent.get(key, [])
-        if isinstance(v, dict):
-            self.fail(header, header.rsplit(".", 1)[-1],
-                      f"must be an array of tables: write [[{header}]] with two brackets, "
-                      f"once per {what}, even for a single {what} (a single-bracket "
-                      f"[{header}] is a plain table)")
-        if not isinstance(v, list) or not all(isinstance(e, dict) for e in v):
-            self.fail(header, header.rsplit(".", 1)[-1],
-                      f"must be an array of tables written [[{header}]], one per {what}; "
-                      f"got {v!r}")
-        return v
-
-    def only(self, table: dict, where: str, allowed):
-        for k in table:
-            if k not in allowed:
-                self.fail(where, k, f"unknown key; valid keys: {', '.join(sorted(allowed))}")
+    error = ModelFileError
 
 
 def signal(spec: Any, *, dim: int = 1, where: str = "signal",
@@ -192,28 +116,10 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
     return TimeFunction(value, rate)
 
 
-def read_text(path: str, what: str, error: type[ModelError]) -> str:
-    """The UTF-8 text of the file ``path``; ``error`` names it when it is missing, a
-    directory, unreadable or not UTF-8."""
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8")
-    except FileNotFoundError:
-        raise error(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory; give the {what} itself") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot be read ({exc.strerror or exc})") from None
-
-
-def read_toml(text: str, path: str, error: type[ModelError]) -> dict:
-    """Parse TOML text (a UTF-8 byte-order mark at the start is allowed); ``error``
-    names ``path`` for text that is not TOML or that nests too deeply to read."""
-    try:
-        return tomllib.loads(text.removeprefix("\ufeff"))
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise error(f"{path}: arrays or tables nested too deeply to read") from None
+def xml_root(text: str) -> str | None:
+    """The name of the root element of the XML document ``text`` (``"robot"`` for a
+    URDF, ``"mujoco"`` for MJCF), read from its start, past the declaration, comments
+    and a doctype; None when none is found there."""
+    head = re.sub(r"<!--.*?(-->|$)", "", text[:65536], flags=re.S)
+    match = re.search(r"<(?![?!])\s*([A-Za-z_][\w.:-]*)", head)
+    return match.group(1) if match else None

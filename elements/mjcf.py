@@ -43,17 +43,16 @@ joints, when more than six or dependent (coaxial hinges, parallel slides).
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from bondgraph import ModelError
-from bondgraph.errors import require_extra
+from bondgraph.errors import require_extra, warn
 from bondgraph.spatial import quat_to_matrix
 
-from .file_tables import read_text
+from .file_tables import read_text, xml_root
 from .mechanism import Mechanism
 from .robot_tree import JointSpec, LinkSpec, RobotImportWarning, RobotTree, build_mechanism
 
@@ -237,7 +236,7 @@ def _model_name(model, source: str) -> str:
 def from_mujoco(model: Any, *, gravity: Any = None,
                 efforts: Mapping[str, Any] | None = None, strict: bool = False,
                 limits: Any = None, friction: bool = False,
-                source: str = "<model>") -> Mechanism:
+                source: str = "<model>", warn: bool = True) -> Mechanism:
     """A mechanism from a compiled ``mujoco.MjModel`` (see the module docstring).
 
     Parameters
@@ -262,12 +261,26 @@ def from_mujoco(model: Any, *, gravity: Any = None,
         imported.
     source : str
         The name used in messages.
+    warn : bool
+        Give what the import has to say (``import_report.said``) as
+        :class:`~elements.RobotImportWarning` s, attributed to the caller's line; False
+        leaves it to the caller (a model file's run says it once).
 
     Returns
     -------
     Mechanism
         With ``frames`` (every body's frame by name) and ``import_report``.
     """
+    return _from_mujoco(model, [], gravity=gravity, efforts=efforts, strict=strict,
+                        limits=limits, friction=friction, source=source, warn=warn)
+
+
+def _from_mujoco(model: Any, compiler: list[str], *, gravity: Any = None,
+                 efforts: Mapping[str, Any] | None = None, strict: bool = False,
+                 limits: Any = None, friction: bool = False, source: str = "<model>",
+                 warn: bool = True) -> Mechanism:
+    """:func:`from_mujoco`, with the warnings of MuJoCo's compiler (``compiler``) said
+    first."""
     mujoco = _mujoco()
     tree, skipped = read_mujoco_tree(model, source)
     if gravity is None:
@@ -282,37 +295,55 @@ def from_mujoco(model: Any, *, gravity: Any = None,
     except ModelError as exc:
         raise MJCFError(f"{source}: {exc}") from None
     report = mech.import_report
+    report.said[:0] = compiler
+    report.warnings[:0] = compiler
     for kind, names in skipped.items():
         report.not_imported.setdefault(kind, []).extend(names)
     if skipped:
         said = "; ".join(f"{kind}: {', '.join(names[:6])}{', ...' if len(names) > 6 else ''}"
                          for kind, names in skipped.items())
-        msg = f"{source}: not imported: {said} (see mechanism.import_report)"
-        report.warnings.append(msg)
-        warnings.warn(msg, RobotImportWarning, stacklevel=2)
+        report.note(f"{source}: not imported: {said} (see mechanism.import_report)")
+    if warn:
+        report.say()
     return mech
 
 
-def _compile(text: str | None, path: str | None, source: str):
-    """The compiled model. MuJoCo's compiler warnings (a deprecated attribute, say) become
-    RobotImportWarnings naming ``source``: by default MuJoCo would print them and append
-    them to MUJOCO_LOG.TXT in the working folder, a file the user did not ask for."""
+def _compile(text: str | None, path: str | None, source: str,
+             messages: list[str] | None = None) -> Any:
+    """The compiled model. MuJoCo's compiler warnings (a deprecated attribute, say)
+    become messages naming ``source``, put in ``messages`` (else said as
+    RobotImportWarnings): by default MuJoCo would print them and append them to
+    MUJOCO_LOG.TXT in the working folder, a file the user did not ask for. A document
+    that is not MJCF (a URDF, which MuJoCo would read too) is refused."""
+    if path is not None:
+        text = read_text(path, "MJCF file", MJCFError)
+    root = xml_root(text) if isinstance(text, str) else None
+    if root is not None and root != "mujoco":
+        what = " (a URDF: load it with load_urdf, or format = \"urdf\")" \
+            if root == "robot" else ""
+        raise MJCFError(f"{source}: not an MJCF file: its root element is <{root}>{what}; "
+                        f"valid: an MJCF document, whose root element is <mujoco>")
     mujoco = _mujoco()
     said: list[str] = []
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda msg: said.append(str(msg).strip()))
     try:
         if path is not None:
-            return mujoco.MjModel.from_xml_path(path)
-        return mujoco.MjModel.from_xml_string(text)
+            model = mujoco.MjModel.from_xml_path(path)
+        else:
+            model = mujoco.MjModel.from_xml_string(text)
     except ValueError as exc:
         raise MJCFError(f"{source}: MuJoCo's compiler refused the model: "
                         f"{str(exc).strip()}") from None
     finally:
         mujoco.set_mju_user_warning(previous)
+    said = [f"{source}: MuJoCo's compiler: {msg}" for msg in said]
+    if messages is None:
         for msg in said:
-            warnings.warn(f"{source}: MuJoCo's compiler: {msg}", RobotImportWarning,
-                          stacklevel=3)
+            warn(msg, RobotImportWarning)
+    else:
+        messages.extend(said)
+    return model
 
 
 def loads_mjcf(text: str, *, source: str = "<string>", **kwargs: Any) -> Mechanism:
@@ -327,14 +358,17 @@ def loads_mjcf(text: str, *, source: str = "<string>", **kwargs: Any) -> Mechani
         model uses what is not supported, naming the body or joint."""
     if not isinstance(text, str):
         raise MJCFError(f"{source}: MJCF text must be a string, got {type(text).__name__}")
-    return from_mujoco(_compile(text, None, source), source=source, **kwargs)
+    said: list[str] = []
+    return _from_mujoco(_compile(text, None, source, said), said, source=source, **kwargs)
 
 
 def load_mjcf(path: str, **kwargs: Any) -> Mechanism:
     """A mechanism from an MJCF file (compiled by MuJoCo, with its includes and assets
-    found beside it; see :func:`from_mujoco` for the options)."""
-    read_text(path, "MJCF file", MJCFError)       # a missing file named as ours
-    return from_mujoco(_compile(None, str(path), str(path)), source=str(path), **kwargs)
+    found beside it; see :func:`from_mujoco` for the options). A file that is not MJCF
+    (a URDF, which MuJoCo would also read) is refused."""
+    said: list[str] = []
+    return _from_mujoco(_compile(None, str(path), str(path), said), said, source=str(path),
+                        **kwargs)
 
 
 def mujoco_coordinates(mech: Mechanism, model: Any, qpos: Any, qvel: Any = None

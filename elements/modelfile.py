@@ -113,8 +113,7 @@ from .file_tables import (  # noqa: F401  (signal, read_text, read_toml: re-expo
 )
 from .couplings import JointCoupling
 from .forces import BodyMoment, PointForce
-from .mjcf import load_mjcf
-from .urdf import load_urdf
+from .modelfile_robot import robot_mechanism
 from .joints import AxisActuator, AxisDamper, AxisRotor, AxisSpring, joint_type, joint_types
 from .mechanism import Mechanism
 from .rigid_body import Inertia, RigidBody
@@ -163,7 +162,9 @@ class OutputSettings:
 
 @dataclass
 class ModelSpec:
-    """Everything a model file says."""
+    """Everything a model file says. ``notes``: what reading it has to say (a robot
+    description's import warnings): not said as it is read; a run
+    (:func:`elements.runner.run`) says them once as warnings, unless quiet."""
 
     mechanism: Mechanism
     q0: dict[str, Any] = field(default_factory=dict)
@@ -171,6 +172,7 @@ class ModelSpec:
     solver: SolverSettings = field(default_factory=SolverSettings)
     output: OutputSettings = field(default_factory=OutputSettings)
     source: str = "<python>"
+    notes: tuple[str, ...] = ()
 
 
 def _inertia(c: TableReader, spec: Any, where: str, mass: float) -> Inertia:
@@ -249,9 +251,9 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     name = c.string(model, "model", "name", required=False,
                     default=os.path.splitext(os.path.basename(path))[0])
     if "robot" in doc:
-        mech = _robot(c, c.table(doc, "robot", "robot"), path,
-                      c.vector(model["gravity"], "model", "gravity")
-                      if "gravity" in model else None)
+        mech = robot_mechanism(c, c.table(doc, "robot", "robot"), path,
+                               c.vector(model["gravity"], "model", "gravity")
+                               if "gravity" in model else None)
     else:
         gravity = c.vector(model["gravity"], "model", "gravity") if "gravity" in model \
             else c.fail("model", "gravity", "missing; give [gx, gy, gz] in m/s^2 ([0, 0, 0] "
@@ -399,7 +401,9 @@ def _loads_model(text: str, path: str) -> ModelSpec:
             target[jn] = _initial_value(c, mech, key, jn, v)
     solver = solver_settings(c, solver_table)
     output = _output(c, output_table)
-    return ModelSpec(mech, q0, qd0, solver, output, source=path)
+    report = getattr(mech, "import_report", None)
+    return ModelSpec(mech, q0, qd0, solver, output, source=path,
+                     notes=tuple(report.said) if report is not None else ())
 
 
 def _attachment(c: TableReader, joint: Any, kind: str, table: dict, key: str, where: str,
@@ -496,59 +500,6 @@ def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -
         c.fail("initial", full, f"spherical joint '{jn}': {exc}")
 
 
-ROBOT_FORMATS = {".urdf": "urdf", ".xml": None, ".mjcf": "mjcf"}
-"""Robot description files by extension (``.xml``: MJCF when its root is <mujoco>)."""
-
-
-def _robot(c: TableReader, r: dict, path: str, gravity: Any) -> Mechanism:
-    """The mechanism of the ``[robot]`` table: a URDF or MJCF file (relative to the
-    model file's folder), imported with the options the table gives."""
-    c.only(r, "robot", {"file", "format", "floating_base", "mimic", "massless",
-                        "min_inertia", "strict", "efforts"})
-    rel = c.string(r, "robot", "file")
-    base = os.path.dirname(path) if path not in ("<string>", "") else ""
-    file = os.path.join(base, rel) if not os.path.isabs(rel) else rel
-    if not os.path.isfile(file):
-        c.fail("robot", "file", f"{rel!r}: no such file (looked for {file}; a path is "
-                                f"relative to the model file's folder)")
-    fmt = c.string(r, "robot", "format", required=False,
-                   default=ROBOT_FORMATS.get(os.path.splitext(file)[1].lower()),
-                   choices=("urdf", "mjcf"))
-    if fmt is None:           # .xml: MuJoCo's or a URDF written as .xml
-        with open(file, encoding="utf-8", errors="replace") as fh:
-            fmt = "mjcf" if "<mujoco" in fh.read(4096) else "urdf"
-    efforts_table = r.get("efforts", {})
-    if not isinstance(efforts_table, dict):
-        c.fail("robot", "efforts", "must be a table of joint = effort (a number or a signal "
-                                   "table)")
-    efforts = {jn: signal(v, dim=1, where=f"robot efforts.{jn}", ctx=c)
-               for jn, v in efforts_table.items()}
-    for key in ("floating_base", "strict"):
-        if key in r and not isinstance(r[key], bool):
-            c.fail("robot", key, f"must be true or false, got {r[key]!r}")
-    kw: dict[str, Any] = {"efforts": efforts, "strict": bool(r.get("strict", False))}
-    if gravity is not None:
-        kw["gravity"] = gravity
-    if fmt == "urdf":
-        kw["floating_base"] = bool(r.get("floating_base", False))
-        kw["mimic"] = c.string(r, "robot", "mimic", required=False, default="couple",
-                               choices=("couple", "independent", "refuse"))
-        kw["massless"] = c.string(r, "robot", "massless", required=False, default="refuse",
-                                  choices=("refuse", "fix"))
-        kw["min_inertia"] = c.number(r, "robot", "min_inertia", required=False,
-                                     positive=True)
-    else:
-        for key in ("floating_base", "mimic", "massless", "min_inertia"):
-            if key in r:
-                c.fail("robot", key, "a URDF option; an MJCF file says which bodies float "
-                                     "(free joints), has no mimic joints and bounds "
-                                     "inertias itself (<compiler boundinertia>)")
-    try:
-        return (load_urdf if fmt == "urdf" else load_mjcf)(file, **kw)
-    except ModelError as exc:
-        c.fail("robot", "file", str(exc))
-
-
 def _attach(c, where, key, fn):
     try:
         fn()
@@ -568,10 +519,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
     t1 = c.number(s, w, "t_end")
     if t1 <= t0:
         c.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
-    pts = s.get("points", 101)
-    if isinstance(pts, bool) or not isinstance(pts, int) or not 2 <= pts <= MAX_POINTS:
-        c.fail(w, "points", f"must be an integer from 2 to {MAX_POINTS} (the output grid is "
-                            f"kept in memory), got {pts!r}")
+    pts = c.integer(s, w, "points", 101, 2, MAX_POINTS)     # (the grid is kept in memory)
     method = c.string(s, w, "method", required=False, default="DOP853",
                       choices=tuple(METHODS))
     rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
@@ -588,9 +536,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
         else:
             c.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, got "
                                        f"{st!r}")
-    proj = s.get("projection", False)
-    if not isinstance(proj, bool):
-        c.fail(w, "projection", f"must be true or false, got {proj!r}")
+    proj = c.boolean(s, w, "projection", False)
     return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
 
 
@@ -669,9 +615,7 @@ def _output(c: TableReader, o: dict) -> OutputSettings:
         ys = p.get("y")
         if not isinstance(ys, list) or not ys or not all(isinstance(v, str) for v in ys):
             c.fail(pw, "y", "must be a list of column names (e.g. [\"m2.x\"])")
-        norm = p.get("norm", False)
-        if not isinstance(norm, bool):
-            c.fail(pw, "norm", "must be true or false")
+        norm = c.boolean(p, pw, "norm", False)
         file = c.string(p, pw, "file")
         try:
             output_name(file, PLOT_SUFFIXES, _reserved("plot"))

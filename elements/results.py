@@ -15,18 +15,19 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from bondgraph._files import atomic_path, mat_names, output_name, write_text
+from bondgraph._files import atomic_open, atomic_path, mat_names, output_name, write_text
 from bondgraph.errors import ModelError, NameNotFoundError, require_extra
 
 from bondgraph import Category, SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
 from ._blocks import term_bond
+from .energy_ledger import EnergyLedger
 from .animation import animate
 from .motion import Motion, MotionBody, geometry_table, joint_from_table
 from .result_display import import_summary
@@ -94,47 +95,6 @@ class JointResult:
     stop: np.ndarray | None = None
     quaternion: np.ndarray | None = None
     rotation_vector: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class EnergyLedger:
-    """Energies (J) over time: kinetic, gravity and spring potential, the work done by each
-    source (actuators, loads) and the energy each damper dissipated, and the energy stored
-    in the I elements of attached subsystems (``other``).
-
-    ``balance`` = kinetic + gravity + springs - sum(work) + sum(dissipated): constant when
-    the simulation is right.
-    """
-
-    kinetic: np.ndarray
-    gravity: np.ndarray
-    springs: np.ndarray
-    work: dict[str, np.ndarray]
-    dissipated: dict[str, np.ndarray]
-    other: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def total(self) -> np.ndarray:
-        """Kinetic + gravity + springs + the energy stored in attached subsystems' I
-        elements (``other``, e.g. a motor's inductance), J."""
-        t = self.kinetic + self.gravity + self.springs
-        for v in self.other.values():
-            t = t + v
-        return t
-
-    @property
-    def balance(self) -> np.ndarray:
-        w = sum(self.work.values()) if self.work else 0.0
-        d = sum(self.dissipated.values()) if self.dissipated else 0.0
-        return self.total - w + d
-
-    @property
-    def relative_drift(self) -> float:
-        """max |balance - balance[0]| / max(max |kinetic|, max |potential|, 1e-300)."""
-        b = self.balance
-        scale = max(np.abs(self.kinetic).max(), np.abs(self.gravity).max(),
-                    np.abs(self.springs).max(), 1e-300)
-        return float(np.abs(b - b[0]).max() / scale)
 
 
 class MechanismResult:
@@ -400,6 +360,8 @@ class MechanismResult:
             "max_abs_constraint_flow": self.max_abs_constraint_flow,
             "max_abs_phi_before_projection": self.projection_drift,
             "energy_balance_relative_drift": led.relative_drift,
+            "energy_balance_drift_scale": {"value": led.drift_scale[0],
+                                           "is": led.drift_scale[1]},
             "redundant_constraints": int(raw.rank_deficiency),
             "redundancy": raw.redundancy,
             "constraint_sources": list(self.model.model.unknown_sources),
@@ -431,7 +393,8 @@ class MechanismResult:
     def __repr__(self) -> str:
         return (f"MechanismResult({self.model.mechanism.name!r}: {self.raw.status.name}, "
                 f"{self.t.size} points, max|Phi|={self.max_abs_phi:.2e}, "
-                f"energy drift={self.energy.relative_drift:.2e})")
+                f"energy drift={self.energy.relative_drift:.2e} of "
+                f"{self.energy.drift_scale[0]:.3g} J, {self.energy.drift_scale[1]})")
 
     # -- export ------------------------------------------------------------------------------
     def columns(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -676,9 +639,8 @@ def _atomic_csv(path: str, cols: dict[str, np.ndarray]) -> None:
     names = list(cols)
     data = np.column_stack([np.asarray(cols[n], dtype=float) for n in names]) if names else \
         np.zeros((0, 0))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(names)
-            for row in data:
-                w.writerow([repr(float(v)) for v in row])
+    with atomic_open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        for row in data:
+            w.writerow([repr(float(v)) for v in row])

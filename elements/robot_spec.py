@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError
+from bondgraph.errors import warn
 
 __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "merged_inertial"]
@@ -133,7 +134,12 @@ class ImportReport:
         were raised to the importer's ``min_inertia`` -> (the moments before, after;
         kg m^2). Empty unless ``min_inertia`` was given.
     warnings : list of str
-        The warnings given while importing.
+        Everything the import has to say (what was left out, changed or doubtful).
+    said : list of str
+        Those of them said as a :class:`RobotImportWarning` (the others, such as
+        limits every description carries, are only listed): at the user's call by the
+        importers, or, for a model file's ``[robot]``, once by the run (not with
+        ``quiet``).
     """
 
     bodies: dict[str, str] = field(default_factory=dict)
@@ -148,6 +154,20 @@ class ImportReport:
     not_imported: dict[str, list[str]] = field(default_factory=dict)
     bounded: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+
+    def note(self, message: str, say: bool = True) -> None:
+        """List ``message`` among the warnings, and among those to say unless ``say`` is
+        False."""
+        self.warnings.append(message)
+        if say:
+            self.said.append(message)
+
+    def say(self) -> None:
+        """Give every message of :attr:`said` as a :class:`RobotImportWarning`,
+        attributed to the user's call."""
+        for message in self.said:
+            warn(message, RobotImportWarning)
 
     def mechanism_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Values by the file's joint names (coordinates, rates or efforts: rad or m,

@@ -41,7 +41,6 @@ the file's own frames); :func:`build_mechanism` turns the tree into a
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -250,8 +249,7 @@ def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
                f"as given (strict=True refuses them)")
         if strict:
             raise error(msg.split("; loaded")[0])
-        warnings.warn(msg, RobotImportWarning, stacklevel=4)
-        report.warnings.append(msg)
+        report.note(msg)
     try:
         return RigidBody(name, g.mass, Inertia(g.inertia, check_triangle=triangle_ok))
     except ModelError as exc:
@@ -352,7 +350,9 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     -------
     Mechanism
         With ``frames`` (every link by name) and ``import_report``
-        (:class:`ImportReport`) set.
+        (:class:`ImportReport`) set. What the import has to say is in
+        ``import_report.said``, not yet said: the importer gives it
+        (:meth:`ImportReport.say`) at its user's call.
     """
     src = tree.source
     if mimic not in ("couple", "refuse", "independent"):
@@ -403,8 +403,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         msg = (f"{src}: principal moments of inertia raised to min_inertia = "
                f"{min_inertia:g} kg m^2 (the dynamics change) for the links "
                f"{', '.join(bounded)} (see mechanism.import_report.bounded)")
-        warnings.warn(msg, RobotImportWarning, stacklevel=3)
-        report.warnings.append(msg)
+        report.note(msg)
     body_reps = [g for g in groups if (g != root or floating_base) and g not in inner]
     joint_names, body_names = _unique_names(tree, moving, groups, body_reps, report)
     for unit in units:
@@ -572,10 +571,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                          f"{', ...' if len(names) > 6 else ''}"
                          for kind, names in report.not_imported.items())
         msg = f"{src}: not imported: {said} (see mechanism.import_report)"
-        report.warnings.append(msg)
-        if frictional or mimics or fixed_massless:  # (limits: in every description;
-            # the report says them)
-            warnings.warn(msg, RobotImportWarning, stacklevel=3)
+        # (limits alone are not said: every description has them; the report lists them)
+        report.note(msg, say=bool(frictional or mimics or fixed_massless))
     mech.frames = frames
     mech.import_report = report
     return mech

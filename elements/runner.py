@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph._files import atomic_path, write_text
-from bondgraph.errors import ModelError, NameNotFoundError, did_you_mean
+from bondgraph.errors import ModelError, NameNotFoundError, did_you_mean, warn
 
 from bondgraph import BondGraphError, render
 
@@ -27,6 +27,7 @@ from bondgraph._plot import NO_PLOTS, have_matplotlib, pyplot
 from .modelfile import ModelSpec, PlotSpec, check_output
 from .result_display import import_summary
 from .results import MechanismResult
+from .robot_spec import RobotImportWarning
 
 __all__ = ["run", "plot_columns", "ProgressBar"]
 
@@ -108,7 +109,9 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
 
     Every file goes inside ``out_dir`` (the output names are checked: see
     :func:`elements.modelfile.check_output`); files written are listed in its
-    ``manifest.json`` even when the run is interrupted.
+    ``manifest.json`` even when the run is interrupted. Unless ``quiet``, the spec's
+    ``notes`` (a robot description's import warnings) are said first, each once, as
+    :class:`~elements.RobotImportWarning` s.
 
     Raises
     ------
@@ -116,6 +119,9 @@ def run(spec: ModelSpec, out_dir: str, *, progress: Callable[[float], None] | No
         An output name that would leave ``out_dir`` or clash with the run's own files,
         or an ``out_dir`` that is an existing file."""
     out_dir = os.fspath(out_dir)
+    if not quiet:            # (what reading the model file had to say: once, here)
+        for note in getattr(spec, "notes", ()):
+            warn(note, RobotImportWarning)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise ModelError(f"output directory {out_dir!r} is an existing file; give a "
                          f"directory (it is created when missing)")

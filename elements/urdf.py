@@ -87,7 +87,7 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                strict: bool = False, mimic: str = "couple", limits: Any = None,
                friction: bool = False, massless: str = "refuse",
                min_inertia: float | None = None,
-               source: str = "<string>") -> Mechanism:
+               source: str = "<string>", warn: bool = True) -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
     Parameters
@@ -131,6 +131,10 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         ``import_report.bounded`` and warned about: it changes the model.
     source : str
         The name used in messages (the file name).
+    warn : bool
+        Give what the import has to say (``import_report.said``) as
+        :class:`~elements.RobotImportWarning` s, attributed to the caller's line; False
+        leaves it to the caller (a model file's run says it once).
 
     Returns
     -------
@@ -146,7 +150,7 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         library finds in what the file describes: ``source`` and its message)."""
     try:
         tree = read_urdf_tree(text, source)
-        return build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
+        mech = build_mechanism(tree, gravity=gravity, efforts=dict(efforts or {}),
                                floating_base=floating_base, strict=strict, mimic=mimic,
                                limits=limits, friction=friction, massless=massless,
                                min_inertia=min_inertia, error=URDFError)
@@ -154,6 +158,9 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         raise
     except ModelError as exc:
         raise URDFError(f"{source}: {exc}") from None
+    if warn:
+        mech.import_report.say()
+    return mech
 
 
 def _number(where: str, el, attr: str, default: float | None = None) -> float | None:

@@ -379,3 +379,137 @@ def test_projection_with_a_rotor_says_it_covers_joint_constraints_only():
                        r"constraint .* simulate without projection"):
         mm.simulate((0.0, 0.01), projection=True)
     assert mm.simulate((0.0, 0.01)).success
+
+
+# -- files that are not files, too large, or planted (reliability issue, items 12, 13) ------
+
+DC_MOTOR = os.path.join(ROOT, "examples", "dc_motor.toml")
+
+
+def _limited(cmd: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m bondgraph_cli cmd`` with 3 GB of address space (a file read whole
+    fails fast instead of taking the machine's memory)."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "bondgraph_cli", *cmd], capture_output=True,
+                          text=True, timeout=timeout, env=env, preexec_fn=limit)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+@pytest.mark.parametrize("command", [["run", "/dev/zero", "--out", "OUT"],
+                                     ["equations", "/dev/zero"], ["render", "/dev/zero"]])
+def test_a_device_named_as_the_model_is_refused(command, tmp_path):
+    """`bondgraph run /dev/zero` read the device until memory ran out (MemoryError,
+    exit 3)."""
+    proc = _limited([c.replace("OUT", str(tmp_path / "o")) for c in command])
+    assert proc.returncode == 2, proc.stderr
+    assert "/dev/zero: not a regular file (a device, a pipe or a socket); give the model " \
+           "file itself" in proc.stderr
+
+
+def test_a_pipe_named_as_the_model_does_not_wait_for_a_writer(tmp_path):
+    fifo = tmp_path / "model.toml"
+    os.mkfifo(fifo)
+    proc = _limited(["equations", str(fifo)], timeout=60)     # (it waited for ever)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+
+
+def test_a_file_over_the_size_limit_is_refused_naming_it(tmp_path, capsys):
+    from bondgraph._files import MAX_FILE_BYTES
+    from bondgraph.graphfile import load_graph_file
+    big = tmp_path / "big.toml"
+    with open(DC_MOTOR, encoding="utf-8") as f:
+        text = f.read()
+    big.write_text(text + "#" * (MAX_FILE_BYTES - len(text.encode()) + 1) + "\n")
+    assert main(["run", str(big), "--out", str(tmp_path / "o")]) == 2
+    assert f"big.toml: larger than {MAX_FILE_BYTES:,} bytes; valid: a model file of at most " \
+           f"10 MB" in capsys.readouterr().err
+    with pytest.raises(BondGraphError, match="larger than"):
+        load_graph_file(big)
+    big.write_text(text)                               # (just below: read as before)
+    assert load_graph_file(big).graph.name == "dc_motor"
+
+
+@pytest.mark.parametrize("command", ["run", "render", "equations"])
+def test_a_huge_dimension_is_refused_at_once(command, tmp_path, capsys):
+    """dim = 1000000 on a C element: MemoryError (exit 3) in run, render and
+    equations."""
+    with open(DC_MOTOR, encoding="utf-8") as f:
+        text = f.read().replace('kind = "I"\ninertia = { expr = "La" }',
+                                'kind = "C"\ndim = 1000000\nstiffness = 1.0', 1)
+    path = tmp_path / "huge.toml"
+    path.write_text(text, encoding="utf-8")
+    extra = {"run": ["--out", str(tmp_path / "o")], "render": ["--out",
+                                                               str(tmp_path / "g.svg")]}
+    assert main([command, str(path), *extra.get(command, [])]) == 2
+    err = capsys.readouterr().err
+    assert "huge.toml: [element 'La']" in err and "dim must be an integer from 1 to 1000" in err
+
+
+def test_only_the_packages_own_errors_are_bad_input(tmp_path, capsys, monkeypatch):
+    """Any KeyError was exit 2 ("bad input"), which hid internal bugs: a KeyError is now
+    an internal error (exit 3), a failed lookup by name (NameNotFoundError) still bad
+    input."""
+    import bondgraph.graphfile
+    from bondgraph import NameNotFoundError
+
+    def broken(path):
+        raise KeyError("p_La")
+    monkeypatch.setattr(bondgraph.graphfile, "load_graph_file", broken)
+    assert main(["equations", DC_MOTOR]) == 3
+    assert "internal error: KeyError: 'p_La'" in capsys.readouterr().err
+
+    def no_such(path):
+        raise NameNotFoundError(f"{path}: no element 'x'")
+    monkeypatch.setattr(bondgraph.graphfile, "load_graph_file", no_such)
+    assert main(["equations", DC_MOTOR]) == 2
+    assert "dc_motor.toml: no element 'x'" in capsys.readouterr().err
+
+
+def _plant(link: str, victim) -> None:
+    victim.write_text("the user's own file\n")
+    os.symlink(victim, link)
+
+
+def test_a_link_planted_at_the_temporary_name_is_not_followed(tmp_path, capsys):
+    """A symbolic link at --out/states.csv.tmp (the writer's temporary name) redirected
+    the write to the link's target."""
+    out = tmp_path / "out"
+    out.mkdir()
+    victims = {}
+    for name in ("states.csv", "bonds.csv", "summary.json", "manifest.json"):
+        victims[name] = tmp_path / f"victim_{name}"
+        _plant(str(out / f"{name}.tmp"), victims[name])
+    assert main(["run", DC_MOTOR, "--out", str(out), "--overwrite", "--quiet"]) == 0
+    for name, victim in victims.items():
+        assert victim.read_text() == "the user's own file\n", name
+        assert os.path.isfile(out / name) and not os.path.islink(out / name)
+    data = np.loadtxt(out / "states.csv", delimiter=",", skiprows=1)
+    assert data.shape == (501, 3)
+    # a mechanism run's files too
+    mout = tmp_path / "mout"
+    mout.mkdir()
+    _plant(str(mout / "bodies.csv.tmp"), tmp_path / "victim_bodies")
+    model = tmp_path / "m.toml"
+    model.write_text(PENDULUM, encoding="utf-8")
+    assert main(["run", str(model), "--out", str(mout), "--overwrite", "--quiet",
+                 "--no-animation"]) == 0
+    assert (tmp_path / "victim_bodies").read_text() == "the user's own file\n"
+
+
+def test_temporary_files_are_created_exclusively(tmp_path, monkeypatch):
+    """Even a link at the very name the writer draws is not followed: the name is
+    created with O_EXCL | O_NOFOLLOW, and another is drawn."""
+    import bondgraph._files as files
+    names = iter(["aaaa", "bbbb"])
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(names))
+    target = tmp_path / "x.json"
+    _plant(f"{target}.aaaa.tmp", tmp_path / "victim")
+    files.write_text(target, "{}")
+    assert target.read_text() == "{}" and (tmp_path / "victim").read_text() == \
+        "the user's own file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim", "x.json",
+                                                          "x.json.aaaa.tmp"]

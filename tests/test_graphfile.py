@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -265,7 +266,7 @@ def test_duplicate_names(tmp_path):
     ("open('/etc/passwd')", "a call of 'open'"),
     ("V[0]", "a subscript"),
     ("'V'", "the constant 'V'"),
-    ("2**2**2**2**2", "a power of numbers beyond 1e1000"),
+    ("2**2**2**2**2", "a power of exact numbers of about 1.97e+04 digits"),
 ])
 def test_unsafe_expressions_are_refused_naming_element_key_and_construct(expr, construct,
                                                                           tmp_path):
@@ -382,3 +383,251 @@ def test_a_saved_graph_runs_from_the_command_line(tmp_path):
 
 def test_model_error_type():
     assert issubclass(GraphFileError, ModelError)
+
+
+# -- expressions: bounded work, sources of time (reliability issue, items 9, 11, 15) ---------
+
+def _effort(expr: str) -> str:
+    """The example with the supply voltage V's effort written as ``expr``."""
+    return GOOD.replace('effort = { expr = "V" }', f'effort = {{ expr = "{expr}" }}')
+
+
+def _max_of(n: int) -> str:
+    return "Max(" + ", ".join(f"x{k}*t" for k in range(n)) + ")"
+
+
+@pytest.mark.parametrize("expr, says", [
+    ("(1/3)**(10**9)", "a power of exact numbers of about 4.77e+08 digits; valid: at most "
+                       "1000 digits"),
+    ("pow(1/3, 10**9)", "a power of exact numbers of about 4.77e+08 digits"),
+    ("(1/3)**(3*10**6)", "a power of exact numbers of about 1.43e+06 digits"),
+    ("10**1000", "an exact number of 1001 digits; valid: at most 1000 digits"),
+    (_max_of(250), "Min and Max take more than 6 arguments together"),
+    (_max_of(8000), "Min and Max take more than 6 arguments together"),
+    ("Min(Max(t, 1, 2, 3), Max(t, 5, 6))", "valid: at most 6 in one expression"),
+    ("(t + 1)**(3*10**7)", "the exact exponent 30000000 of an expression of symbols; "
+                           "valid: an integer of at most 100 in magnitude"),
+    ("(1/3)**(1/10**9)", "the exact exponent 1/1000000000 of a number; valid:"),
+    ("(t**10)**20", "the exact exponent 200 of an expression of symbols"),
+    ("1.5**(10**9)", "is beyond double precision; valid: at most 1.8e308 in magnitude"),
+    ("1e300*1e300", "is beyond double precision"),
+    ("0**-1", "zero to a negative power"),
+    ("log(0)", "its value is zoo; valid: a finite number"),
+    ("sin(" * 120 + "t" + ")" * 120, "nested more than 100 levels deep"),
+    ("+".join(["t"] * 5000), "nested too deeply to read; valid: at most 100 levels"),
+])
+def test_expressions_beyond_the_limits_are_refused_in_milliseconds(expr, says, tmp_path):
+    """Powers of exact numbers, many Min/Max arguments, deep nesting: refused before
+    sympy works on them, naming the element, the key and the limit. The first three and
+    the Max ones ran for seconds to past 90 s; the bound is CPU time of this process (a
+    loaded machine does not count), 0.5 s where a refusal takes milliseconds."""
+    start = time.process_time()
+    msg = load_error(_effort(expr), tmp_path)
+    assert time.process_time() - start < 0.5, msg
+    assert "[element 'V'] 'effort' expr: expression" in msg and says in msg, msg
+
+
+def test_equations_refuse_many_max_arguments_at_once(tmp_path, capsys):
+    """`bondgraph equations` hung on a Max of 250 arguments as `run` did."""
+    from bondgraph_cli import main
+    path = tmp_path / "many.toml"
+    path.write_text(_effort(_max_of(250)), encoding="utf-8")
+    start = time.process_time()
+    assert main(["equations", str(path)]) == 2
+    assert time.process_time() - start < 1.0         # (CPU s; it hung before)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[element 'V'] 'effort'" in err and "at most 6" in err
+
+
+def test_ordinary_expressions_still_read_exactly():
+    """The limits change nothing below them: exact fractions stay exact, powers and
+    Min/Max are sympy's own."""
+    m, x, t = sympy.symbols("m x t")
+    assert parse_expression("1/3") == sympy.Rational(1, 3)
+    assert parse_expression("(2/3)**3*m") == sympy.Rational(8, 27) * m
+    assert parse_expression("2**3000") == sympy.Integer(2) ** 3000
+    assert parse_expression("x**100 + x**(-3/2)") == x ** 100 + x ** sympy.Rational(-3, 2)
+    assert parse_expression("Min(Max(x, 0), 1)*Heaviside(t - 1)") == \
+        sympy.Min(sympy.Max(x, 0), 1) * sympy.Heaviside(t - 1)
+    assert parse_expression("(1.0/3)**(10**9)") == sympy.Float(1.0 / 3) ** 10 ** 9
+
+
+PUSH = """[bondgraph]
+name = "push"
+[[element]]
+name = "F"
+kind = "Se"
+effort = {{ expr = "{expr}" }}
+[[element]]
+name = "v"
+kind = "1"
+[[element]]
+name = "m"
+kind = "I"
+inertia = 2.0
+[[bond]]
+tail = "F"
+head = "v"
+[[bond]]
+tail = "v"
+head = "m"
+[solver]
+t_end = 0.01
+points = 11
+rtol = 1e-10
+atol = 1e-12
+"""
+"""A force of time F(t) on a mass: p(t) = the integral of F from 0 to t."""
+
+_C = 0.005
+
+
+@pytest.mark.parametrize("expr, force, momentum", [
+    # Heaviside(0) is 1/2 (sympy's value); the rates are 0 at the jump (Dirac dropped)
+    ("5*Heaviside(t - 0.005)", lambda t: 5 * np.heaviside(t - _C, 0.5),
+     lambda t: 5 * np.maximum(t - _C, 0.0)),
+    ("5*sign(t - 0.005)", lambda t: 5 * np.sign(t - _C), lambda t: 5 * (np.abs(t - _C) - _C)),
+    ("5*Abs(t - 0.005)", lambda t: 5 * np.abs(t - _C),
+     lambda t: 2.5 * (np.sign(t - _C) * (t - _C) ** 2 + _C ** 2)),
+])
+def test_time_functions_drive_a_source(expr, force, momentum, tmp_path):
+    """Heaviside, sign and Abs of t, which crashed a source (NameError: DiracDelta; a
+    Derivative that numpy cannot print): the source's values at and around the jump,
+    and the mass's momentum in closed form through `bondgraph run`."""
+    from bondgraph_cli import main
+    law = Se("F", parse_expression(expr)).law({})
+    for t in (0.0, 0.004999, _C, 0.005001, 0.01):
+        assert law.value(t, None)[0] == pytest.approx(force(t), abs=1e-15)
+    assert law.value(_C, None)[0] == {"H": 2.5, "s": 0.0, "A": 0.0}[expr[2]]
+    path = tmp_path / "push.toml"
+    path.write_text(PUSH.format(expr=expr), encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    data = np.loadtxt(tmp_path / "o" / "states.csv", delimiter=",", skiprows=1)
+    exact = momentum(data[:, 0])
+    # rtol 1e-10: the step across the jump costs ~1e-9 of the largest momentum
+    assert np.max(np.abs(data[:, 1] - exact)) < 1e-7 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("expr", ["1/t", "t**-2", "log(t)", "1/sqrt(t)"])
+def test_a_source_not_finite_at_the_start_is_bad_input(expr, tmp_path, capsys):
+    """1/t at t = 0 was a ZeroDivisionError (exit 3); now, as log(t) was, one line
+    naming the element and the time (exit 2)."""
+    from bondgraph_cli import main
+    path = tmp_path / "push.toml"
+    path.write_text(PUSH.format(expr=expr), encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "element 'F': its effort is not finite at t = [0.0]" in err
+
+
+def test_a_pole_in_the_run_ends_in_a_failure_status(tmp_path, capsys):
+    """1/(t - 0.005): the run stops at the pole (exit 1), the states before it written."""
+    from bondgraph_cli import main
+    path = tmp_path / "push.toml"
+    path.write_text(PUSH.format(expr="1/(t - 0.005)"), encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 1
+    data = np.loadtxt(tmp_path / "o" / "states.csv", delimiter=",", skiprows=1)
+    assert data[-1, 0] < _C and data.shape[0] == 5            # t = 0 .. 0.004
+    # p = 0.5 * 2 * log|t - c| ... the integral of 1/(t - c): log(1 - t/c)
+    assert np.allclose(data[:, 1], np.log(1 - data[:, 0] / _C), rtol=1e-8)
+
+
+# -- values of the wrong type (reliability issue, item 15) --------------------------------
+
+@pytest.mark.parametrize("old, new, says", [
+    ("[parameters]", "[parameters]\nt = 0.0",
+     "[parameters] 't': parameter name 't' is the time (s) in every expression"),
+    ("[parameters]", "[parameters]\npi = 3.0", "[parameters] 'pi': parameter name 'pi'"),
+    ('effort = { expr = "V" }', "effort = true",
+     "[element 'V']: element 'V': parameter 'effort' = True is true or false, not a number"),
+    ('effort = { expr = "V" }', 'effort = "5"', "parameter 'effort' = '5' is text"),
+    ('name = "i"\nkind = "1"', 'name = "i"\nkind = "0"\nconstraint = "yes"',
+     "[element 'i'] 'constraint': must be true or false, got str 'yes'"),
+    ('name = "i"\nkind = "1"', 'name = "i"\nkind = "0"\nposition_constraint = "boom"',
+     "[element 'i'] 'position_constraint': takes a PositionConstraint (a Python object), "
+     "which a file cannot hold"),
+    ('name = "i"\nkind = "1"', 'name = "i"\nkind = "1"\ndim = 1.0',
+     "[element 'i'] 'dim': must be an integer, got 1.0"),
+    ('name = "i"\nkind = "1"', 'name = "i"\nkind = "1"\ndim = 1000000',
+     "dim must be an integer from 1 to 1000"),
+    ('name = "w"\nkind = "1"', 'name = "w"\nkind = "1"\ndim = true',
+     "[element 'w'] 'dim': must be an integer, got True"),
+    ("rtol = 1e-10", 'rtol = "1e-10"', "[solver] 'rtol': must be a number, got str"),
+])
+def test_values_of_the_wrong_type_are_named(old, new, says, tmp_path):
+    """Each was accepted as something else (t a parameter that never acts, true as 1.0,
+    "5" as 5.0, "yes" as true) or crashed (AttributeError on the position constraint,
+    MemoryError on the dimension)."""
+    msg = load_error(GOOD.replace(old, new, 1), tmp_path)
+    assert says in msg, msg
+
+
+MTF_FILE = """[bondgraph]
+name = "cam"
+[[element]]
+name = "F"
+kind = "Se"
+effort = 1.0
+[[element]]
+name = "v"
+kind = "1"
+[[element]]
+name = "m"
+kind = "I"
+inertia = 1.3
+[[element]]
+name = "cam"
+kind = "MTF"
+modulus = {{ matrix = "[[1 + x**2/10]]" }}
+depends_on = {depends_on}
+invertible = {invertible}
+[[element]]
+name = "u"
+kind = "1"
+[[element]]
+name = "spring"
+kind = "C"
+stiffness = 30.0
+[[bond]]
+tail = "F"
+head = "v"
+[[bond]]
+tail = "v"
+head = "m"
+[[bond]]
+tail = "v"
+head = "cam"
+[[bond]]
+tail = "cam"
+head = "u"
+[[bond]]
+tail = "u"
+head = "spring"
+[[kinematic_state]]
+name = "x"
+source = "v"
+"""
+
+
+def test_a_name_is_one_name_and_a_flag_is_true_or_false(tmp_path):
+    """depends_on = "x" was split into its characters; invertible = "yes" gave an
+    unrelated message."""
+    one = loads_graph(MTF_FILE.format(depends_on='"x"', invertible="false")).graph
+    listed = loads_graph(MTF_FILE.format(depends_on='["x"]', invertible="false")).graph
+    assert one.element("cam").depends_on == ("x",)
+    assert graph_differences(one, listed) == []
+    assert MTF("c", sympy.Matrix([[sympy.Symbol("x")]]), depends_on="x").depends_on == ("x",)
+    with pytest.raises(GraphFileError, match=r"\[element 'cam'\] 'invertible': must be true "
+                                             r"or false, got str 'yes'"):
+        loads_graph(MTF_FILE.format(depends_on='"x"', invertible='"yes"'), "cam.toml")
+    with pytest.raises(ModelError, match="invertible must be True or False"):
+        MTF("c", sympy.Matrix([[2]]), invertible="yes")
+    with pytest.raises(ModelError, match="constraint must be True or False"):
+        ZeroJunction("j", constraint="yes")
+    with pytest.raises(ModelError, match="parameter 'effort' = True is true or false"):
+        Se("s", True).law({})
+    bg = BondGraph("p")
+    with pytest.raises(ModelError, match="must be a number"):
+        bg.add_parameter("m", True)
+    with pytest.raises(ModelError, match="'t' is the time"):
+        bg.add_parameter("t", 1.0)

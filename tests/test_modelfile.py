@@ -254,7 +254,8 @@ def test_the_library_still_warns_when_a_run_fails():
 
 def test_damper_table_refuses_unknown_keys():
     text = PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05, coeficient = 1.0 }")
-    with pytest.raises(ModelFileError, match="coeficient.*unknown key; valid keys: coefficient"):
+    with pytest.raises(ModelFileError, match="coeficient.*unknown key; did you mean "
+                                              "'coefficient'\\? valid keys: coefficient"):
         loads_model(text, "pendulum.toml")
     ok = loads_model(PENDULUM.replace("damper = 0.05", "damper = { coefficient = 0.05 }"),
                      "pendulum.toml")
@@ -492,3 +493,81 @@ def test_robot_import_options_massless_and_min_inertia_in_a_model_file(tmp_path)
         load('min_inertia = -1.0\n')
     with pytest.raises(ModelFileError, match=r"\[robot\] 'massless': unknown value 'yes'"):
         load('massless = "yes"\n')
+
+
+# -- the [robot] table: its format and what the import says (reliability issue, item 15) ---
+
+MJCF_DIR = os.path.join(ROOT, "tests", "validation", "mjcf")
+
+
+def _robot_model(tmp_path, robot: str, file: str, extra: str = "") -> str:
+    import shutil
+    shutil.copy(robot, tmp_path / file)
+    path = tmp_path / "robot.toml"
+    path.write_text(f'[robot]\nfile = "{file}"\n{extra}[solver]\nt_end = 0.01\npoints = 3\n')
+    return str(path)
+
+
+def test_a_format_that_contradicts_the_file_is_refused(tmp_path):
+    """format = "mjcf" on a URDF compiled it with MuJoCo's URDF reader without a word."""
+    from mechanisms import gripper_urdf           # (tests/helpers)
+    from elements import MJCFError, load_mjcf
+    from elements.modelfile import load_model
+    (tmp_path / "g.urdf").write_text(gripper_urdf())
+    (tmp_path / "g.toml").write_text('[robot]\nfile = "g.urdf"\nformat = "mjcf"\n'
+                                     '[solver]\nt_end = 0.1\n')
+    with pytest.raises(ModelFileError, match=r"g.toml: \[robot\] 'format': 'mjcf', but "
+                                             r"'g.urdf' is a URDF \(its root element is "
+                                             r"<robot>\); valid: \"urdf\", or leave format "
+                                             r"out"):
+        load_model(str(tmp_path / "g.toml"))
+    with pytest.raises(MJCFError, match=r"g.urdf: not an MJCF file: its root element is "
+                                        r"<robot> \(a URDF"):
+        load_mjcf(str(tmp_path / "g.urdf"))
+    # the format the file says, with or without the key: the same mechanism
+    (tmp_path / "g.toml").write_text('[robot]\nfile = "g.urdf"\nformat = "urdf"\n'
+                                     '[solver]\nt_end = 0.1\n')
+    assert list(load_model(str(tmp_path / "g.toml")).mechanism.joints) == ["l", "r"]
+    mjcf = _robot_model(tmp_path, os.path.join(MJCF_DIR, "pendulum_chain.xml"), "p.urdf",
+                        'format = "urdf"\n')
+    with pytest.raises(ModelFileError, match=r"\[robot\] 'format': 'urdf', but 'p.urdf' is "
+                                             r"an MJCF file \(its root element is <mujoco>\)"):
+        load_model(mjcf)
+    (tmp_path / "notes.xml").write_text("<?xml version='1.0'?><!-- <robot> --><notes/>")
+    (tmp_path / "n.toml").write_text('[robot]\nfile = "notes.xml"\n[solver]\nt_end = 0.1\n')
+    with pytest.raises(ModelFileError, match=r"'notes.xml' is not a robot description: its "
+                                             r"root element is <notes>"):
+        load_model(str(tmp_path / "n.toml"))
+
+
+def test_import_warnings_are_said_once_in_the_command_lines_style(tmp_path):
+    """The MJCF import's warning printed as a raw Python warning (a line of mjcf.py and
+    the source line under it), twice, even with --quiet."""
+    model = _robot_model(tmp_path, os.path.join(MJCF_DIR, "unsupported_features.xml"),
+                         "u.xml")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    run = [sys.executable, "-m", "bondgraph_cli", "run", model, "--no-animation"]
+    quiet = subprocess.run([*run, "--out", str(tmp_path / "q"), "--quiet"],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    loud = subprocess.run([*run, "--out", str(tmp_path / "l")], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert loud.returncode == 0, loud.stderr
+    lines = loud.stderr.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("warning: ") and "u.xml: not imported"
+                                   in ln for ln in lines), loud.stderr
+    assert "tendons: u_coupling_tendon" in lines[1] and "RobotImportWarning" not in \
+        loud.stderr
+
+
+def test_import_warnings_point_at_the_users_call():
+    """In Python the warning names the line that called the importer (stacklevel),
+    not a line inside the package."""
+    import warnings
+    from elements import RobotImportWarning, load_mjcf
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_mjcf(os.path.join(MJCF_DIR, "unsupported_features.xml"))
+    said = [w for w in caught if issubclass(w.category, RobotImportWarning)]
+    assert len(said) == 2 and {w.filename for w in said} == {__file__}, \
+        [(w.filename, w.lineno) for w in said]

@@ -170,4 +170,44 @@ def test_an_interrupted_write_leaves_no_complete_looking_file(tmp_path):
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert not path.exists()                       # only the temporary file may remain
-    assert (tmp_path / "bodies.csv.tmp").exists()
+    # (its name is unpredictable: bodies.csv.<12 random hex digits>.tmp)
+    assert [p.name for p in tmp_path.glob("bodies.csv.*.tmp")] == \
+        [p.name for p in tmp_path.iterdir()]
+
+
+# -- the energy drift of a model at rest (reliability issue, item 14) ---------------------
+
+def test_the_energy_drift_of_a_model_at_rest_is_not_round_off_over_round_off():
+    """Relative to the energies, a model at rest (every energy at round-off, 1e-30 J)
+    showed "energy drift = 1.00e+00"; the scale is now the largest energy seen or a
+    floor of 1 nJ, and the result says which."""
+    from elements import EnergyLedger
+    from elements.energy_ledger import ENERGY_FLOOR
+    z = np.zeros(4)
+    rest = EnergyLedger(kinetic=np.array([0.0, 1e-30, 3e-31, 2e-30]), gravity=z.copy(),
+                        springs=z.copy(), work={}, dissipated={})
+    assert rest.drift == 2e-30
+    assert rest.drift_scale == (ENERGY_FLOOR, "the floor 1e-09 J (the energies stay "
+                                              "below it)")
+    assert rest.relative_drift == pytest.approx(2e-30 / 1e-9, rel=1e-12)   # (was 1.0)
+    # with energy, the scale is the largest energy seen, the subsystems' included
+    moving = EnergyLedger(kinetic=np.array([0.0, 1.0, 2.0, 3.0]),
+                          gravity=np.array([0.0, -1.0, -2.0, -3.0 + 1e-12]),
+                          springs=z.copy(), work={}, dissipated={},
+                          other={"motor.L": np.array([4.0, 4.0, 4.0, 4.0])})
+    assert moving.drift_scale == (4.0, "the largest energy")
+    assert moving.relative_drift == pytest.approx(1e-12 / 4.0, rel=1e-3)
+
+
+def test_a_run_says_what_its_energy_drift_is_relative_to(tmp_path):
+    from elements import models as em
+    from elements.runner import run
+    res, _ = run(em.three_body_spec(t_end=0.05, points=6), str(tmp_path), quiet=True)
+    scale, what = res.energy.drift_scale
+    assert what == "the largest energy" and scale == max(
+        np.abs(res.energy.kinetic).max(), np.abs(res.energy.gravity).max(),
+        np.abs(res.energy.springs).max())
+    assert f"of {scale:.3g} J, the largest energy)" in repr(res)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["energy_balance_drift_scale"] == {"value": scale,
+                                                     "is": "the largest energy"}

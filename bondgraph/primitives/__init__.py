@@ -30,11 +30,13 @@ EJS      :class:`EJS`               effort = -h~ flow, h the momentum of an I el
 =======  =========================  ==================================================
 
 Plus :class:`KinematicState`, a non-energy state that integrates a flow (positions,
-orientation quaternions) and may modulate MTF/MGY elements.
+orientation quaternions) and may modulate MTF/MGY elements. A port carries at most
+:data:`MAX_DIM` components.
 """
 
 from __future__ import annotations
 
+from ._common import MAX_DIM
 from .fields import EJS, C, EulerBase, I, R, ResistorBase, StorageBase
 from .junctions import (
     JunctionBase, KinematicState, OneJunction, PositionConstraint, WorkState, ZeroJunction,
@@ -46,5 +48,5 @@ __all__ = [
     "SourceBase", "StorageBase", "ResistorBase", "EulerBase", "TwoPortBase", "JunctionBase",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
     "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
-    "Modulus", "ModulusContext", "SourceLaw",
+    "Modulus", "ModulusContext", "SourceLaw", "MAX_DIM",
 ]

@@ -13,9 +13,16 @@ from ..element import is_symbolic, resolve_parameter
 from ..errors import ModelError
 
 
+MAX_DIM = 1000
+"""The most components an element's port (and so a bond) may carry: the fields hold
+dim x dim matrices, and the equations one state per component."""
+
+
 def _check_dim(name: str, dim: Any) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ModelError(f"element '{name}': dim must be a positive integer, got {dim!r}")
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or \
+            not 1 <= dim <= MAX_DIM:
+        raise ModelError(f"element '{name}': dim must be an integer from 1 to {MAX_DIM} "
+                         f"(components of its port), got {dim!r}")
     return int(dim)
 
 

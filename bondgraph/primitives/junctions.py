@@ -11,6 +11,7 @@ import numpy as np
 
 from ..bonds import PortSpec
 from ..element import Category, Element, register_element
+from ..errors import ModelError
 from ._common import _check_dim
 from .two_ports import ModulusContext
 
@@ -87,6 +88,17 @@ class ZeroJunction(JunctionBase):
                  constraint_label: str | None = None,
                  position_constraint: PositionConstraint | None = None):
         super().__init__(name, dim=dim)
+        if not isinstance(constraint, (bool, np.bool_)):
+            raise ModelError(f"0-junction '{name}': constraint must be True or False, got "
+                             f"{constraint!r}")
+        if constraint_label is not None and not isinstance(constraint_label, str):
+            raise ModelError(f"0-junction '{name}': constraint_label must be a name, got "
+                             f"{constraint_label!r}")
+        if position_constraint is not None and \
+                not isinstance(position_constraint, PositionConstraint):
+            raise ModelError(f"0-junction '{name}': position_constraint must be a "
+                             f"PositionConstraint(value, depends_on), got "
+                             f"{type(position_constraint).__name__} {position_constraint!r}")
         self.constraint = bool(constraint)
         self.constraint_label = constraint_label
         self.position_constraint = position_constraint
@@ -144,6 +156,9 @@ class KinematicState:
     rate: Callable[..., np.ndarray] | None = None
     reads: tuple[str, ...] = ()
     vectorized: bool = False
+
+    def __post_init__(self):
+        _check_dim(self.name, self.dim)
 
     @property
     def sources(self) -> tuple[str, ...]:

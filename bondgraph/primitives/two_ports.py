@@ -13,7 +13,8 @@ import sympy
 from ..bonds import PortSpec
 from ..element import Category, Element, is_symbolic, register_element, resolve_parameter
 from ..errors import ModelError
-from ._common import _check_dim, _short
+from ..laws import compile_numeric
+from ._common import MAX_DIM, _check_dim, _short
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,14 @@ class _ModulatedTwoPort(TwoPortBase):
         self.modulus_value = modulus
         self.modulus_rate = modulus_rate
         self.context = context
+        if isinstance(depends_on, str):          # one state, not its characters
+            depends_on = (depends_on,)
+        if not all(isinstance(d, str) for d in depends_on):
+            raise ModelError(f"{self.kind} '{name}': depends_on must be state names, got "
+                             f"{depends_on!r}")
+        if not isinstance(invertible, (bool, np.bool_)):
+            raise ModelError(f"{self.kind} '{name}': invertible must be True or False, got "
+                             f"{invertible!r}")
         if context is not None:
             if not isinstance(context, ModulusContext):
                 raise ModelError(f"{self.kind} '{name}': context must be a ModulusContext, "
@@ -241,10 +250,11 @@ class _ModulatedTwoPort(TwoPortBase):
             self.modulus_value = m
             self.shape = (m.shape[0], m.shape[1])
         elif shape is not None:
-            if (len(shape) != 2 or any(not isinstance(s, (int, np.integer)) or s < 1
-                                       for s in shape)):
-                raise ModelError(f"{self.kind} '{name}': shape must be (n_out, n_in) positive "
-                                 f"integers, got {shape!r}")
+            if (len(shape) != 2 or any(isinstance(s, bool) or
+                                       not isinstance(s, (int, np.integer)) or
+                                       not 1 <= s <= MAX_DIM for s in shape)):
+                raise ModelError(f"{self.kind} '{name}': shape must be (n_out, n_in), "
+                                 f"integers from 1 to {MAX_DIM}, got {shape!r}")
             self.shape = (int(shape[0]), int(shape[1]))
         else:
             raise ModelError(f"{self.kind} '{name}': give shape=(n_out, n_in) for a callable "
@@ -291,14 +301,15 @@ class _ModulatedTwoPort(TwoPortBase):
             mdot = sympy.zeros(n2, n1)
             for s, r in zip(state_syms, rates):
                 mdot += m.diff(s) * r
-            f = sympy.lambdify(state_syms, m, "numpy")
-            fr = sympy.lambdify(state_syms + rates, mdot, "numpy")
+            f = compile_numeric(state_syms, m, self.name, "modulus", (n2, n1))
+            fr = compile_numeric(state_syms + rates, mdot, self.name, "modulus's rate",
+                                 (n2, n1))
 
             def value(*deps):
-                return np.asarray(f(*[float(np.squeeze(d)) for d in deps]), dtype=float)
+                return f(*[float(np.squeeze(d)) for d in deps])
 
             def rate(*args):
-                return np.asarray(fr(*[float(np.squeeze(a)) for a in args]), dtype=float)
+                return fr(*[float(np.squeeze(a)) for a in args])
 
             return Modulus(self.shape, value=value, rate=rate, depends_on=self.depends_on)
         return Modulus(self.shape, value=m, rate=self.modulus_rate, depends_on=self.depends_on,

@@ -15,7 +15,7 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph._files import output_name
 
-from ..file_tables import ModelFileError, read_text, read_toml
+from ..file_tables import ModelFileError, TableReader, read_text, read_toml
 from ..modelfile import PLOT_SUFFIXES
 from .model import ParametricModel
 from .outputs import Output, QUANTITIES, REDUCTIONS
@@ -39,6 +39,11 @@ def load_study(path: str | os.PathLike) -> Study:
     """
     path = os.fspath(path)
     return loads_study(read_text(path, "study file", StudyFileError), path)
+
+
+def _reader(path: str) -> TableReader:
+    """The typed reader of the study file ``path`` (errors: StudyFileError)."""
+    return TableReader(path, StudyFileError)
 
 
 def _fail(path: str, where: str, key: str, what: str):
@@ -76,10 +81,8 @@ def _parameter(path: str, name: str, spec: Any):
                                  "{ distribution = \"uniform\", low, high } (normal: mean, "
                                  "std; lognormal: median, sigma; choice: values)")
     if "distribution" in spec:
-        kind = spec["distribution"]
-        if kind not in DISTRIBUTIONS:
-            _fail(path, where, f"{name}.distribution", f"unknown value {kind!r}; valid: "
-                                                       f"{', '.join(DISTRIBUTIONS)}")
+        kind = _reader(path).string({f"{name}.distribution": spec["distribution"]}, where,
+                                    f"{name}.distribution", choices=tuple(DISTRIBUTIONS))
         cls, keys = DISTRIBUTIONS[kind]
         _only(path, f"{where} {name}", spec, {"distribution", *keys})
         args = []
@@ -190,12 +193,8 @@ def loads_study(text: str, path: str = "<string>") -> Study:
             cols = [cols]
         if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
             _fail(path, where, "columns", "must be a list of column names (e.g. [\"m2.x\"])")
-        if "quantity" in o and o["quantity"] not in QUANTITIES:
-            _fail(path, where, "quantity", f"unknown value {o['quantity']!r}; valid: "
-                                           f"{', '.join(QUANTITIES)}")
-        if "reduce" in o and o["reduce"] not in REDUCTIONS:
-            _fail(path, where, "reduce", f"unknown value {o['reduce']!r}; valid: "
-                                         f"{', '.join(REDUCTIONS)}")
+        _reader(path).string(o, where, "quantity", required=False, choices=tuple(QUANTITIES))
+        _reader(path).string(o, where, "reduce", required=False, choices=tuple(REDUCTIONS))
         try:
             outputs.append(Output(o["name"], tuple(cols), o.get("reduce", "final"),
                                   o.get("quantity")))

@@ -35,7 +35,7 @@ from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 from ..forces import Load
 from ..joints import AxisActuator, AxisDamper, AxisSpring, Joint
 from ..mechanism import Mechanism, MechanismModel
-from ..file_tables import ModelFileError, TableReader
+from ..file_tables import ModelFileError, TableReader, read_text
 from ..modelfile import ModelSpec, SolverSettings, loads_model, solver_settings
 
 __all__ = ["ParameterInfo", "ParametricModel", "spec_from"]
@@ -219,11 +219,7 @@ class ParametricModel:
         self._spec: ModelSpec | None = None
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
-            try:
-                with open(path, "rb") as f:
-                    self._text = f.read().decode("utf-8")
-            except FileNotFoundError:
-                raise ModelFileError(f"{path}: no such model file") from None
+            self._text = read_text(path, "model file", ModelFileError)
             self.source = path
         elif isinstance(model, (ModelSpec, Mechanism)):
             self._spec = spec_from(model)

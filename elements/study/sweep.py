@@ -20,7 +20,7 @@ from typing import Any
 
 
 from bondgraph import ModelError
-from bondgraph._files import write_text
+from bondgraph._files import open_append, write_text
 
 from bondgraph._plot import NO_PLOTS, have_matplotlib
 from .executors import RunProgress, _run_dask, _run_inprocess, check_executor
@@ -196,7 +196,7 @@ class Study:
         new = 0
         fresh = not os.path.exists(results)
         try:
-            with open(results, "a", newline="", encoding="utf-8") as f:
+            with open_append(results, "a", newline="", encoding="utf-8") as f:
                 writer = csv.writer(f)
                 if fresh:
                     writer.writerow(self.columns)

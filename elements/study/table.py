@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError
-from bondgraph._files import atomic_path
+from bondgraph._files import atomic_path, open_append
 from bondgraph.errors import require_extra
 
 from bondgraph._plot import pyplot
@@ -53,7 +53,7 @@ def _write_history(out: str, run_id: str, hist: Mapping[str, Mapping[str, np.nda
 def _drop_partial_line(path: str) -> None:
     """A study killed while writing a row leaves a line without its newline: cut it (the
     run is done again)."""
-    with open(path, "rb+") as f:
+    with open_append(path, "r+b") as f:
         data = f.read()
         if data and not data.endswith(b"\n"):
             f.truncate(data.rfind(b"\n") + 1)

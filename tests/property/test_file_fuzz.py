@@ -402,3 +402,180 @@ def test_mutated_urdfs(text):
 @given(mutated_urdfs())
 def test_mutated_urdfs_slow(text):
     run_urdf_case(text, "mutated URDFs (slow)")
+
+
+# -- expressions in bond graph files (reliability issue, item 9) --------------------------
+
+EXPRESSION_LIMIT = 1.0
+"""CPU seconds a case's file may take to be read, its laws compiled and its model
+evaluated at a few times, accepted or refused: reading any text is bounded by the limits
+of bondgraph.expressions, so a case that takes longer is a fault (those the limits
+refuse took from seconds to past 90 s). CPU time, not wall time: other processes on the
+machine do not count. (Running it is bounded as the model files' cases are: a source
+of time may ask for a long integration, sin(exp(1000 t)) for thousands of steps.)"""
+
+EQUATIONS_LIMIT = 3.0
+"""CPU seconds for `bondgraph equations` of a case: sympy's simplify of the equations
+alone takes up to 1.4 s on a small expression such as sin(sin(Max(t, sign(t - 0.004))))
+(its Piecewise and trigonometric rewrites), which is its own cost, not the input's."""
+
+
+TIME_FUNCTIONS = ["Heaviside(t - 0.004)", "Heaviside(t, 1)", "sign(t - 0.004)",
+                  "Abs(t - 0.004)", "1/t", "log(t)", "sqrt(t)", "1/(t - 0.004)",
+                  "exp(1000*t)", "Min(Max(t, 0.001), 0.002)", "atan2(t, 1)", "t"]
+EXPONENTS = ["10**9", "10**400", "3*10**7", "-10**9", "1/10**9", "100", "101", "0.5",
+             "1e-300", "-1e300", "2", "-1"]
+BASES = ["(1/3)", "(2/3)", "2", "1.5", "0.5", "0", "(t + 1)", "t", "pi", "10"]
+
+
+@st.composite
+def expressions(draw, depth=0):
+    """Expression text: numbers, t, time functions, powers with huge and tiny exponents,
+    Min/Max of 1 to 300 arguments, nested."""
+    kind = draw(st.sampled_from(["time", "power", "minmax", "number", "nest", "op"]
+                                if depth < 3 else ["time", "number"]))
+    if kind == "time":
+        return draw(st.sampled_from(TIME_FUNCTIONS))
+    if kind == "number":
+        return draw(st.sampled_from(["5", "0.5", "1e-300", "1e300", "10**300", "2**3000",
+                                     "1/3", "-2"]))
+    if kind == "power":
+        base = draw(st.sampled_from(BASES))
+        exponent = draw(st.sampled_from(EXPONENTS))
+        return draw(st.sampled_from([f"{base}**({exponent})", f"pow({base}, {exponent})"]))
+    if kind == "minmax":
+        n = draw(st.sampled_from([1, 2, 8, 9, 50, 300]))
+        args = [draw(expressions(depth=depth + 1)) if k < 2 else f"sin({k}*t)"
+                for k in range(n)]
+        return f"{draw(st.sampled_from(['Min', 'Max']))}({', '.join(args)})"
+    if kind == "nest":
+        fn = draw(st.sampled_from(["sin", "exp", "Heaviside", "Abs", "sign", "sqrt"]))
+        return f"{fn}({draw(expressions(depth=depth + 1))})"
+    op = draw(st.sampled_from(["+", "-", "*", "/", "**"]))
+    return f"({draw(expressions(depth=depth + 1))}) {op} ({draw(expressions(depth=depth + 1))})"
+
+
+EXPRESSION_GRAPH = """[bondgraph]
+name = "push"
+[[element]]
+name = "F"
+kind = "Se"
+effort = {{ expr = "{expr}" }}
+[[element]]
+name = "v"
+kind = "1"
+[[element]]
+name = "m"
+kind = "I"
+inertia = 2.0
+[[element]]
+name = "d"
+kind = "R"
+resistance = 0.5
+[[bond]]
+tail = "F"
+head = "v"
+[[bond]]
+tail = "v"
+head = "m"
+[[bond]]
+tail = "v"
+head = "d"
+[solver]
+t_end = 0.01
+points = 5
+rtol = 1e-6
+atol = 1e-9
+"""
+
+
+@contextlib.contextmanager
+def _cpu_limit(seconds: float):
+    """Raise _Slow after ``seconds`` of this process's CPU time."""
+    import signal
+
+    def ring(signum, frame):
+        raise _Slow()
+    old = signal.signal(signal.SIGPROF, ring)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+
+
+def _read_and_evaluate(path: str) -> None:
+    """Read the file, compile its model and evaluate it at a few times."""
+    import numpy as np
+    from bondgraph import assemble, assign_causality
+    from bondgraph.graphfile import load_graph_file
+    model = assemble(assign_causality(load_graph_file(path).graph))
+    for t in (0.0, 0.003, 0.004, 0.01):
+        model.rhs(t, np.zeros(model.n_states))
+
+
+def run_expression_case(expr: str, suite: str, limit: float = EXPRESSION_LIMIT) -> None:
+    """A graph whose force is ``expr``: read, compiled and evaluated within ``limit`` CPU
+    seconds, or refused naming the file and the element; ``bondgraph run`` (within
+    :data:`TIME_LIMIT`, as the model files) and ``equations`` (within
+    :data:`EQUATIONS_LIMIT` CPU seconds) end in exit 0, 1 or 2, an exit 2 naming the
+    file and the element."""
+    from bondgraph_cli import main
+    base = tempfile.mkdtemp(prefix="fuzz_expr_")
+    try:
+        path = os.path.join(base, "push.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(EXPRESSION_GRAPH.format(expr=expr))
+        outcome = "read"
+        try:
+            with warnings.catch_warnings(), _cpu_limit(limit):
+                warnings.simplefilter("ignore")
+                _read_and_evaluate(path)
+        except _Slow:
+            raise AssertionError(f"reading took more than {limit} CPU s: {expr}") from None
+        except BondGraphError as exc:
+            assert path in str(exc) or "element 'F'" in str(exc), f"not named: {exc}"
+            outcome = "refused"
+        codes, err = [], io.StringIO()
+        for command, bound in ((["run", path, "--out", os.path.join(base, "o"), "--quiet"],
+                                _time_limit(TIME_LIMIT)),
+                               (["equations", path], _cpu_limit(EQUATIONS_LIMIT))):
+            try:
+                with contextlib.redirect_stderr(err), \
+                        contextlib.redirect_stdout(io.StringIO()), \
+                        warnings.catch_warnings(), bound:
+                    warnings.simplefilter("ignore")
+                    codes.append(main(command))
+            except _Slow:
+                if command[0] == "equations":
+                    raise AssertionError(f"equations took more than {EQUATIONS_LIMIT} CPU "
+                                         f"s: {expr}") from None
+                codes.append("stopped")      # (a long integration: asked for)
+        msg = err.getvalue()
+        assert set(codes) <= {0, 1, 2, "stopped"}, \
+            f"exit {codes}:\n{msg}\n--- expression ---\n{expr}"
+        if 2 in codes:
+            assert path in msg and "element 'F'" in msg, f"exit 2 not naming it:\n{msg}"
+        _tally(suite, f"{outcome}, exits {'/'.join(map(str, codes))}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_expression_cases_start_from_a_graph_that_runs():
+    """(Warm: the first run compiles and loads what the cases then reuse.)"""
+    run_expression_case("5*Heaviside(t - 0.004)", "base expression", limit=600)
+    assert COUNTS["base expression"] == {"read, exits 0/0": 1}
+
+
+@settings(max_examples=150, derandomize=True, **SETTINGS)
+@given(expressions())
+def test_expressions_end_in_a_result_or_a_named_refusal_within_a_second(expr):
+    run_expression_case(expr, "expressions")
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, **SETTINGS)
+@given(expressions())
+def test_expressions_slow(expr):
+    run_expression_case(expr, "expressions (slow)")
