@@ -78,7 +78,13 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations, t=0.0):
     if mm.loop_joints:
         solve_for = [j for j in mm.tree if j.n_free and j.name not in q]
         q = close_loops(mm, q, solve_for, tol, max_iterations, _guesses(mm, guess), free)
-        qd = close_rates(mm, q, qd, [j for j in solve_for if j.name not in qd], free)
+        given = dict(qd)
+        qd, c = close_rates(mm, q, given, [j for j in solve_for if j.name not in given], free)
+        if c > 1e-9 * max([1.0] + [float(np.abs(v).max(initial=0.0)) for v in qd.values()]):
+            # the rates left at 0 (of joints whose coordinates were given) do not fit the
+            # rates given (a prescribed one): solve for every rate not given instead
+            qd, _ = close_rates(mm, q, given, [j for j in mm.tree
+                                               if j.n_free and j.name not in given], free)
     pose, twist = forward(mm, q, qd, free)
     check_closed(mm, pose)
     _check_coupled(mm.mechanism, {**{j: 0.0 for j in mm.mechanism.joints}, **q})
@@ -372,13 +378,11 @@ def _loop_message(mm, res, why):
 
 
 def close_rates(mm, q, qd, solve, free):
-    """Rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
-    c = 0 (linear in the rates: one least-squares solve)."""
+    """(rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
+    c = 0 (linear in the rates: one least-squares solve), max |c| left)."""
     qd = dict(qd)
     for j in solve:
         qd.setdefault(j.name, j.zero())
-    if not solve:
-        return qd
     sources = [mm.source_of(blk) for j in mm.loop_joints for blk in mm.blocks[j.name]]
     coords = {j.name: j.zero() for j in mm.mechanism.joints.values() if j.n_free}
     coords.update({k: mm.mechanism.joints[k].port_values(v) for k, v in q.items()
@@ -392,9 +396,11 @@ def close_rates(mm, q, qd, solve, free):
 
     size = sum(j.n_free for j in solve)
     c0 = c_of(np.zeros(size))
+    if not size:
+        return qd, float(np.abs(c0).max(initial=0.0))
     Jm = np.column_stack([c_of(np.eye(size)[k]) - c0 for k in range(size)])
     z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
-    return dict(qd, **_unflat(solve, z))
+    return dict(qd, **_unflat(solve, z)), float(np.abs(c0 + Jm @ z).max(initial=0.0))
 
 
 def _other_states_zero(mm):

@@ -265,3 +265,22 @@ def test_a_flow_source_through_a_transformer_is_checked_naming_the_joint():
     x = mm.initial_state(qd={"J": 1.0})        # 0.5 m x 2 rad/s
     res = mm.simulate((0.0, 0.5), x0=x)
     assert np.abs(res.raw.constraint_flow).max() < 1e-9
+
+
+def test_a_prescribed_joint_in_a_loop_starts_the_loop_consistent():
+    """A four-bar whose rocker (J4) is driven at 0.5 rad/s, the crank's angle given but
+    not its rate: the crank's and coupler's rates are solved from the loop's c = 0 (the
+X
+    at t = 0, and the run said SUCCESS)."""
+    from mechanisms import four_bar_start
+    from elements.dynamics import prescribed_motion
+    mm, x = four_bar_start()
+    q4 = float(x[mm.model.state_slices[mm.mechanism.joints["J4"].axes[0].state]][0])
+    motion = {"J4": (lambda t: q4 + 0.5 * t, lambda t: 0.5, lambda t: 0.0)}
+    out = prescribed_motion(mm, motion, (0.0, 0.2), q0={"J1": np.pi / 2},
+                            guess={"J2": -1.0}, t_eval=np.linspace(0, 0.2, 5),
+                            rtol=1e-10, atol=1e-12)
+    raw = out.result.raw
+    assert raw.success and np.abs(raw.constraint_flow[:, 0]).max() < 1e-9
+    assert out.result.joint("J4").qd[0] == pytest.approx(0.5, abs=1e-12)
+    assert abs(out.result.joint("J1").qd[0]) > 0.1
