@@ -144,14 +144,14 @@ class _Runner:
 
     # -- graphs, parameters and states ---------------------------------------------------
     def variant(self, held: frozenset):
-        """The mechanism model with the ports ``held`` locked (the user's parameter
-        values carried over)."""
+        """The mechanism model with the ports ``held`` locked (its drives, e.g. a
+        prescribed motion's, and the user's parameter values carried over)."""
         if not held:
             return self.mm
         v = self._variants.get(held)
         if v is None:
             mm = self.mm
-            v = mm.mechanism.assemble(strict=mm.strict, locks=held)
+            v = type(mm)(mm.mechanism, strict=mm.strict, drives=mm.drives, locks=held)
             own = v.parameters
             v = v.with_parameters({k: val for k, val in mm.parameters.items() if k in own})
             own_u2 = v.model.u2_slices

@@ -252,11 +252,12 @@ class MechanismResult:
 
     def _resting(self, port: str) -> np.ndarray:
         """Whether ``port`` rests on an impact stop at each output time (from the run's
-        switches: the state at a switch's time is the one before it)."""
+        switches: the state at a switch's time is the one before it, but at the first
+        output time, where the run starts from the state after its initial switches)."""
         out = np.zeros(self.t.size, dtype=bool)
         for sw in self.switches:
             if sw.port == port:
-                after = self.t > sw.t
+                after = (self.t > sw.t) | (self.t == self.t[0]) & (sw.t == self.t[0])
                 out[after] = sw.what.startswith("rest")
         return out
 

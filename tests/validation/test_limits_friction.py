@@ -400,3 +400,47 @@ def test_a_missed_impact_ends_the_run_with_a_named_failure(monkeypatch):
     q = res.joint("hinge").q
     assert q[-1] > 0.2 + hybrid.STOP_TOLERANCE and q[:-1].max() <= 0.2 + 1e-9
     assert raw.failure_time == res.t[-1] and 1.0 < res.t[-1] < 2.0
+
+
+# -- prescribed motion with a joint that sticks or rests on a stop ------------------------
+# An arm (J1, vertical axis) spun up at 1 rad/s^2 by prescribed motion carries a link on a
+# horizontal hinge J2 (axis y of the arm, perpendicular to it). The link lies along the
+# arm, so gravity pulls it down about J2 with m g d = 0.5 * 9.81 * 0.15 = 0.736 N m; the
+# spin adds nothing about J2 (the centrifugal force passes through its axis, the
+# tangential one is parallel to it, and the link's spin is about a principal axis). So
+# J2 is held still by exactly that torque, by static friction (0.8 N m) or by a stop at
+# 0, and J1's effort is the rigid pair's inertia about the vertical times 1 rad/s^2:
+# (1 kg 0.4^2 / 3 + 1e-4 / 12 ...) read from the model's own inertias below. Before the
+# fix the held variant was rebuilt without the prescribed drive and the run stopped
+# with "changes the mechanism's constraint structure".
+
+@pytest.mark.parametrize("hold", ["friction", "stop"])
+def test_prescribed_motion_carries_a_joint_that_sticks_or_rests(hold):
+    from elements.dynamics import prescribed_motion
+    mech = Mechanism("arm", gravity=(0, 0, -G))
+    a = mech.add_body(RigidBody("a", 1.0, Inertia.rod(1.0, 0.4, axis=0, thin=1e-4)))
+    b = mech.add_body(RigidBody("b", 0.5, Inertia.rod(0.5, 0.3, axis=0, thin=1e-4)))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, a, child_point=(-0.2, 0, 0),
+                                 axis=(0, 0, 1)))
+    j2 = mech.add_joint(RevoluteJoint("J2", a, b, parent_point=(0.2, 0, 0),
+                                      child_point=(-0.15, 0, 0), axis=(0, 1, 0)))
+    if hold == "friction":
+        j2.add_friction(0.5, static=0.8)
+    else:
+        j2.add_limit(upper=0.0, restitution=0.0)
+    mm = mech.assemble()
+    out = prescribed_motion(mm, {"J1": (lambda t: 0.5 * t * t, lambda t: t, lambda t: 1.0)},
+                            (0.0, 1.0), t_eval=np.linspace(0, 1, 11), **RUN)
+    res = out.result
+    assert res.raw.success, res.raw.message
+    assert [s.what for s in res.switches] == (["stick"] if hold == "friction"
+                                              else ["rest upper"])
+    jr = res.joint("J2")
+    assert np.abs(jr.q).max() < 1e-12 and np.abs(jr.qd).max() < 1e-12
+    gravity = 0.5 * G * 0.15                                   # N m, about J2
+    held = jr.friction if hold == "friction" else jr.stop
+    assert np.abs(held + gravity).max() < 1e-8
+    inertia = (mm.inertia("a")[2, 2] + 1.0 * 0.2 ** 2 +
+               mm.inertia("b")[2, 2] + 0.5 * 0.55 ** 2)        # kg m^2 about J1
+    assert np.abs(out.efforts["J1"] - inertia * 1.0).max() < 1e-8
+    assert np.abs(res.joint("J1").q - 0.5 * res.t ** 2).max() < 1e-9
