@@ -406,7 +406,8 @@ class _Runner:
                         raise ModelError(
                             f"joint coordinate '{p.axis.port}' starts at {q:g} "
                             f"{p.axis.unit}, beyond its {side} stop at {at:g}: start it "
-                            f"within [{lim.lower}, {lim.upper}]")
+                            f"within [{-np.inf if lim.lower is None else lim.lower:g}, "
+                            f"{np.inf if lim.upper is None else lim.upper:g}]")
                     if lim.kind == "compliant":
                         p.contact[side] = bool(beyond)
                     elif abs(q - at) <= 1e-12 * max(1.0, abs(at)):

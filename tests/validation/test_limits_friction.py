@@ -444,3 +444,21 @@ def test_prescribed_motion_carries_a_joint_that_sticks_or_rests(hold):
                mm.inertia("b")[2, 2] + 0.5 * 0.55 ** 2)        # kg m^2 about J1
     assert np.abs(out.efforts["J1"] - inertia * 1.0).max() < 1e-8
     assert np.abs(res.joint("J1").q - 0.5 * res.t ** 2).max() < 1e-9
+
+
+def test_a_joint_that_starts_on_its_stop_moving_into_it_takes_the_impact_at_once():
+    """Started on the stop at 2 rad/s into it: the impact at t = 0 takes (1 - e^2) of the
+    kinetic energy, counted from the first output point on (whose state is the one after
+    the impact), so the ledger balances from there (found by the stops' property test:
+    before, the loss was counted from the second point and the ledger was off by it)."""
+    e, qs, w0 = 0.5, 0.4, 2.0
+    mech, _ = pendulum(upper=qs, restitution=e)
+    res = mech.assemble().simulate((0, 0.5), q={"J": qs}, qd={"J": w0}, **RUN)
+    first = res.switches[0]
+    assert (first.t, first.what) == (0.0, "impact upper")
+    ke0 = 0.5 * (0.01 + 1.0 * 0.5 ** 2) * w0 ** 2      # J about the pivot, J s^-2
+    assert abs(first.loss - (1 - e * e) * ke0) < 1e-12 * ke0
+    assert res.joint("J").qd[0] == pytest.approx(-e * w0, rel=1e-12)
+    led = res.energy
+    assert led.dissipated["J.impacts"][0] == first.loss
+    assert led.relative_drift < 1e-8
