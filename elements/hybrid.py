@@ -105,6 +105,14 @@ class Switch:
     rate_before: float = float("nan")
     rate_after: float = float("nan")
 
+    def after(self, t: np.ndarray) -> np.ndarray:
+        """Which output times ``t`` (s, sorted) hold the state after this switch: those
+        after it, and the first when the switch is there (a run's initial switches, e.g.
+        a joint that starts on a stop; at a later switch's time the output holds the
+        state before it)."""
+        t = np.asarray(t, dtype=float)
+        return (t > self.t) | ((t == t[0]) & (self.t == t[0])) if t.size else t > self.t
+
 
 @dataclass
 class PortMode:

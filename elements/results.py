@@ -252,19 +252,12 @@ class MechanismResult:
 
     def _resting(self, port: str) -> np.ndarray:
         """Whether ``port`` rests on an impact stop at each output time (from the run's
-        switches, see :meth:`_after`)."""
+        switches, see :meth:`~elements.hybrid.Switch.after`)."""
         out = np.zeros(self.t.size, dtype=bool)
         for sw in self.switches:
             if sw.port == port:
-                out[self._after(sw)] = sw.what.startswith("rest")
+                out[sw.after(self.t)] = sw.what.startswith("rest")
         return out
-
-    def _after(self, sw) -> np.ndarray:
-        """The output times whose state is the one after switch ``sw``: those after its
-        time, and the first output time for a switch there (the run's initial switches:
-        a joint that starts on a stop; a run's state at a later switch's time is the
-        one before it)."""
-        return (self.t > sw.t) | ((self.t == self.t[0]) & (sw.t == self.t[0]))
 
     def _switched_efforts(self, ax, zeros) -> tuple[np.ndarray, np.ndarray]:
         """(friction, stop) efforts on the child along a port's axis."""
@@ -372,7 +365,7 @@ class MechanismResult:
         for sw in self.switches:       # an impact takes kinetic energy at once
             if sw.loss:
                 key = f"{sw.port}.impacts"
-                diss[key] = diss.get(key, np.zeros(n)) + np.where(self._after(sw), sw.loss, 0.0)
+                diss[key] = diss.get(key, np.zeros(n)) + np.where(sw.after(self.t), sw.loss, 0.0)
         return EnergyLedger(ke, pe, springs, work, diss, other)
 
     # -- drift ------------------------------------------------------------------------------
