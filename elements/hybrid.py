@@ -489,9 +489,16 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
                                            f"(a Zeno run, or chatter)"))
             break
         x = r.from_variant(v, seg.x[:, -1])
-        for e in fired:
+        # one switch per port at a time, an impact first (a coordinate that reaches its
+        # stop as its rate reaches zero rests there, and does not also settle): the
+        # port's other events were those of its old mode, and its new mode's events
+        # start from this state
+        done = set()
+        for e in sorted(fired, key=lambda e: not e.tag[1].startswith("impact")):
             p, kind = e.tag
-            x = r.switch(te, x, p, kind, modes)
+            if p.axis.port not in done:
+                done.add(p.axis.port)
+                x = r.switch(te, x, p, kind, modes)
         t = te
     past = _past_stops(stretches, r)
     if past is not None:

@@ -462,3 +462,27 @@ def test_a_joint_that_starts_on_its_stop_moving_into_it_takes_the_impact_at_once
     led = res.energy
     assert led.dissipated["J.impacts"][0] == first.loss
     assert led.relative_drift < 1e-8
+
+
+def test_reaching_the_stop_as_the_rate_reaches_zero_is_one_switch():
+    """A bob 0.1 m below its pivot, started on its lower stop with a rate of 7e-19 rad/s
+    (away from it: so it starts sliding, against friction that exceeds gravity's pull
+    there): its rate reaches zero as it reaches the stop, both events at once. The
+    impact comes first and leaves it resting; the halt was that of the old mode and is
+    not applied to the held joint (before: the halt made it stick and the impact then
+    asked the held graph for its lock's effort parameter, NameNotFoundError: a case the
+    stops' property test found). Held still against gravity's torque m g l sin 1 =
+    0.826 N m, within the static 1 N m."""
+    mech = Mechanism("pendulum", gravity=(0, 0, -G))
+    bob = mech.add_body(RigidBody("bob", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    j = mech.add_joint(RevoluteJoint("J", mech.ground, bob, axis=(0, 1, 0),
+                                     child_point=(0, 0, 0.1)))
+    j.add_limit(lower=-1.0, restitution=0.0, rest_speed=0.0)
+    j.add_friction(1.0, static=1.0)
+    res = mech.assemble().simulate((0, 1), q={"J": -1.0}, qd={"J": 7.4e-19}, **RUN)
+    assert res.raw.success
+    assert [s.what for s in res.switches] == ["rest lower"]
+    jr = res.joint("J")
+    assert np.abs(jr.q + 1.0).max() < 1e-15
+    held = res.t > res.switches[0].t
+    assert np.abs(np.abs(jr.stop[held]) - G * 0.1 * math.sin(1.0)).max() < 1e-8
