@@ -7,7 +7,17 @@
 
 An event is a callable ``g(t, x) -> float``; optional attributes, as in scipy:
 ``terminal`` (True: the first crossing ends the run) and ``direction`` (> 0 only
-rising crossings count, < 0 only falling ones).
+rising crossings count, < 0 only falling ones), and ours:
+
+- ``tolerance`` (> 0, with a ``direction``): how far past its zero, on the side its
+  direction crosses to, the function may be at a step's end without a crossing having
+  been seen. A crossing is seen as a sign change between the ends of a step; a function
+  that starts a step at (or, by rounding, just past) its zero and ends it beyond misses
+  it (a quick return within the step: a small bounce off a stop). Such a step is
+  searched: the function is sampled on the step's interpolant, and the first crossing
+  after a dip is located; without a dip, the crossing is put at the step's start (the
+  function was past its zero all along). The step is then not accepted beyond the
+  crossing, if the event is terminal.
 """
 
 from __future__ import annotations
@@ -47,11 +57,35 @@ class EventTracker:
             g_old = self._values[j]
             direction = getattr(e, "direction", 0)
             crossed = (g_old < 0 <= g_new or g_old > 0 >= g_new) and g_old != g_new
+            te = None
             if crossed and (direction == 0 or np.sign(g_new - g_old) == np.sign(direction)):
                 te = brentq(lambda tt: e(tt, interpolate(tt)), t_prev, t_new, xtol=1e-14)
+            elif direction and getattr(e, "tolerance", None) is not None and \
+                    np.sign(direction) * g_new > e.tolerance:
+                te = _hidden_crossing(e, np.sign(direction), t_prev, t_new, interpolate)
+            if te is not None:
                 self.t_events[j].append(te)
                 self.n_crossings += 1
                 if getattr(e, "terminal", False):
                     terminate_at = te if terminate_at is None else min(terminate_at, te)
             self._values[j] = g_new
         return terminate_at
+
+
+SAMPLES = 32
+"""Points of a step's interpolant sampled in the search for a hidden crossing."""
+
+
+def _hidden_crossing(e: Callable, d: float, t_prev: float, t_new: float,
+                     interpolate: Callable[[float], np.ndarray]) -> float:
+    """The first crossing of ``e`` (towards ``d`` times its value) in a step that ended
+    past it without a sign change between its ends: after the first sampled point on
+    the near side of the zero; the step's start if there is none."""
+    ts = np.linspace(t_prev, t_new, SAMPLES + 1)
+    near = [d * float(e(t, interpolate(t))) < 0 for t in ts[1:-1]]
+    if not any(near):
+        return t_prev
+    k = near.index(True) + 1
+    while k + 1 < ts.size - 1 and near[k]:          # (near[k] is ts[k + 1]'s)
+        k += 1
+    return brentq(lambda tt: e(tt, interpolate(tt)), ts[k], ts[k + 1], xtol=1e-14)

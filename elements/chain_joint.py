@@ -33,7 +33,12 @@ v at P) of the child is linear in the bodies' flows, V = sum_k B_k f_k.
 
 How the kernels get q: by the chain's inverse kinematics from the two bodies' relative
 pose, q* solving J^+(q*) e(q*, T) = 0 by Newton's iteration q <- q + J^+ e from the
-last solution (warm start; from zero if that fails). This keeps G_k and Phi functions
+last solution (warm start; from zero if that fails), damped where J is near singular
+and with a line search on |e|. A pose that neither start brings within 0.1 of the
+chain (a trial stage of an explicit step thrown far off) raises
+:class:`ChainPoseError`, which a run treats as a non-finite derivative: the step is
+rejected and retried shorter, and a run that cannot get past it fails naming the
+joint. This keeps G_k and Phi functions
 of the bodies' geometry as the kernel contract (:mod:`elements._kernels`) and the
 modulus context (:func:`elements._blocks.frames_context`: it gathers body states only)
 require, so nothing in the assembly, batching or stabilisation changes; the joint's
@@ -57,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph import ModelError
+from bondgraph import ModelError, SingularConstraintError
 from bondgraph.spatial import axis_angle_matrix, skew
 
 from ._blocks import Block
@@ -66,7 +71,8 @@ from .joint_blocks import body_terms, kernel_bodies
 from .joint_contract import Joint, register_joint
 from .rigid_body import RigidBody
 
-__all__ = ["ChainAxis", "ChainJoint", "ChainSingularError", "MAX_MEMBERS"]
+__all__ = ["ChainAxis", "ChainJoint", "ChainSingularError", "ChainPoseError",
+           "MAX_MEMBERS"]
 
 MAX_MEMBERS = 6
 """The most members a chain joint takes (six freedoms)."""
@@ -79,6 +85,17 @@ _CHART_RATIO = 0.05
 class ChainSingularError(ModelError):
     """A chain joint whose members' motions have become dependent (its Jacobian lost
     rank): its coordinates' rates are unbounded there."""
+
+
+class ChainPoseError(SingularConstraintError, ModelError):
+    """The bodies' relative pose is no configuration of a chain joint (its inverse
+    kinematics finds no coordinates that come near it): a state far off the joint's
+    constraint. In a run this is a trial stage an explicit step threw far off (the
+    solver rejects the step and tries a shorter one, as for a non-finite derivative:
+    ``non_finite``); a run that cannot get past it ends with a failure status whose
+    message names the joint."""
+
+    non_finite = True
 
 
 @dataclass(frozen=True)
@@ -197,25 +214,45 @@ class _ChainSolver:
         return np.linalg.solve(K, J.T)
 
     def _newton(self, Rrel, d, q) -> tuple[np.ndarray, bool]:
+        """(q, converged): Gauss-Newton on the pose error from ``q`` (q <- q + J^+ e,
+        the steps at most 0.5 in any coordinate), damped (Levenberg-Marquardt) where J
+        is near singular, each step halved until it lowers |e| (a line search: without
+        it, a start far off cycles between two points). Converged when the step is at
+        rounding level; a step that cannot lower |e| any more is the end too
+        (a least-squares stationary point, the pose a little off the chain)."""
         q = np.array(q, dtype=float)
         tol = 1e-14 * self.scale
-        for _ in range(80):
-            parts = self.partials(q)
+        parts = self.partials(q)
+        e = self.error(Rrel, d, *parts[-1])
+        big = np.inf
+        for _ in range(100):
             J = self.jacobian(parts)
-            try:
-                dq = self.pinv(J) @ self.error(Rrel, d, *parts[-1])
-            except ChainSingularError:
+            K = J.T @ J
+            ev = np.linalg.eigvalsh(K)
+            damp = 0.0 if ev[0] >= 1e-6 * max(1.0, ev[-1]) else 1e-6 * max(1.0, ev[-1])
+            dq = np.linalg.solve(K + damp * np.eye(self.n), J.T @ e)
+            big = float(np.abs(dq).max())
+            if not np.isfinite(big):
                 return q, False
-            big = np.abs(dq).max()
-            if big > 0.5:                      # a damped step far from the solution
-                dq *= 0.5 / big
-            q += dq
             if big <= tol * (1.0 + np.abs(q).max()):
-                return q, True
+                return q + dq, True
+            step = dq * min(1.0, 0.5 / big)
+            norm = float(np.linalg.norm(e))
+            for _half in range(40):
+                q_new = q + step
+                parts_new = self.partials(q_new)
+                e_new = self.error(Rrel, d, *parts_new[-1])
+                if np.linalg.norm(e_new) < norm or norm <= tol:
+                    break
+                step = step / 2.0
+            else:       # no step lowers |e|: a stationary point, to rounding
+                return q, big <= 1e-9 * self.scale
+            q, parts, e = q_new, parts_new, e_new
         return q, big <= 1e-9 * self.scale
 
     def solve(self, Rrel, d, starts=None) -> np.ndarray:
-        """q* with J^+(q*) e(q*) = 0 (Newton from the last solution, then from zero)."""
+        """q* with J^+(q*) e(q*) = 0 (Newton from the last solution, then from zero); a
+        :class:`ChainPoseError` when neither comes near the pose."""
         tries = [self.last, np.zeros(self.n)] if starts is None else starts
         best = None
         for s in tries:
@@ -227,10 +264,14 @@ class _ChainSolver:
                     return q
                 if best is None or res < best[0] - 1e-12:
                     best = (res, q)
-        if best is None:
-            raise ModelError(f"chain joint '{self.joint.name}': the bodies' relative pose "
-                             f"is no configuration of the chain (its inverse kinematics "
-                             f"does not converge)")
+        if best is None or best[0] > 0.1 * self.scale + 0.1:
+            # (a pose error of 0.1 rad or 0.1 of the chain's size and more: not a state
+            # near the joint's constraint, whose rates and Phi would mean nothing)
+            why = "does not converge" if best is None else \
+                f"leaves a pose error of {best[0]:.3g}"
+            raise ChainPoseError(f"chain joint '{self.joint.name}': the bodies' relative "
+                                 f"pose is no configuration of the chain (its inverse "
+                                 f"kinematics {why})")
         if starts is None:
             self.last = best[1]
         return best[1]

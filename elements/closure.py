@@ -68,15 +68,23 @@ def checked_coordinates(mm, q, qd, free):
     return q, qd, dict(free or {})
 
 
-def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
+def initial_configuration(mm, q, qd, free, guess, tol, max_iterations, t=0.0):
     """(pose, twist, coords) of a consistent initial state: loops closed, every joint
-    checked (see :meth:`MechanismModel.initial_state`)."""
+    checked, rates that flow sources prescribe taken (read at time ``t``, s; see
+    :meth:`MechanismModel.initial_state`)."""
     q, qd, free = checked_coordinates(mm, q, qd, free)
+    qd = with_prescribed_rates(mm, qd, t)
     q, qd = coupled(mm.mechanism, q, qd)
     if mm.loop_joints:
         solve_for = [j for j in mm.tree if j.n_free and j.name not in q]
         q = close_loops(mm, q, solve_for, tol, max_iterations, _guesses(mm, guess), free)
-        qd = close_rates(mm, q, qd, [j for j in solve_for if j.name not in qd], free)
+        given = dict(qd)
+        qd, c = close_rates(mm, q, given, [j for j in solve_for if j.name not in given], free)
+        if c > 1e-9 * max([1.0] + [float(np.abs(v).max(initial=0.0)) for v in qd.values()]):
+            # the rates left at 0 (of joints whose coordinates were given) do not fit the
+            # rates given (a prescribed one): solve for every rate not given instead
+            qd, _ = close_rates(mm, q, given, [j for j in mm.tree
+                                               if j.n_free and j.name not in given], free)
     pose, twist = forward(mm, q, qd, free)
     check_closed(mm, pose)
     _check_coupled(mm.mechanism, {**{j: 0.0 for j in mm.mechanism.joints}, **q})
@@ -90,6 +98,80 @@ def initial_configuration(mm, q, qd, free, guess, tol, max_iterations):
                 A_b, r_b = pose[j.child.name]
                 coords[j.name] = j.coordinate(A_a, r_a, A_b, r_b)
     return pose, twist, coords
+
+
+def prescribed_rates(mm, t: float = 0.0) -> dict[str, dict[int, tuple[str, float]]]:
+    """The coordinate rates that flow sources fix: joint name -> {coordinate index:
+    (source name, its flow at time ``t``)}, for every Sf bonded to a coordinate's axis
+    1-junction (whose flow is the coordinate's rate: a subsystem's velocity source, a
+    prescribed motion's drive) whose flow does not depend on the state."""
+    g, m = mm.graph, mm.model
+    out: dict[str, dict[int, tuple[str, float]]] = {}
+    for j in mm.mechanism.joints.values():
+        for ax in j.axes:
+            if ax.junction not in g:
+                continue
+            for b in g.bonds_of(ax.junction):
+                el = g.element(b.other(ax.junction))
+                law = m.sources.get(el.name) if el.kind == "Sf" else None
+                if law is not None and not law.state_dependent:
+                    out.setdefault(j.name, {})[ax.index] = (
+                        el.name, float(np.asarray(law.value(t, None))[0]))
+    return out
+
+
+def with_prescribed_rates(mm, qd: dict, t: float) -> dict:
+    """The user's rates ``qd`` (checked, by joint) with those flow sources prescribe
+    (:func:`prescribed_rates` at time ``t``) filled in; a ModelError naming the joint and
+    the source for a rate given that contradicts one."""
+    fixed = prescribed_rates(mm, t)
+    if not fixed:
+        return qd
+    qd = dict(qd)
+    for name, by_index in fixed.items():
+        j = mm.mechanism.joints[name]
+        given = qd.get(name)
+        rates = np.zeros(j.n_free) if given is None else \
+            np.array(np.atleast_1d(np.asarray(given, dtype=float)), dtype=float)
+        for i, (source, flow) in by_index.items():
+            if given is not None and not abs(rates[i] - flow) <= 1e-12 * max(1.0, abs(flow)):
+                what = "rate" if j.n_free == 1 else f"rate of coordinate '{j.axes[i].name}'"
+                raise ModelError(
+                    f"joint '{name}': the initial {what} {rates[i]:g} {j.axes[i].unit}/s "
+                    f"contradicts flow source '{source}' on its axis, which prescribes "
+                    f"{flow:g} {j.axes[i].unit}/s at t = {t:g} s; leave the rate out (it "
+                    f"is taken from the source) or give {flow:g}")
+            rates[i] = flow
+        qd[name] = float(rates[0]) if j.n_free == 1 else rates
+    return qd
+
+
+def check_rates(mm, x: np.ndarray, t: float) -> None:
+    """An AssemblyError when the velocities of state ``x`` violate a constraint (c != 0
+    at time ``t``: a flow source, through a transformer or on a body, that the rates
+    given do not follow), naming the joint whose constraint it is. Trees' forward
+    kinematics, loop closure and :func:`with_prescribed_rates` leave c = 0 to rounding,
+    so only graphs with flow sources are evaluated."""
+    if not any(el.kind == "Sf" for el in mm.graph.elements.values()) or not mm.model.n_u2:
+        return
+    ev = mm.model.evaluate(float(t), x, redundancy_ok=True)
+    c = np.asarray(ev.constraint_flow, dtype=float)
+    speed = max([1.0] + [float(np.abs(w).max()) for w, _ in mm.twists(x).values()] +
+                [float(np.abs(v).max()) for _, v in mm.twists(x).values()])
+    tol = 1e-9 * speed
+    worst = np.flatnonzero(~(np.abs(c) <= tol))
+    if not worst.size:
+        return
+    k = int(worst[np.argmax(np.abs(c[worst]))])
+    source = next(n for n, sl in mm.model.u2_slices.items() if sl.start <= k < sl.stop)
+    junction = next((s.junction for s in mm.causal.constraint_sources if s.name == source),
+                    source)
+    joint = next((j for j in mm.mechanism.joints if junction.startswith(f"{j}.")), None)
+    where = f"joint '{joint}' (constraint '{source}')" if joint else f"constraint '{source}'"
+    raise AssemblyError(
+        f"mechanism '{mm.mechanism.name}': the initial rates violate {where} at t = {t:g} "
+        f"s: its constraint flow is {c[k]:.3g} (a flow source the rates given do not "
+        f"follow); give rates that agree with it")
 
 
 def _guesses(mm, guess) -> dict:
@@ -296,13 +378,11 @@ def _loop_message(mm, res, why):
 
 
 def close_rates(mm, q, qd, solve, free):
-    """Rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
-    c = 0 (linear in the rates: one least-squares solve)."""
+    """(rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
+    c = 0 (linear in the rates: one least-squares solve), max |c| left)."""
     qd = dict(qd)
     for j in solve:
         qd.setdefault(j.name, j.zero())
-    if not solve:
-        return qd
     sources = [mm.source_of(blk) for j in mm.loop_joints for blk in mm.blocks[j.name]]
     coords = {j.name: j.zero() for j in mm.mechanism.joints.values() if j.n_free}
     coords.update({k: mm.mechanism.joints[k].port_values(v) for k, v in q.items()
@@ -316,9 +396,11 @@ def close_rates(mm, q, qd, solve, free):
 
     size = sum(j.n_free for j in solve)
     c0 = c_of(np.zeros(size))
+    if not size:
+        return qd, float(np.abs(c0).max(initial=0.0))
     Jm = np.column_stack([c_of(np.eye(size)[k]) - c0 for k in range(size)])
     z = np.linalg.lstsq(Jm, -c0, rcond=None)[0]
-    return dict(qd, **_unflat(solve, z))
+    return dict(qd, **_unflat(solve, z)), float(np.abs(c0 + Jm @ z).max(initial=0.0))
 
 
 def _other_states_zero(mm):

@@ -24,6 +24,20 @@ that changes a mode (all located to 1e-14 s on the step's interpolant):
   constraint keeps holding; the kinetic energy it takes is recorded;
 - a coordinate crosses a compliant stop: the stop engages or lets go.
 
+Bounces that accumulate (a Zeno run: a joint pressed onto its stop bounces ever lower,
+infinitely often before a finite time) come to rest: a rebound whose next flight,
+predicted from the coordinate's acceleration after the impact (2 |qd+| / |qdd|, the
+flight of a constant acceleration), would rise less than :data:`ZENO_HEIGHT` off the
+stop or, with all the bounces after it (a geometric series of ratio e), last less than
+:data:`ZENO_TIME` of the span rests on the stop, as one slower than ``rest_speed``
+does. The first step after a rebound is an eighth of its predicted flight (at most
+1e-6 of the span), so that its end is off the stop; and the stop's events have a
+tolerance (:data:`STOP_TOLERANCE`): a step that ends past a stop with no crossing seen
+(a bounce shorter than the step) is searched for the crossing on its interpolant and
+not accepted beyond it (:mod:`bondgraph._events`). A run whose output still has a
+coordinate past an impact stop by more than :data:`STOP_TOLERANCE` ends with status
+``STEP_FAILED`` naming the joint, never ``SUCCESS``.
+
 States move from one graph to the next by name: a held port's rotor inertias are left
 out of its graph (a flow source sets their rate) and their momenta are zero there,
 exactly. Outputs derived from the states (reactions, efforts) are computed for each
@@ -36,15 +50,29 @@ stretch with the graph and parameters that ran it.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from bondgraph import ModelError, simulate
+from bondgraph import IntegrationWarning, ModelError, simulate
 from bondgraph.results import SimulationResult, Status
 
-__all__ = ["run", "Switch", "PortMode"]
+__all__ = ["run", "Switch", "PortMode", "STOP_TOLERANCE", "ZENO_HEIGHT", "ZENO_TIME"]
+
+STOP_TOLERANCE = 1e-9
+"""How far (rad or m) a coordinate may be past an impact stop in a run's output, and
+past a stop's (or a sliding rate past zero, rad/s or m/s) at a step's end before the
+step is searched for a crossing it missed. Located impacts are within about 1e-14 s
+times the rate of the stop."""
+
+ZENO_HEIGHT = 1e-12
+"""A rebound predicted to rise less than this off its stop (rad or m) rests on it."""
+
+ZENO_TIME = 1e-9
+"""A rebound whose bounces would all be over within this fraction of the run's span
+rests on the stop (a Zeno run's accumulation)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +105,14 @@ class Switch:
     rate_before: float = float("nan")
     rate_after: float = float("nan")
 
+    def after(self, t: np.ndarray) -> np.ndarray:
+        """Which output times ``t`` (s, sorted) hold the state after this switch: those
+        after it, and the first when the switch is there (a run's initial switches, e.g.
+        a joint that starts on a stop; at a later switch's time the output holds the
+        state before it)."""
+        t = np.asarray(t, dtype=float)
+        return (t > self.t) | ((t == t[0]) & (self.t == t[0])) if t.size else t > self.t
+
 
 @dataclass
 class PortMode:
@@ -103,8 +139,10 @@ class _Stretch:
 
 
 class _Runner:
-    def __init__(self, mm, stab):
+    def __init__(self, mm, stab, t_span=(0.0, 1.0)):
         self.mm, self.stab = mm, stab
+        self.t_span = (float(t_span[0]), float(t_span[1]))
+        self.flight: float | None = None     # predicted flight of the last rebound (s)
         self.ports = [PortMode(ax, j.name) for j in mm.mechanism.joints.values()
                       for ax in j.axes if ax.switched]
         self.names = mm.model.state_names
@@ -114,14 +152,14 @@ class _Runner:
 
     # -- graphs, parameters and states ---------------------------------------------------
     def variant(self, held: frozenset):
-        """The mechanism model with the ports ``held`` locked (the user's parameter
-        values carried over)."""
+        """The mechanism model with the ports ``held`` locked (its drives, e.g. a
+        prescribed motion's, and the user's parameter values carried over)."""
         if not held:
             return self.mm
         v = self._variants.get(held)
         if v is None:
             mm = self.mm
-            v = mm.mechanism.assemble(strict=mm.strict, locks=held)
+            v = type(mm)(mm.mechanism, strict=mm.strict, drives=mm.drives, locks=held)
             own = v.parameters
             v = v.with_parameters({k: val for k, val in mm.parameters.items() if k in own})
             own_u2 = v.model.u2_slices
@@ -171,6 +209,14 @@ class _Runner:
     def qd(self, v, xv, p: PortMode) -> float:
         return float(v.coordinate_rates(xv, p.joint)[p.axis.index])
 
+    def qdd(self, v, t, xv, p: PortMode) -> float:
+        """The coordinate's acceleration at (t, xv) in the graph ``v`` (rad/s^2 or m/s^2;
+        a central difference of its rate along the state's derivative, for predictions:
+        the rate is affine in the momenta, and 1e-6 s keeps rounding at 1e-10 of it)."""
+        f = v.model.rhs(t, xv, self.stab)
+        h = 1e-6
+        return (self.qd(v, xv + h * f, p) - self.qd(v, xv - h * f, p)) / (2.0 * h)
+
     def holding(self, v, t, xv, p: PortMode) -> float:
         """The effort of a held port's lock (along +q on the child; N or N m)."""
         ev = v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
@@ -181,8 +227,10 @@ class _Runner:
         """The terminal events of a stretch, each tagged with (port mode, kind)."""
         out = []
 
-        def make(g, p, kind, direction=0.0):
+        def make(g, p, kind, direction=0.0, tolerance=None):
             g.terminal, g.direction, g.tag = True, direction, (p, kind)
+            if tolerance is not None:
+                g.tolerance = tolerance
             out.append(g)
 
         for p in modes:
@@ -198,14 +246,15 @@ class _Runner:
                          p, "leave", 1.0)
                 continue
             if ax.friction is not None and p.slide:
-                make(lambda t, x, p=p: p.slide * self.qd(v, x, p), p, "halt", -1.0)
+                make(lambda t, x, p=p: p.slide * self.qd(v, x, p), p, "halt", -1.0,
+                     STOP_TOLERANCE)
             if lim is None:
                 continue
             for side, at in lim.sides():
                 sign = 1.0 if side == "upper" else -1.0
                 if lim.kind == "impact":
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
-                         f"impact {side}", 1.0)
+                         f"impact {side}", 1.0, STOP_TOLERANCE)
                 else:
                     # only the crossing that changes the contact (into the stop when
                     # apart, out of it when in contact): right after a switch the
@@ -213,7 +262,7 @@ class _Runner:
                     # the crossing just taken (a Zeno chain of switches at one time)
                     into = -1.0 if p.contact.get(side, False) else 1.0
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
-                         f"cross {side}", into)
+                         f"cross {side}", into, STOP_TOLERANCE)
         return out
 
     # -- switches ------------------------------------------------------------------------
@@ -299,13 +348,18 @@ class _Runner:
         before = self.qd(v, self.to_variant(v, x), p)
         target = -lim.restitution * before
         rest = abs(target) < lim.rest_speed or lim.restitution == 0.0
+        sign = 1.0 if side == "upper" else -1.0
         ke0 = self.kinetic(x)
-        x = self.impulse(t, x, p, modes, 0.0 if rest else target)
+        x0 = x
+        x = self.impulse(t, x0, p, modes, 0.0 if rest else target)
+        if not rest:
+            rest = self.zeno(t, x, p, modes, sign, lim.restitution)
+            if rest:
+                x = self.impulse(t, x0, p, modes, 0.0)
         loss = ke0 - self.kinetic(x)
         after = self.qd(v, self.to_variant(v, x), p)
         if rest:
             # it rests on the stop unless the hold would have to pull it there
-            sign = 1.0 if side == "upper" else -1.0
             if sign * self.hold_effort(t, x, p, modes, side) <= p.static:
                 p.held, p.slide = side, 0
                 self.switches.append(Switch(t, port, f"rest {side}", loss, before, after))
@@ -320,6 +374,29 @@ class _Runner:
             if p.axis.friction is not None:
                 p.slide = 1 if target > 0 else -1
         return x
+
+    def zeno(self, t, x, p: PortMode, modes, sign: float, e: float) -> bool:
+        """Whether the rebound at (t, x) (the state after the impulse) is one of bounces
+        that accumulate (see the module docstring); else its predicted flight (s; when
+        the coordinate is pulled back onto the stop) is kept in :attr:`flight`."""
+        trial = [dataclasses.replace(m, contact=dict(m.contact)) for m in modes]
+        tp = trial[modes.index(p)]
+        if p.axis.friction is not None:
+            tp.held, tp.slide = None, -int(sign)
+        v = self.configured(trial)
+        xv = self.to_variant(v, x)
+        speed = abs(self.qd(v, xv, tp))
+        pull = sign * self.qdd(v, t, xv, tp)           # towards the stop
+        if not pull > 0.0:
+            return False
+        flight = 2.0 * speed / pull
+        t0, t1 = self.t_span
+        floor = max(ZENO_TIME * (t1 - t0), 1e4 * np.finfo(float).eps * max(abs(t0), abs(t1)))
+        series = flight / (1.0 - e) if e < 1.0 else flight
+        if speed * speed / (2.0 * pull) < ZENO_HEIGHT or series < floor:
+            return True
+        self.flight = min(self.flight or np.inf, flight)
+        return False
 
     def start(self, t0, x0, modes) -> np.ndarray:
         """The modes at the initial state (and the state: a coordinate that starts on
@@ -337,7 +414,8 @@ class _Runner:
                         raise ModelError(
                             f"joint coordinate '{p.axis.port}' starts at {q:g} "
                             f"{p.axis.unit}, beyond its {side} stop at {at:g}: start it "
-                            f"within [{lim.lower}, {lim.upper}]")
+                            f"within [{-np.inf if lim.lower is None else lim.lower:g}, "
+                            f"{np.inf if lim.upper is None else lim.upper:g}]")
                     if lim.kind == "compliant":
                         p.contact[side] = bool(beyond)
                     elif abs(q - at) <= 1e-12 * max(1.0, abs(at)):
@@ -362,7 +440,7 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
     """Simulate ``mm`` (a MechanismModel with switched ports) from ``x0`` over
     ``t_span``, output at ``grid``; the joined bond-graph result (in ``mm``'s state
     layout) and the switches. See the module docstring."""
-    r = _Runner(mm, stabilization)
+    r = _Runner(mm, stabilization, t_span)
     modes = r.ports
     t, x = float(t_span[0]), np.array(x0, dtype=float)
     x = r.start(t, x, modes)
@@ -381,6 +459,9 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         evs = r.events(v, modes)
         pending = grid[(grid >= t) & (grid <= t_span[1])]
         h0 = user_first if first is None else min(user_first or short, short)
+        if r.flight is not None and np.isfinite(r.flight):
+            h0 = min(h0 or short, r.flight / 8.0)    # its end off the stop: see the docstring
+        r.flight = None
         seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
                        method=method, rtol=rtol, atol=atol, stabilization=stabilization,
                        strict=strict, events=evs + user_events, first_step=h0, **kwargs)
@@ -408,11 +489,53 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
                                            f"(a Zeno run, or chatter)"))
             break
         x = r.from_variant(v, seg.x[:, -1])
-        for e in fired:
+        # one switch per port at a time, an impact first (a coordinate that reaches its
+        # stop as its rate reaches zero rests there, and does not also settle): the
+        # port's other events were those of its old mode, and its new mode's events
+        # start from this state
+        done = set()
+        for e in sorted(fired, key=lambda e: not e.tag[1].startswith("impact")):
             p, kind = e.tag
-            x = r.switch(te, x, p, kind, modes)
+            if p.axis.port not in done:
+                done.add(p.axis.port)
+                x = r.switch(te, x, p, kind, modes)
         t = te
+    past = _past_stops(stretches, r)
+    if past is not None:
+        stretches, t_bad, message = past
+        last = dataclasses.replace(last, status=Status.STEP_FAILED, success=False,
+                                   failure_time=t_bad, message=message)
+        warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=3)
     return _join(mm, stretches, first, last, nfev, n_steps, stabilization), r.switches
+
+
+def _past_stops(stretches: list[_Stretch], r: _Runner):
+    """None, or (when an output point has a coordinate past an impact stop by more than
+    :data:`STOP_TOLERANCE`, which the events should have made impossible) the stretches
+    cut after the first such point, its time, and a message naming the joint, the stop,
+    the time and the excess: a run never ends in SUCCESS past a stop."""
+    worst = None
+    for i, st in enumerate(stretches):
+        for p in r.ports:
+            lim = p.axis.limit
+            if lim is None or lim.kind != "impact" or not st.ts.size:
+                continue
+            q = st.xs[r.slices[p.axis.state]][0]
+            for side, at in lim.sides():
+                past = q - at if side == "upper" else at - q
+                bad = np.flatnonzero(past > STOP_TOLERANCE)
+                if bad.size and (worst is None or st.ts[bad[0]] < worst[0]):
+                    k = int(bad[0])
+                    worst = (float(st.ts[k]), i, k, p, side, at, float(past[k]))
+    if worst is None:
+        return None
+    t, i, k, p, side, at, excess = worst
+    cut = stretches[:i] + [_Stretch(stretches[i].variant, stretches[i].ts[:k + 1],
+                                    stretches[i].xs[:, :k + 1])]
+    return cut, t, (f"joint coordinate '{p.axis.port}' is {excess:.3g} {p.axis.unit} past "
+                    f"its {side} stop at {at:g} at t = {t:.6g} s (more than the stop "
+                    f"tolerance {STOP_TOLERANCE:g}): an impact was missed; the output "
+                    f"is kept up to there")
 
 
 def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:

@@ -307,7 +307,7 @@ class MechanismModel:
                       free: Mapping[str, Mapping[str, Any]] | None = None,
                       guess: Mapping[str, float] | None = None,
                       states: Mapping[str, Any] | None = None, tol: float = 1e-12,
-                      max_iterations: int = 50) -> np.ndarray:
+                      max_iterations: int = 50, t: float = 0.0) -> np.ndarray:
         """A consistent state from joint coordinates ``q`` and rates ``qd`` (by joint name).
 
         Trees: forward kinematics; joints not named take coordinate and rate 0.
@@ -319,18 +319,26 @@ class MechanismModel:
         (m), ``angular_velocity`` (rad/s, global) and ``velocity`` (m/s), each defaulting
         to the identity or zero. ``states`` gives values, by state name, for the states of
         attached subsystems (e.g. a motor inductance's ``p_motor.La``); they are required.
+        A flow source (Sf) on a coordinate's axis junction (a subsystem's velocity
+        source, a prescribed motion's drive) fixes that coordinate's rate: it is read at
+        time ``t`` (s), and a rate not given is taken from it.
 
         Raises
         ------
         ModelError
-            For a coordinate given for an unknown joint.
+            For a coordinate given for an unknown joint, or a rate given that contradicts
+            the flow source on its axis (naming the joint and the source).
         AssemblyError
             When Newton's method does not converge (the loop cannot close), naming the
-            loop joints and the residual.
+            loop joints and the residual; when the state's velocities violate a
+            constraint (a flow source elsewhere that the rates given do not follow),
+            naming the joint and the violation.
         """
         pose, twist, coords = closure.initial_configuration(self, q, qd, free, guess, tol,
-                                                            max_iterations)
-        return self.state_from_poses(pose, twist, coords, states)
+                                                            max_iterations, t)
+        x = self.state_from_poses(pose, twist, coords, states)
+        closure.check_rates(self, x, t)
+        return x
 
     # -- constraints and projection --------------------------------------------------------
     def source_of(self, block: Block) -> str:
@@ -431,7 +439,8 @@ class MechanismModel:
             raise ModelError(f"t_span must be two numbers (start, end) in s, got "
                              f"{t_span!r}") from None
         if x0 is None:
-            x0 = self.initial_state(q, qd, free=free, guess=guess, states=states)
+            x0 = self.initial_state(q, qd, free=free, guess=guess, states=states,
+                                    t=t_span[0])
         elif q or qd or free or guess or states:
             raise ModelError("give either x0 or the joint coordinates and rates (q, qd, free, "
                              "guess, states), not both")

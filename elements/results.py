@@ -213,12 +213,11 @@ class MechanismResult:
 
     def _resting(self, port: str) -> np.ndarray:
         """Whether ``port`` rests on an impact stop at each output time (from the run's
-        switches: the state at a switch's time is the one before it)."""
+        switches, see :meth:`~elements.hybrid.Switch.after`)."""
         out = np.zeros(self.t.size, dtype=bool)
         for sw in self.switches:
             if sw.port == port:
-                after = self.t > sw.t
-                out[after] = sw.what.startswith("rest")
+                out[sw.after(self.t)] = sw.what.startswith("rest")
         return out
 
     def _switched_efforts(self, ax, zeros) -> tuple[np.ndarray, np.ndarray]:
@@ -327,7 +326,7 @@ class MechanismResult:
         for sw in self.switches:       # an impact takes kinetic energy at once
             if sw.loss:
                 key = f"{sw.port}.impacts"
-                diss[key] = diss.get(key, np.zeros(n)) + np.where(self.t > sw.t, sw.loss, 0.0)
+                diss[key] = diss.get(key, np.zeros(n)) + np.where(sw.after(self.t), sw.loss, 0.0)
         return EnergyLedger(ke, pe, springs, work, diss, other)
 
     # -- drift ------------------------------------------------------------------------------

@@ -112,3 +112,25 @@ def test_core_demo_example(tmp_path):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     header = (out / "pendulum.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header == "t_s,x_m,y_m,tension_N,tension_closed_form_N"
+
+
+def test_the_results_table_names_every_result_view():
+    """docs/multibody.md's Results section names every public field of the result views
+    (BodyResult, JointResult, EnergyLedger) and every public name of MechanismResult,
+    and says where a prescribed drive's effort is: a view added to the code and not to
+    the docs fails here (EnergyLedger.other and coupling_effort were missing)."""
+    import dataclasses
+
+    from elements.results import BodyResult, EnergyLedger, JointResult, MechanismResult
+    text = (ROOT / "docs" / "multibody.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## Results\n"):]
+    section = section[:section.index("\n## ", 1)]
+    names = set()
+    for cls in (BodyResult, JointResult, EnergyLedger):
+        names |= {f.name for f in dataclasses.fields(cls) if f.name != "name"}
+        names |= {n for n, v in vars(cls).items() if isinstance(v, property)}
+    names |= {n for n in vars(MechanismResult) if not n.startswith("_")}
+    names |= {"switches", "raw"}                      # (attributes set in __init__)
+    missing = sorted(n for n in names if not re.search(rf"\b{n}\b", section))
+    assert not missing, f"docs/multibody.md, Results: not named: {missing}"
+    assert ".drive.b" in section and "prescribed_motion" in section

@@ -176,3 +176,111 @@ def test_a_body_added_after_assembly_does_not_reach_the_model():
     assert np.array_equal(res.raw.x, ref.raw.x)
     # and assembling again includes them
     assert {"b", "c"} <= set(mech.assemble().mechanism.bodies)
+
+
+# -- a rate prescribed by a flow source (reliability issue, item 3) -------------------------
+# A belt (5 kg) on a prismatic joint driven at a prescribed speed by a flow source on its
+# axis, and a block (1 kg) on the belt with Coulomb friction (kinetic 0.2 N, static
+# 0.3 N), pulled along the belt by a force that grows at 1 N/s. While the belt's speed is
+# constant, the block sticks until the pull reaches the static friction, at t = 0.3 s
+# exactly. Before the fix, the belt started at rest when no rate was given (the state
+# violated the flow source by 0.1 m/s, only max_abs_constraint_flow showed it), the
+# Baumgarte stabilisation then accelerated it, the block's holding force took its share,
+# and the switch came 1e-2 s off; the run said SUCCESS.
+
+def conveyor(speed):
+    from bondgraph import Sf
+    from bondgraph import TimeFunction
+    mech = Mechanism("conveyor", gravity=(0.0, 0.0, -9.81))
+    belt = mech.add_body(RigidBody("belt", 5.0, Inertia.principal(0.1, 0.1, 0.1)))
+    block = mech.add_body(RigidBody("block", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    mech.add_joint(PrismaticJoint("J", mech.ground, belt, axis=(1, 0, 0)))
+    on = mech.add_joint(PrismaticJoint("slip", belt, block, axis=(1, 0, 0)))
+    on.add_friction(0.2, static=0.3)
+    on.add_actuator(TimeFunction(lambda t: 1.0 * t, lambda t: 1.0))
+
+    def drive(bg):
+        bg.add(Sf("drive.v", speed))
+        bg.connect("drive.v", "J.axis")
+    mech.add_subsystem("drive", drive)
+    return mech.assemble()
+
+
+def test_a_flow_source_on_an_axis_sets_the_initial_rate():
+    mm = conveyor(0.1)
+    res = mm.simulate((0.0, 4.0), rtol=1e-10, atol=1e-12)
+    assert res.raw.success
+    assert res.joint("J").qd[0] == pytest.approx(0.1, abs=1e-15)
+    # the belt's momentum, not only the joint's rate column, starts at 5 kg x 0.1 m/s
+    belt = mm.mechanism.bodies["belt"]
+    assert res.raw.state(belt.linear_momentum)[0, 0] == pytest.approx(0.5, abs=1e-14)
+    assert np.abs(res.raw.constraint_flow).max() < 1e-9
+    # stuck until the pull reaches the static friction, then it slides (at 0.3 s exactly:
+    # the switch is located to 1e-14 s, and the belt neither speeds up nor slows down)
+    kinds = [(s.what, s.t) for s in res.switches]
+    assert kinds[0] == ("stick", 0.0) and kinds[1][0] == "slide +"
+    assert abs(kinds[1][1] - 0.3) < 1e-9
+    # while stuck, the block rides at the belt's speed
+    stuck = res.t < 0.3
+    assert np.abs(res.joint("slip").q[stuck]).max() < 1e-12
+
+
+def test_a_rate_that_contradicts_the_flow_source_is_refused_naming_the_joint():
+    mm = conveyor(0.1)
+    with pytest.raises(ModelError, match=r"joint 'J'.* 0 m/s contradicts flow source "
+                                         r"'drive.v'.* prescribes 0.1 m/s"):
+        mm.simulate((0.0, 1.0), qd={"J": 0.0})
+    x = mm.initial_state(qd={"J": 0.1})        # the same rate given: accepted
+    assert np.allclose(x, mm.initial_state())
+
+
+def test_a_time_dependent_flow_source_is_read_at_the_start_of_the_run():
+    from bondgraph import TimeFunction
+    mm = conveyor(TimeFunction(lambda t: 0.1 + 0.05 * t, lambda t: 0.05))
+    res = mm.simulate((1.0, 1.5), rtol=1e-10, atol=1e-12)
+    assert res.joint("J").qd[0] == pytest.approx(0.15, abs=1e-14)
+    assert np.abs(res.raw.constraint_flow).max() < 1e-9
+    assert mm.initial_state(t=2.0) is not None
+    with pytest.raises(ModelError, match="prescribes 0.2 m/s at t = 2 s"):
+        mm.initial_state(qd={"J": 0.15}, t=2.0)
+
+
+def test_a_flow_source_through_a_transformer_is_checked_naming_the_joint():
+    """A flow source the rates cannot follow directly (through a TF onto the axis: a
+    pulley of radius 0.5 m) is not filled in, but a state that violates it is refused
+    naming the joint, instead of a run that starts off its constraint."""
+    from bondgraph import TF, Sf, ZeroJunction  # noqa: F401
+    mech = Mechanism("pulley", gravity=(0.0, 0.0, 0.0))
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.principal(0.1, 0.1, 0.1)))
+    mech.add_joint(PrismaticJoint("J", mech.ground, b, axis=(1, 0, 0)))
+
+    def drive(bg):
+        bg.add(Sf("drive.w", 2.0), TF("drive.r", 0.5))
+        bg.connect("drive.w", "drive.r")
+        bg.connect("drive.r", "J.axis")
+    mech.add_subsystem("drive", drive)
+    mm = mech.assemble()
+    with pytest.raises(AssemblyError, match=r"violate joint 'J'.*constraint flow is"):
+        mm.initial_state()
+    x = mm.initial_state(qd={"J": 1.0})        # 0.5 m x 2 rad/s
+    res = mm.simulate((0.0, 0.5), x0=x)
+    assert np.abs(res.raw.constraint_flow).max() < 1e-9
+
+
+def test_a_prescribed_joint_in_a_loop_starts_the_loop_consistent():
+    """A four-bar whose rocker (J4) is driven at 0.5 rad/s, the crank's angle given but
+    not its rate: the crank's and coupler's rates are solved from the loop's c = 0 (the
+X
+    at t = 0, and the run said SUCCESS)."""
+    from mechanisms import four_bar_start
+    from elements.dynamics import prescribed_motion
+    mm, x = four_bar_start()
+    q4 = float(x[mm.model.state_slices[mm.mechanism.joints["J4"].axes[0].state]][0])
+    motion = {"J4": (lambda t: q4 + 0.5 * t, lambda t: 0.5, lambda t: 0.0)}
+    out = prescribed_motion(mm, motion, (0.0, 0.2), q0={"J1": np.pi / 2},
+                            guess={"J2": -1.0}, t_eval=np.linspace(0, 0.2, 5),
+                            rtol=1e-10, atol=1e-12)
+    raw = out.result.raw
+    assert raw.success and np.abs(raw.constraint_flow[:, 0]).max() < 1e-9
+    assert out.result.joint("J4").qd[0] == pytest.approx(0.5, abs=1e-12)
+    assert abs(out.result.joint("J1").qd[0]) > 0.1

@@ -96,6 +96,34 @@ class TestOutput:
         assert r.t_events[0][0] == pytest.approx(np.pi / 4, abs=1e-8)
         assert r.t[-1] == pytest.approx(np.pi / 4, abs=1e-8)
 
+    @pytest.mark.parametrize("tolerance", [None, 1e-9])
+    def test_a_crossing_hidden_in_a_step_is_found_with_a_tolerance(self, tolerance):
+        """A function that starts a step at its zero, dips and ends the step past it
+        (x = t (t - 1) over a step from 0 to 2: a quick return, like a small bounce off a
+        stop) shows no sign change between the step's ends. Without a tolerance the
+        crossing at t = 1 is missed; with one it is found on the interpolant, and the
+        step is not accepted beyond it."""
+        from bondgraph._events import EventTracker
+
+        def g(t, x):
+            return x[0]
+        g.terminal, g.direction = True, 1.0
+        if tolerance is not None:
+            g.tolerance = tolerance
+        tr = EventTracker([g], 0.0, np.array([0.0]), 100)
+        te = tr.step(0.0, 2.0, np.array([2.0]), lambda t: np.array([t * (t - 1.0)]))
+        if tolerance is None:
+            assert te is None and tr.t_events == [[]]
+        else:
+            assert te == pytest.approx(1.0, abs=1e-13) and tr.t_events[0] == [te]
+        # past its zero all along (no dip): the crossing is put at the step's start
+        tr = EventTracker([g], 0.0, np.array([0.0]), 100)
+        te = tr.step(0.0, 2.0, np.array([4.0]), lambda t: np.array([t * t]))
+        assert te == (None if tolerance is None else 0.0)
+        # within the tolerance, nothing: a located crossing is that close to the zero
+        tr = EventTracker([g], 0.0, np.array([0.0]), 100)
+        assert tr.step(0.0, 1e-6, np.array([1e-10]), lambda t: np.array([1e-4 * t])) is None
+
 
 class TestBadArguments:
     @pytest.mark.parametrize("kw, match", [

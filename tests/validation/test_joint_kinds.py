@@ -366,3 +366,24 @@ def test_a_gimbal_state_beyond_lock_is_refused_with_the_near_side():
     with pytest.raises(ModelError, match="beyond gimbal lock"):    # (modulo a turn)
         mm.initial_state({"G": [0.0, 1.8 - 2 * np.pi, 0.0]})
     mm.initial_state({"G": [0.0, 0.5 + 2 * np.pi, 0.0]})        # the near side, a turn on
+
+
+def test_universal_axis2_is_in_parent_coordinates_at_rest():
+    """Which frame ``axis2`` is given in (docs/multibody.md once read "on the child",
+    the docstring "parent coordinates at coordinates 0"): with a rest rotation R0 (a
+    quarter turn about z) the child's rotation at (angle1, angle2) is R(axis, angle1)
+    R(axis2, angle2) R0 with both axes in the parent's coordinates; read in the child's
+    body coordinates, axis2 would be R0 axis2 (here the parent's y instead of x), a
+    rotation 0.7 away. Exact to rounding."""
+    from bondgraph.spatial import axis_angle_matrix
+    from elements import Inertia, Mechanism, RigidBody, forward_kinematics
+    R0 = axis_angle_matrix(np.array([0.0, 0.0, 1.0]), np.pi / 2)
+    a1, a2 = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    mech = Mechanism("u")
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.principal(0.1, 0.2, 0.3)))
+    mech.add_joint(UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2, rest_rotation=R0))
+    A = forward_kinematics(mech.assemble(), {"U": [0.3, 0.5]})["b.A"]
+    parent = axis_angle_matrix(a1, 0.3) @ axis_angle_matrix(a2, 0.5) @ R0
+    child = axis_angle_matrix(a1, 0.3) @ axis_angle_matrix(R0 @ a2, 0.5) @ R0
+    assert np.abs(A - parent).max() < 1e-14
+    assert np.abs(A - child).max() > 0.4

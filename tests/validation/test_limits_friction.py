@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pytest
 
-from bondgraph import ModelError
+from bondgraph import IntegrationWarning, ModelError
 from elements import (
     Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody, loads_mjcf, loads_urdf,
 )
@@ -258,3 +258,231 @@ def test_mjcf_range_and_frictionloss_map_onto_stops_and_coulomb_friction():
     assert ax.limit.lower == pytest.approx(math.radians(-30), abs=1e-12)
     assert ax.limit.upper == pytest.approx(math.radians(45), abs=1e-12)
     assert ax.limit.restitution == 0.0 and ax.friction.coulomb == pytest.approx(0.2)
+
+
+# -- a joint pressed onto its stop: the bounces die out and it rests, never past the stop --
+# The docs' pendulum (docs/model_files.md) with a constant actuator torque of 1 N m that
+# presses it onto an upper stop at 0.2 rad (gravity's torque there, m g d sin 0.2 = 0.70
+# N m, is smaller). Each bounce is shorter than the one before by the factor e, so the
+# bounces accumulate at a finite time (a Zeno run). Before the fix, the first step after
+# a switch (1e-6 of the span) outlasted the short bounces: a return onto the stop within
+# one step was no crossing, and the rod swung through the stop (to 0.375 rad over 2000 s,
+# to 0.366 rad at t_end = 2 with rest_speed <= 1e-6), and the run said SUCCESS.
+
+PRESSED = """
+[model]
+name = "pendulum"
+gravity = [0.0, -9.81, 0.0]
+[[body]]
+name = "rod"
+mass = 1.2
+inertia = {{ principal = [0.036, 0.036, 0.036] }}
+points = {{ top = [0.0, 0.3, 0.0], tip = [0.0, -0.3, 0.0] }}
+[[joint]]
+name = "hinge"
+type = "revolute"
+parent = "ground"
+child = "rod"
+child_point = "top"
+axis = [0.0, 0.0, 1.0]
+damper = 0.05
+actuator = 1.0
+limit = {{ lower = -1.0, upper = 0.2, restitution = {e}, rest_speed = {rest} }}
+{friction}
+[initial]
+q = {{ hinge = 0.0 }}
+[solver]
+t_end = {t_end}
+points = 2001
+rtol = 1e-10
+atol = 1e-10
+"""
+HOLD = -(1.0 - 1.2 * G * 0.3 * math.sin(0.2))   # the stop's effort once at rest (N m)
+
+
+def pressed(t_end, e=0.5, rest=1e-3, friction=""):
+    from elements.modelfile import loads_model
+    spec = loads_model(PRESSED.format(t_end=t_end, e=e, rest=rest, friction=friction))
+    s = spec.solver
+    return spec.mechanism.assemble().simulate((0, t_end), q=spec.q0, t_eval=s.t_eval,
+                                              method=s.method, rtol=s.rtol, atol=s.atol)
+
+
+def check_rests_on_the_stop(res, hold=HOLD, hold_tol=1e-8):
+    """It never passes the stop (by more than the stop tolerance: the impacts are located
+    to 1e-14 s), it ends resting on it with the holding torque of the closed form, and
+    the energy ledger balances with the impact losses (the Zeno rest takes the last
+    rebound's energy as an impact loss)."""
+    from elements.hybrid import STOP_TOLERANCE
+    jr = res.joint("hinge")
+    assert res.raw.status.name == "SUCCESS", res.raw.message
+    assert jr.q.max() <= 0.2 + STOP_TOLERANCE, jr.q.max()
+    assert res.switches[-1].what == "rest upper"
+    rested = res.t > res.switches[-1].t
+    assert np.abs(jr.q[rested] - 0.2).max() < 1e-12
+    assert np.abs(jr.stop[rested] - hold).max() < hold_tol
+    assert res.energy.relative_drift < 1e-8
+
+
+def test_a_pressed_joint_rests_on_its_stop_over_a_long_span():
+    res = pressed(2000.0)
+    # (2000 s held at the stop: the holding torque follows the Baumgarte-stabilised
+    # states, whose 1e-10 errors over ~1e5 steps move it by up to ~3e-8 N m)
+    check_rests_on_the_stop(res, hold_tol=1e-7)
+    assert res.switches[-1].t < 2.0     # (it comes to rest within the first swing)
+
+
+@pytest.mark.parametrize("rest", [1e-6, 0.0])
+def test_accumulating_bounces_come_to_rest_at_their_zeno_time(rest):
+    """With (almost) no rest_speed, the bounces go on until the next one would rise less
+    than ZENO_HEIGHT off the stop, and the joint rests there. Near the stop the torque
+    is nearly constant, so each flight is e times the one before (2 |qd+| / qdd), and
+    the bounces left out would all be over within (last flight) e / (1 - e)."""
+    from elements.hybrid import ZENO_HEIGHT
+    e = 0.5
+    res = pressed(2.0, e=e, rest=rest)
+    check_rests_on_the_stop(res)
+    impacts = [s for s in res.switches if s.what == "impact upper"]
+    rest_at = res.switches[-1]
+    assert len(impacts) >= 15                # far more than with rest_speed = 1e-3 (4)
+    for s in impacts:
+        assert abs(s.rate_after + e * s.rate_before) < 1e-8 * abs(s.rate_before)
+    t = [s.t for s in impacts] + [rest_at.t]
+    flights = np.diff(t)
+    # (flights of ~1e-5 s, heights below 1e-10 rad: the torque is constant but for the
+    # damper's 0.05 |qd| <= 2e-6 N m, below 1e-5 of it)
+    assert np.abs(flights[-5:] / flights[-6:-1] - e).max() < 1e-5
+    pull = 2 * abs(impacts[-1].rate_after) / flights[-1]       # rad/s^2, near the stop
+    assert abs(pull - (-HOLD) / (0.036 + 1.2 * 0.3 ** 2)) < 1e-3 * pull   # torque / inertia
+    # it rested at the first rebound predicted to rise less than ZENO_HEIGHT, not before
+    height = lambda rate: rate ** 2 / (2 * pull)                # noqa: E731
+    assert height(e * rest_at.rate_before) < ZENO_HEIGHT <= height(impacts[-1].rate_after)
+    # the bounces it left out would have been over within 1e-5 s (of a 2 s run)
+    assert flights[-1] * e / (1 - e) < 1e-5
+
+
+def test_friction_and_a_stop_come_to_rest_without_passing_it():
+    """Friction on the hinge too (0.2 N m, static 0.2): each rebound slides back against
+    friction, halts and slides onto the stop again; the bounces accumulate and it rests.
+    Before the fix, one such return was missed and the rod ended at 0.243 rad (0.251 at
+    2 s here), past the stop."""
+    res = pressed(2.0, e=0.9, rest=0.0, friction="friction = 0.2")
+    check_rests_on_the_stop(res)
+    kinds = {s.what for s in res.switches}
+    assert {"impact upper", "slide +", "rest upper"} <= kinds
+    # up to the first impact it slides one way: friction took coulomb times the angle
+    jr = res.joint("hinge")
+    before = res.t < res.switches[1].t
+    assert np.abs(res.energy.dissipated["hinge.friction"][before] - 0.2 * jr.q[before]
+                  ).max() < 1e-8
+
+
+def test_a_missed_impact_ends_the_run_with_a_named_failure(monkeypatch):
+    """The last line of defence: with the Zeno rest, the short first step and the stop
+    events' tolerance all taken away (the code before the fix), a bounce is missed and
+    the rod swings past its stop; the run must then not say SUCCESS but fail, naming the
+    joint and the stop, and keep its output up to the first point past it."""
+    from elements import hybrid
+    monkeypatch.setattr(hybrid._Runner, "zeno", lambda self, *a: False)
+    events = hybrid._Runner.events
+
+    def without_tolerance(self, v, modes):
+        out = events(self, v, modes)
+        for g in out:
+            g.__dict__.pop("tolerance", None)
+        return out
+    monkeypatch.setattr(hybrid._Runner, "events", without_tolerance)
+    with pytest.warns(IntegrationWarning, match="past its upper stop"):
+        res = pressed(2.0, rest=0.0)
+    raw = res.raw
+    assert raw.status.name == "STEP_FAILED" and not raw.success
+    assert "joint coordinate 'hinge'" in raw.message and "upper stop at 0.2" in raw.message
+    q = res.joint("hinge").q
+    assert q[-1] > 0.2 + hybrid.STOP_TOLERANCE and q[:-1].max() <= 0.2 + 1e-9
+    assert raw.failure_time == res.t[-1] and 1.0 < res.t[-1] < 2.0
+
+
+# -- prescribed motion with a joint that sticks or rests on a stop ------------------------
+# An arm (J1, vertical axis) spun up at 1 rad/s^2 by prescribed motion carries a link on a
+# horizontal hinge J2 (axis y of the arm, perpendicular to it). The link lies along the
+# arm, so gravity pulls it down about J2 with m g d = 0.5 * 9.81 * 0.15 = 0.736 N m; the
+# spin adds nothing about J2 (the centrifugal force passes through its axis, the
+# tangential one is parallel to it, and the link's spin is about a principal axis). So
+# J2 is held still by exactly that torque, by static friction (0.8 N m) or by a stop at
+# 0, and J1's effort is the rigid pair's inertia about the vertical times 1 rad/s^2:
+# (1 kg 0.4^2 / 3 + 1e-4 / 12 ...) read from the model's own inertias below. Before the
+# fix the held variant was rebuilt without the prescribed drive and the run stopped
+# with "changes the mechanism's constraint structure".
+
+@pytest.mark.parametrize("hold", ["friction", "stop"])
+def test_prescribed_motion_carries_a_joint_that_sticks_or_rests(hold):
+    from elements.dynamics import prescribed_motion
+    mech = Mechanism("arm", gravity=(0, 0, -G))
+    a = mech.add_body(RigidBody("a", 1.0, Inertia.rod(1.0, 0.4, axis=0, thin=1e-4)))
+    b = mech.add_body(RigidBody("b", 0.5, Inertia.rod(0.5, 0.3, axis=0, thin=1e-4)))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, a, child_point=(-0.2, 0, 0),
+                                 axis=(0, 0, 1)))
+    j2 = mech.add_joint(RevoluteJoint("J2", a, b, parent_point=(0.2, 0, 0),
+                                      child_point=(-0.15, 0, 0), axis=(0, 1, 0)))
+    if hold == "friction":
+        j2.add_friction(0.5, static=0.8)
+    else:
+        j2.add_limit(upper=0.0, restitution=0.0)
+    mm = mech.assemble()
+    out = prescribed_motion(mm, {"J1": (lambda t: 0.5 * t * t, lambda t: t, lambda t: 1.0)},
+                            (0.0, 1.0), t_eval=np.linspace(0, 1, 11), **RUN)
+    res = out.result
+    assert res.raw.success, res.raw.message
+    assert [s.what for s in res.switches] == (["stick"] if hold == "friction"
+                                              else ["rest upper"])
+    jr = res.joint("J2")
+    assert np.abs(jr.q).max() < 1e-12 and np.abs(jr.qd).max() < 1e-12
+    gravity = 0.5 * G * 0.15                                   # N m, about J2
+    held = jr.friction if hold == "friction" else jr.stop
+    assert np.abs(held + gravity).max() < 1e-8
+    inertia = (mm.inertia("a")[2, 2] + 1.0 * 0.2 ** 2 +
+               mm.inertia("b")[2, 2] + 0.5 * 0.55 ** 2)        # kg m^2 about J1
+    assert np.abs(out.efforts["J1"] - inertia * 1.0).max() < 1e-8
+    assert np.abs(res.joint("J1").q - 0.5 * res.t ** 2).max() < 1e-9
+
+
+def test_a_joint_that_starts_on_its_stop_moving_into_it_takes_the_impact_at_once():
+    """Started on the stop at 2 rad/s into it: the impact at t = 0 takes (1 - e^2) of the
+    kinetic energy, counted from the first output point on (whose state is the one after
+    the impact), so the ledger balances from there (found by the stops' property test:
+    before, the loss was counted from the second point and the ledger was off by it)."""
+    e, qs, w0 = 0.5, 0.4, 2.0
+    mech, _ = pendulum(upper=qs, restitution=e)
+    res = mech.assemble().simulate((0, 0.5), q={"J": qs}, qd={"J": w0}, **RUN)
+    first = res.switches[0]
+    assert (first.t, first.what) == (0.0, "impact upper")
+    ke0 = 0.5 * (0.01 + 1.0 * 0.5 ** 2) * w0 ** 2      # J about the pivot, J s^-2
+    assert abs(first.loss - (1 - e * e) * ke0) < 1e-12 * ke0
+    assert res.joint("J").qd[0] == pytest.approx(-e * w0, rel=1e-12)
+    led = res.energy
+    assert led.dissipated["J.impacts"][0] == first.loss
+    assert led.relative_drift < 1e-8
+
+
+def test_reaching_the_stop_as_the_rate_reaches_zero_is_one_switch():
+    """A bob 0.1 m below its pivot, started on its lower stop with a rate of 7e-19 rad/s
+    (away from it: so it starts sliding, against friction that exceeds gravity's pull
+    there): its rate reaches zero as it reaches the stop, both events at once. The
+    impact comes first and leaves it resting; the halt was that of the old mode and is
+    not applied to the held joint (before: the halt made it stick and the impact then
+    asked the held graph for its lock's effort parameter, NameNotFoundError: a case the
+    stops' property test found). Held still against gravity's torque m g l sin 1 =
+    0.826 N m, within the static 1 N m."""
+    mech = Mechanism("pendulum", gravity=(0, 0, -G))
+    bob = mech.add_body(RigidBody("bob", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    j = mech.add_joint(RevoluteJoint("J", mech.ground, bob, axis=(0, 1, 0),
+                                     child_point=(0, 0, 0.1)))
+    j.add_limit(lower=-1.0, restitution=0.0, rest_speed=0.0)
+    j.add_friction(1.0, static=1.0)
+    res = mech.assemble().simulate((0, 1), q={"J": -1.0}, qd={"J": 7.4e-19}, **RUN)
+    assert res.raw.success
+    assert [s.what for s in res.switches] == ["rest lower"]
+    jr = res.joint("J")
+    assert np.abs(jr.q + 1.0).max() < 1e-15
+    held = res.t > res.switches[0].t
+    assert np.abs(np.abs(jr.stop[held]) - G * 0.1 * math.sin(1.0)).max() < 1e-8
