@@ -49,8 +49,9 @@ def _create_temporary(path: str, suffix: str) -> tuple[int, str]:
     there) under an unpredictable name ending in ``.tmp`` + ``suffix``: (its
     descriptor, its name)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = f"{path}.{secrets.token_hex(6)}.tmp{suffix}"
+    folder, name = os.path.split(path)
+    for _ in range(100):         # (the name cut so that the temporary one fits in 255)
+        tmp = os.path.join(folder, f"{name[:200]}.{secrets.token_hex(6)}.tmp{suffix[:30]}")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:

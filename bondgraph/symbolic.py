@@ -166,6 +166,10 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
     RE = sympy.diag(*[els[n].euler_matrix_symbolic(state_by_name[f"p_{els[n].momentum}"])
                       for n in L.members["E"]]) if L.members["E"] else sympy.zeros(0, 0)
     u1 = []
+    # a source's expression of time is kept out of the simplification (a placeholder
+    # until the end): sympy's simplify rewrites exp(1000*t) + sin(t) as a polynomial of
+    # degree 1000 in exp(i t), for minutes, and cannot simplify the states' equations by it
+    opaque: dict[sympy.Dummy, sympy.Basic] = {}
     for n in L.members["U1"]:
         el = els[n]
         v = el.value
@@ -178,7 +182,11 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
         else:
             arr = np.asarray(v, dtype=object)
             vals = [v] * el.dim if arr.ndim == 0 else list(arr.ravel())
-            u1 += [sympy.sympify(x) for x in vals]
+            for x in map(sympy.sympify, vals):
+                if any(s.name == t.name for s in x.free_symbols):
+                    opaque[sympy.Dummy(n)] = x
+                    x = next(reversed(opaque))
+                u1.append(x)
     U1 = sympy.Matrix(u1) if u1 else sympy.zeros(0, 1)
     nL, nE = R.shape[0], RE.shape[0]
     n_src = U1.shape[0]
@@ -278,6 +286,8 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
     if simplify:
         xdot = xdot.applyfunc(lambda e: sympy.simplify(sympy.expand(e)))
         U2 = U2.applyfunc(sympy.simplify)
+    if opaque:
+        xdot, U2, U1 = (m.xreplace(opaque) for m in (xdot, U2, U1))
     return SymbolicEquations(states=states, inputs=U1, xdot=xdot, T_X=T_X, T_U1=T_U1,
                              T_U2=T_U2, U2=U2, branch=branch)
 

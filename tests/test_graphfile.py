@@ -439,6 +439,19 @@ def test_equations_refuse_many_max_arguments_at_once(tmp_path, capsys):
     assert err.count("\n") == 1 and "[element 'V'] 'effort'" in err and "at most 6" in err
 
 
+def test_equations_keep_a_source_of_time_as_written(tmp_path, capsys):
+    """sympy's simplify of the equations rewrote exp(1000*t) + sin(t), an ordinary
+    source, as a polynomial of degree 1000 (245 s); the source now stays as written."""
+    from bondgraph_cli import main
+    path = tmp_path / "fast.toml"
+    path.write_text(_effort("exp(1000*t) + sin(t)"), encoding="utf-8")
+    start = time.process_time()
+    assert main(["equations", str(path)]) == 0
+    assert time.process_time() - start < 3.0          # (CPU s: 0.1 s here)
+    assert "dp_La/dt = exp(1000*t) + sin(t) - Ra*p_La/La - k*p_J/J" in \
+        capsys.readouterr().out
+
+
 def test_ordinary_expressions_still_read_exactly():
     """The limits change nothing below them: exact fractions stay exact, powers and
     Min/Max are sympy's own."""
