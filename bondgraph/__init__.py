@@ -25,7 +25,8 @@ Bond graph files
     GraphOutput, GraphFileError, run_graph_file, parse_expression, expression_text
 Errors
     BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
-    AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning
+    AlgebraicLoopError, NonFiniteLawError, SingularConstraintError, IntegrationError,
+    IntegrationWarning
 Canonical models
     bondgraph.models
 """
@@ -54,6 +55,7 @@ from .errors import (
     IntegrationWarning,
     ModelError,
     NameNotFoundError,
+    NonFiniteLawError,
     PortError,
     SingularConstraintError,
 )
@@ -110,7 +112,8 @@ __all__ = [
     "SparseReduction", "StepValues", "StateFunctions",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
-    "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
+    "DifferentialCausalityError", "AlgebraicLoopError", "NonFiniteLawError",
+    "SingularConstraintError",
     "IntegrationError", "IntegrationWarning", "models",
     "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
     "EnergyLaw", "VectorLaw", "TimeLaw",
