@@ -38,6 +38,10 @@ ATOL_PER_RTOL = 1e-2
 nominal scale (with ``rtol = 1e-8``: 1e-10 of the scale, the old fixed default of 1e-10
 for a state of scale 1)."""
 
+X0_NOISE = 1e-10
+"""A co-energy at the initial state below this fraction of the largest one (of its kind,
+efforts or flows) is rounding noise, not a scale."""
+
 _SAMPLES = 65
 """Times of the span at which a source of time is sampled for its magnitude."""
 
@@ -70,7 +74,7 @@ def _source_magnitude(law, t_grid: np.ndarray, view) -> float:
     evaluated: a user function that raises is the run's business, not the scale's)."""
     if law.constant is not None:
         return float(np.abs(law.constant).max(initial=0.0))
-    times = t_grid if not law.state_dependent else t_grid[:1]
+    times = t_grid if law.expression else t_grid[:1]     # (a user's function: once)
     best = 0.0
     for t in times:
         try:
@@ -118,14 +122,17 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
     co-energy variable in its domain (see the module docstring): a C's charge q = C e
     with e the domain's effort scale, an I's momentum p = m f with f its flow scale (for
     a vector element, the diagonal of the inverse of its field). The effort scale of a
-    domain is the largest magnitude of its effort sources (sampled over ``t_span``, at 65
-    times, for sources of time) and of its C elements' efforts at ``x0``; the flow scale
-    that of its flow sources and of its I elements' flows at ``x0``. A domain with only
-    one of them takes the other through its linear resistors (f = e / R, with the
-    geometric mean of their resistances); a domain with neither takes the largest of the
-    other domains, else 1 (one unit of effort or flow). A nonlinear storage element
-    takes its tangent at ``x0``; where that is singular, max(|x0|, 1). Kinematic states
-    (positions, orientations, coordinates) and work states take 1 (m, rad, J).
+    domain is the largest magnitude of its effort sources (expressions of time sampled
+    over ``t_span`` at 65 times, a user's function evaluated at its start) and of its C
+    elements' efforts at ``x0``; the flow scale that of its flow sources and of its I
+    elements' flows at ``x0`` (co-energies at ``x0`` below :data:`X0_NOISE` of the
+    largest of their kind count as zero). A domain with only one of the two takes the
+    other through its linear resistors (f = e / R with the smallest resistance, e = R f
+    with the largest: the larger estimates, since a scale too small would make a
+    tolerance finer than the state's rounding); a domain with neither takes the largest
+    of the other domains, else 1 (one unit of effort or flow). A nonlinear storage
+    element takes its tangent at ``x0``; where that is singular, max(|x0|, 1). Kinematic
+    states (positions, orientations, coordinates) and work states take 1 (m, rad, J).
 
     Parameters
     ----------
@@ -165,10 +172,14 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
         elif cat is Category.FLOW_SOURCE:
             F[domain[name]] = max(F[domain[name]], v)
     parts = _storage_parts(model, x0)
+    E0, F0 = np.zeros(n_dom), np.zeros(n_dom)      # the co-energies at x0
     for name, _, cat, _, co in parts:
-        target = E if cat is Category.CAPACITANCE else F
+        target = E0 if cat is Category.CAPACITANCE else F0
         if co.size and np.all(np.isfinite(co)):
             target[domain[name]] = max(target[domain[name]], float(co.max()))
+    for own, at_x0 in ((E, E0), (F, F0)):   # (rounding noise, e.g. a momentum held at
+        at_x0[at_x0 < X0_NOISE * at_x0.max(initial=0.0)] = 0.0   # 1e-20, says nothing)
+        np.maximum(own, at_x0, out=own)
     logR: list[list[float]] = [[] for _ in range(n_dom)]
     p = dict(model.parameters)
     for name, el in model.graph.elements.items():
@@ -178,13 +189,12 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
             except Exception:      # noqa: BLE001 (not a linear resistance)
                 continue
             logR[domain[name]] += [float(np.log(r)) for r in d if 0 < r < np.inf]
-    for k in range(n_dom):
-        if logR[k]:
-            r = float(np.exp(np.mean(logR[k])))
+    for k in range(n_dom):            # (upper estimates: an underestimated scale is a
+        if logR[k]:                     # tolerance tighter than the state's noise)
             if E[k] == 0 and F[k] > 0:
-                E[k] = F[k] * r
+                E[k] = F[k] * float(np.exp(max(logR[k])))
             elif F[k] == 0 and E[k] > 0:
-                F[k] = E[k] / r
+                F[k] = E[k] / float(np.exp(min(logR[k])))
     for arr, given in ((E, effort), (F, flow)):
         if given is not None:
             arr[:] = float(given)

@@ -229,15 +229,15 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             reporter.close()
 
 
-def _tolerances(model, rtol, atol, t0, t1, x_init) -> tuple[Any, dict]:
-    """The absolute tolerance the solver gets (see :func:`simulate`) and what the
-    result's diagnostics say about it."""
-    if atol is not None:
-        return atol, {"atol": "given"}
+def _tolerances(model, rtol, atol, t0, t1, x_init) -> tuple[Any, np.ndarray, dict]:
+    """The absolute tolerance the solver gets (see :func:`simulate`), the states'
+    nominal scales and what the result's diagnostics say about them."""
     nominal = nominal_scales(model, (t0, t1), x_init)
-    return ATOL_PER_RTOL * np.asarray(rtol, dtype=float) * nominal, \
-        {"atol": f"{ATOL_PER_RTOL:g} rtol times the states' nominal scales",
-         "nominal": dict(zip(_component_names(model), nominal.tolist()))}
+    notes = {"nominal": dict(zip(_component_names(model), nominal.tolist()))}
+    if atol is not None:
+        return atol, nominal, {"atol": "given", **notes}
+    return ATOL_PER_RTOL * np.asarray(rtol, dtype=float) * nominal, nominal, \
+        {"atol": f"{ATOL_PER_RTOL:g} rtol times the states' nominal scales", **notes}
 
 
 def _component_names(model) -> list[str]:
@@ -249,15 +249,22 @@ def _component_names(model) -> list[str]:
     return out
 
 
-def _below_atol(model, xs, atol) -> dict[str, tuple[float, float]]:
-    """The state components whose magnitude stayed below their absolute tolerance over
-    the output points (but was not zero throughout): name -> (max |x|, atol)."""
+def _below_atol(model, xs, atol, rtol, nominal) -> dict[str, tuple[float, float, float]]:
+    """The state components the absolute tolerance does not control: those whose
+    tolerance exceeds their nominal scale (errors as large as the state itself pass),
+    and those whose magnitude stayed below their tolerance over the output points
+    although it is not negligible at their scale (at least ``ATOL_PER_RTOL * rtol``
+    times it: rounding noise in a momentum that stays zero is not reported): name ->
+    (max |x|, atol, nominal scale)."""
     if not xs:
         return {}
     peak = np.abs(np.asarray(xs, dtype=float)).max(axis=0)
     tol = np.broadcast_to(np.asarray(atol, dtype=float), peak.shape)
-    return {n: (float(p), float(a)) for n, p, a in zip(_component_names(model), peak, tol)
-            if 0.0 < p < a}
+    low = ATOL_PER_RTOL * np.broadcast_to(np.asarray(rtol, dtype=float), peak.shape) * \
+        nominal
+    bad = (tol > nominal) | ((peak >= low) & (peak < tol) & (peak > 0))
+    return {n: (float(p), float(a), float(s)) for n, p, a, s, b in
+            zip(_component_names(model), peak, tol, nominal, bad) if b}
 
 
 def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
@@ -279,7 +286,7 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
         return _fail(result, raise_on_failure)
     loop, why_not = compiled_loop(model, solver_cls, rhs, stabilization, events,
                                   use_compiled)
-    atol_used, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
+    atol_used, nominal, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
     scales = source_time_scales(model, t0, t1)
     if max_step is None:
         max_step, step_why = scales.max_step, scales.why or "none (no periodic source)"
@@ -307,7 +314,7 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
         diag = singularity(model, run.t_ok, run.y_ok, stabilization)
         if diag:
             status, message = Status.SINGULAR, f"{diag} ({message})"
-    below = _below_atol(model, output.xs, atol_used)
+    below = _below_atol(model, output.xs, atol_used, rtol, nominal)
     diagnostics = {"method": steps.solver_cls.__name__, "rhs_evaluations": rhs.calls,
                    "jacobian": jacobian,
                    "jacobian_evaluations": run.counts["njev"],
@@ -317,11 +324,12 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                    "breaks": len(steps.breaks), **tolerance_notes, "below_atol": below,
                    **loop_diagnostics(loop, why_not)}
     if below and atol is not None and np.ndim(atol) == 0:
-        names = ", ".join(f"{n} (max |x| {p:.3g})" for n, (p, _) in list(below.items())[:5])
-        warnings.warn(f"state(s) {names} stayed below the absolute tolerance atol = "
-                      f"{float(atol):g} throughout: their values are not controlled by "
-                      f"the solver; leave atol to its default (the states' nominal "
-                      f"scales) or give one per state", IntegrationWarning, stacklevel=3)
+        names = ", ".join(f"{n} (scale {sc:.3g}, max |x| {p:.3g})"
+                          for n, (p, _, sc) in list(below.items())[:5])
+        warnings.warn(f"the absolute tolerance atol = {float(atol):g} does not control "
+                      f"state(s) {names}: it is above their scale, or they stayed below it; "
+                      f"leave atol to its default (a fraction of each state's nominal "
+                      f"scale) or give one per state", IntegrationWarning, stacklevel=3)
     result = collect(model, output.ts, output.xs, stabilization, status, message,
                      failure_time, run.counts["nfev"], run.n_steps, start.deficiency,
                      start.redundancy, ev0.branch, run.sol, tracker.t_events,

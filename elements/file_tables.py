@@ -52,6 +52,27 @@ class TableReader:
             self.fail(where, key, f"must be >= 0, got {v}")
         return v
 
+    def integer(self, table: dict, where: str, key: str, *, required=True, default=None,
+                low: int = 1, high: int | None = None, why: str = "") -> int:
+        """An integer from ``low`` to ``high`` (None: no bound; ``why`` explains the
+        bound in the message)."""
+        if key not in table:
+            if required:
+                self.fail(where, key, "missing; an integer is required")
+            return default
+        v = table[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < low or \
+                (high is not None and v > high):
+            rule = f"from {low} to {high}{why}" if high is not None else f">= {low}"
+            self.fail(where, key, f"must be an integer {rule}, got {v!r}")
+        return v
+
+    def boolean(self, table: dict, where: str, key: str, default: bool) -> bool:
+        v = table.get(key, default)
+        if not isinstance(v, bool):
+            self.fail(where, key, f"must be true or false, got {v!r}")
+        return v
+
     def vector(self, value: Any, where: str, key: str, n: int = 3) -> np.ndarray:
         if not isinstance(value, list) or len(value) != n:
             self.fail(where, key, f"must be a list of {n} numbers, got {value!r}")

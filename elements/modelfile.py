@@ -104,7 +104,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError
-from bondgraph._files import output_name
+from bondgraph._files import MAX_POINTS, output_name
 from bondgraph.simulation import METHODS
 from bondgraph.spatial import as_rotation
 
@@ -136,7 +136,8 @@ class PlotSpec:
 
 @dataclass(frozen=True)
 class SolverSettings:
-    """Time span (s), output points, method and tolerances, stabilisation."""
+    """Time span (s), output points, method and tolerances, stabilisation, the largest
+    step (s) and the budget (accepted steps, wall-clock seconds; None: none)."""
 
     t_start: float = 0.0
     t_end: float = 1.0
@@ -146,6 +147,9 @@ class SolverSettings:
     atol: float = 1e-9
     stabilization: Baumgarte | None = Baumgarte(10.0, 10.0)
     projection: bool = False
+    max_step: float | None = None
+    max_steps: int | None = None
+    max_wall_time: float | None = None
 
     @property
     def t_eval(self) -> np.ndarray:
@@ -212,11 +216,6 @@ def _point(c: TableReader, value: Any, where: str, key: str, body: RigidBody):
                                f"{', '.join(body.points) or 'none'}")
         return value
     return c.vector(value, where, key)
-
-
-MAX_POINTS = 10_000_000
-"""The most output points a model file may ask for (every state at every point is kept
-in memory: 80 MB per state)."""
 
 
 def loads_model(text: str, path: str = "<string>") -> ModelSpec:
@@ -563,15 +562,13 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
     checked."""
     w = "solver"
     c.only(s, w, {"t_start", "t_end", "points", "method", "rtol", "atol", "stabilization",
-                  "projection"})
+                  "projection", "max_step", "max_steps", "max_wall_time"})
     t0 = c.number(s, w, "t_start", required=False, default=0.0)
     t1 = c.number(s, w, "t_end")
     if t1 <= t0:
         c.fail(w, "t_end", f"must be greater than t_start ({t0}), got {t1}")
-    pts = s.get("points", 101)
-    if isinstance(pts, bool) or not isinstance(pts, int) or not 2 <= pts <= MAX_POINTS:
-        c.fail(w, "points", f"must be an integer from 2 to {MAX_POINTS} (the output grid is "
-                            f"kept in memory), got {pts!r}")
+    pts = c.integer(s, w, "points", required=False, default=101, low=2, high=MAX_POINTS,
+                    why=" (each is evaluated and written: bondgraph._files.MAX_POINTS)")
     method = c.string(s, w, "method", required=False, default="DOP853",
                       choices=tuple(METHODS))
     rtol = c.number(s, w, "rtol", required=False, default=1e-9, positive=True)
@@ -588,10 +585,11 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
         else:
             c.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, got "
                                        f"{st!r}")
-    proj = s.get("projection", False)
-    if not isinstance(proj, bool):
-        c.fail(w, "projection", f"must be true or false, got {proj!r}")
-    return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
+    proj = c.boolean(s, w, "projection", False)
+    h, wall = (c.number(s, w, k, required=False, positive=True)
+               for k in ("max_step", "max_wall_time"))
+    return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj, h,
+                          c.integer(s, w, "max_steps", required=False), wall)
 
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")

@@ -26,7 +26,9 @@ class SourceLaw:
     ``value(t, state)`` and ``rate(t, state)`` return arrays of shape (dim,); ``rate`` is
     None when not available; ``state_dependent`` says whether ``value`` reads the state;
     ``timing`` is what the value says about stepping through it (its period and breaks,
-    :class:`~bondgraph.laws.SourceTiming`), None when nothing is known.
+    :class:`~bondgraph.laws.SourceTiming`), None when nothing is known; ``expression``
+    says that ``value`` is a compiled sympy expression of time (pure and cheap: a run may
+    sample it, where it calls a user's function only when it must).
     """
 
     value: Callable[[float, StateView], np.ndarray]
@@ -34,6 +36,7 @@ class SourceLaw:
     state_dependent: bool
     constant: np.ndarray | None = None
     timing: SourceTiming | None = None
+    expression: bool = False
 
 
 class SourceBase(Element):
@@ -124,7 +127,7 @@ class SourceBase(Element):
             law = self._time_law()
             value, rate = law.bind(values)
             return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False,
-                             timing=law.timing(values))
+                             timing=law.timing(values), expression=True)
         const = self._vector(resolve_parameter(v, values, owner=self.name,
                                                parameter=self.value_name))
         zero = np.zeros(self._dim)
