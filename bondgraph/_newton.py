@@ -81,8 +81,9 @@ def solve_resistor_loop(laws: Sequence, R: np.ndarray,
     """
     def outputs(d: np.ndarray) -> np.ndarray:
         o = np.zeros(R.shape[0])
-        for sl, law in laws:
-            o[sl] = law.value(d[sl])            # NonFiniteLawError where not finite
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for sl, law in laws:              # (NonFiniteLawError says where not finite)
+                o[sl] = law.value(d[sl])
         return o
 
     def newton_pass(d: np.ndarray):
@@ -93,14 +94,18 @@ def solve_resistor_loop(laws: Sequence, R: np.ndarray,
             o[sl] -= Jk @ d[sl]
         return reduce(Rk, o)
 
+    undefined: list[NonFiniteLawError] = []      # (the last law not finite at a trial)
+
     def residual(d: np.ndarray) -> float:
         """|d - D_in(r(d))| over the nonlinear inputs (inf where a law is not finite)."""
         try:
             _, implied = reduce(R, outputs(d))
-        except NonFiniteLawError:
+        except NonFiniteLawError as exc:
+            undefined[:] = [exc]
             return np.inf
-        r = np.concatenate([d[sl] - implied[sl] for sl, _ in laws])
-        norm = float(np.linalg.norm(r))
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = np.concatenate([d[sl] - implied[sl] for sl, _ in laws])
+            norm = float(np.linalg.norm(r))
         return norm if np.isfinite(norm) else np.inf
 
     d, res, error = None, None, None
@@ -142,14 +147,17 @@ def solve_resistor_loop(laws: Sequence, R: np.ndarray,
                 pass
         if res is None:
             res = residual(d)
-        lam = 1.0
+        lam, defined = 1.0, False
         while True:
             trial = d + lam * step
             r_trial = residual(trial)
             if r_trial <= (1.0 - ARMIJO * lam) * res:
                 break
+            defined = defined or np.isfinite(r_trial)
             lam *= 0.5
             if lam < MIN_STEP_FRACTION:
+                if not defined and undefined:     # the laws are not finite beyond d:
+                    raise undefined[0]            # (a tank past empty), not a loop's fault
                 raise AlgebraicLoopError(
                     f"the nonlinear resistor law(s) of {names}: no step along Newton's "
                     f"direction lowers the loop's residual ({res:.3g}) at t = {t:.6g} s: "

@@ -170,8 +170,10 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             progress(solver.t)
         t_new = solver.t
         if not np.all(np.isfinite(solver.y)):
-            return end(Status.NON_FINITE, f"non-finite state at t = {t_new:.6g} s "
-                                          f"(the last finite one at t = {t_ok:.6g} s)", t_ok)
+            cause = rhs.cause(t_ok)
+            why = f": {cause[1]} at t = {cause[0]:.6g} s" if cause else ""
+            return end(Status.NON_FINITE, f"non-finite state at t = {t_new:.6g} s (the last "
+                                          f"finite one at t = {t_ok:.6g} s){why}", t_ok)
         t_ok, y_ok = float(t_new), solver.y
         interpolate = _Interpolant(solver)
         terminate_at = tracker.step(t_prev, t_new, solver.y, interpolate)

@@ -39,8 +39,8 @@ nominal scale (with ``rtol = 1e-8``: 1e-10 of the scale, the old fixed default o
 for a state of scale 1)."""
 
 X0_NOISE = 1e-10
-"""A co-energy at the initial state below this fraction of the largest one (of its kind,
-efforts or flows) is rounding noise, not a scale."""
+"""A co-energy at the initial state below this fraction of the largest effort or flow
+of the model (sources and initial state) is rounding noise, not a scale."""
 
 _SAMPLES = 65
 """Times of the span at which a source of time is sampled for its magnitude."""
@@ -123,10 +123,11 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
     with e the domain's effort scale, an I's momentum p = m f with f its flow scale (for
     a vector element, the diagonal of the inverse of its field). The effort scale of a
     domain is the largest magnitude of its effort sources (expressions of time sampled
-    over ``t_span`` at 65 times, a user's function evaluated at its start) and of its C
-    elements' efforts at ``x0``; the flow scale that of its flow sources and of its I
-    elements' flows at ``x0`` (co-energies at ``x0`` below :data:`X0_NOISE` of the
-    largest of their kind count as zero). A domain with only one of the two takes the
+    over ``t_span`` at 65 times, a user's function evaluated at its start), the flow
+    scale that of its flow sources; a domain without sources (a free oscillation) takes
+    them from its C elements' efforts and its I elements' flows at ``x0`` (ignoring
+    those below :data:`X0_NOISE` of the model's largest: rounding noise of a body at
+    rest). A domain with only one of the two takes the
     other through its linear resistors (f = e / R with the smallest resistance, e = R f
     with the largest: the larger estimates, since a scale too small would make a
     tolerance finer than the state's rounding); a domain with neither takes the largest
@@ -177,9 +178,14 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
         target = E0 if cat is Category.CAPACITANCE else F0
         if co.size and np.all(np.isfinite(co)):
             target[domain[name]] = max(target[domain[name]], float(co.max()))
-    for own, at_x0 in ((E, E0), (F, F0)):   # (rounding noise, e.g. a momentum held at
-        at_x0[at_x0 < X0_NOISE * at_x0.max(initial=0.0)] = 0.0   # 1e-20, says nothing)
-        np.maximum(own, at_x0, out=own)
+    # the state at the start sets the scales of a domain without sources (a free
+    # oscillation): not of one whose sources set them (a body at rest up to rounding
+    # under gravity has no velocity scale of 1e-13 m/s), nor where it is rounding noise
+    noise = X0_NOISE * max(E.max(initial=0.0), F.max(initial=0.0), E0.max(initial=0.0),
+                           F0.max(initial=0.0))
+    free = (E == 0) & (F == 0)
+    for own, at_x0 in ((E, E0), (F, F0)):
+        own[free] = np.where(at_x0[free] > noise, at_x0[free], 0.0)
     logR: list[list[float]] = [[] for _ in range(n_dom)]
     p = dict(model.parameters)
     for name, el in model.graph.elements.items():

@@ -482,8 +482,9 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
             grid = np.asarray(t_eval, dtype=float).ravel()
         except (TypeError, ValueError):
             grid = np.array([np.nan])
-        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - 1e-12 or \
-                grid[-1] > t1 + 1e-12 or not np.all(np.isfinite(grid)):
+        slack = 1e-12 * max(abs(t0), abs(t1))       # (rounding, at the times' size)
+        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - slack or \
+                grid[-1] > t1 + slack or not np.all(np.isfinite(grid)):
             raise ModelError(f"t_eval must be sorted, finite and within t_span {t_span}")
     return solver_cls, t0, t1, x_init, grid
 
