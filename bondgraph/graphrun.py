@@ -154,7 +154,8 @@ def run_graph_file(spec: GraphFile, out_dir: str | os.PathLike, *,
                        result.diagnostics.get("max_step", np.inf)) else None),
                    "max_step_reason": result.diagnostics.get("max_step_reason"),
                    "breaks": result.diagnostics.get("breaks"),
-                   "below_atol": {k: {"max_abs": p, "atol": a} for k, (p, a) in
+                   "below_atol": {k: {"max_abs": p, "atol": a, "scale": sc}
+                                  for k, (p, a, sc) in
                                   result.diagnostics.get("below_atol", {}).items()},
                    "units": {"t": "s"}}
         paths["summary"] = os.path.join(out_dir, "summary.json")

@@ -49,7 +49,7 @@ _SAMPLES = 65
 def _domains(model: StateSpaceModel) -> dict[str, int]:
     """Element name -> its domain (an integer; union-find over the bonds, not through
     two-ports)."""
-    els = model.graph.elements
+    els = model._elements
     parent = {n: n for n in els}
 
     def find(n: str) -> str:
@@ -94,7 +94,7 @@ def _storage_parts(model: StateSpaceModel, x0: np.ndarray):
     laws = {(sl.start, sl.stop): law for sl, law in model._nl_storage}
     out = []
     for name in model.storage:
-        el = model.graph.elements[name]
+        el = model._elements[name]
         sl = model.state_slices[el.state_name]
         xs = x0[sl]
         law = laws.get((sl.start, sl.stop))
@@ -166,7 +166,7 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
     n_dom = max(domain.values(), default=-1) + 1
     E, F = np.zeros(n_dom), np.zeros(n_dom)
     for name, law in model.sources.items():
-        cat = model.graph.elements[name].category
+        cat = model._elements[name].category
         v = _source_magnitude(law, grid, view)
         if cat is Category.EFFORT_SOURCE:
             E[domain[name]] = max(E[domain[name]], v)
@@ -188,7 +188,7 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
         own[free] = np.where(at_x0[free] > noise, at_x0[free], 0.0)
     logR: list[list[float]] = [[] for _ in range(n_dom)]
     p = dict(model.parameters)
-    for name, el in model.graph.elements.items():
+    for name, el in model._elements.items():
         if el.category is Category.RESISTANCE and getattr(el, "is_linear", True):
             try:
                 d = np.abs(np.diag(np.asarray(el.resistance_matrix(p), dtype=float)))
