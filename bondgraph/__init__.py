@@ -14,6 +14,8 @@ Stages
     validate, assign_causality, CausalGraph, InsertedSource, assemble,
     StateSpaceModel, Evaluation, Baumgarte, Branch, simulate, SimulationResult, Status,
     join_results (one result from consecutive segments),
+    nominal_scales, source_time_scales (the scales behind the default tolerances and
+    step bound), RunProgress (a run's progress on stderr),
     SparseReduction, StepValues (the sparse evaluation used while integrating),
     symbolic_equations, SymbolicEquations
 Linear models
@@ -27,7 +29,8 @@ Bond graph files
     GraphOutput, GraphFileError, run_graph_file, parse_expression, expression_text
 Errors
     BondGraphError, ModelError, PortError, NameNotFoundError, CausalityError, DifferentialCausalityError,
-    AlgebraicLoopError, SingularConstraintError, IntegrationError, IntegrationWarning,
+    AlgebraicLoopError, NonFiniteLawError, SingularConstraintError, IntegrationError,
+    IntegrationWarning,
     MissingExtraError (an optional package is missing; names the extra),
     FMUBuildError (an FMU's C sources could not be compiled; names where they are kept)
 Canonical models
@@ -60,6 +63,7 @@ from .errors import (
     MissingExtraError,
     ModelError,
     NameNotFoundError,
+    NonFiniteLawError,
     PortError,
     SingularConstraintError,
 )
@@ -95,6 +99,8 @@ from .moduli import StateFunctions
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status, join_results
 from .simulation import simulate
+from .scales import nominal_scales, source_time_scales
+from ._progress import RunProgress
 from .linear_model import LinearModel, Modes
 from .linearization import Equilibrium, find_equilibrium, linearize
 from .spatial import skew
@@ -113,11 +119,12 @@ __all__ = [
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "Branch", "simulate", "SimulationResult",
-    "Status", "join_results",
+    "Status", "join_results", "nominal_scales", "source_time_scales", "RunProgress",
     "SparseReduction", "StepValues", "StateFunctions",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",
     "BondGraphError", "ModelError", "PortError", "NameNotFoundError", "CausalityError",
-    "DifferentialCausalityError", "AlgebraicLoopError", "SingularConstraintError",
+    "DifferentialCausalityError", "AlgebraicLoopError", "NonFiniteLawError",
+    "SingularConstraintError",
     "IntegrationError", "IntegrationWarning", "MissingExtraError", "models",
     "linearize", "find_equilibrium", "Equilibrium", "LinearModel", "Modes",
     "EnergyLaw", "VectorLaw", "TimeLaw",

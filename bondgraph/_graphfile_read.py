@@ -23,7 +23,7 @@ except ImportError:                    # pragma: no cover
                                  "nonpositive", "nonzero", "integer", "rational",
                                  "finite", "complex", "zero", "even", "odd", "prime"))
 
-from ._files import output_name
+from ._files import MAX_POINTS, output_name
 from .element import ELEMENT_TYPES
 from .errors import ModelError, did_you_mean
 from .expressions import parse_expression
@@ -46,9 +46,6 @@ GRAPH_RUN_FILES = ("states.csv", "bonds.csv", "constraint_forces.csv", "summary.
                    "manifest.json")
 """The files ``bondgraph run`` writes for a bond graph file (besides the diagram)."""
 
-MAX_POINTS = 10_000_000
-"""The most output points a file may ask for (kept in memory)."""
-
 _TAGS = ("expr", "matrix", "array")
 
 
@@ -60,16 +57,22 @@ class GraphFileError(ModelError):
 @dataclass(frozen=True)
 class GraphSolver:
     """How ``bondgraph run`` simulates the graph: time span (s), output points, the
-    method (a name of :data:`bondgraph.simulation.METHODS`), tolerances and the
-    Baumgarte gains (alpha, beta in 1/s; None: no stabilisation)."""
+    method (a name of :data:`bondgraph.simulation.METHODS`), tolerances (``atol`` None:
+    a fraction of each state's nominal scale, as :func:`bondgraph.simulate`'s default),
+    the Baumgarte gains (alpha, beta in 1/s; None: no stabilisation), the largest step
+    (s; None: as ``simulate``: a periodic source bounds it) and the budget: accepted
+    steps and wall-clock seconds (None: none)."""
 
     t_start: float = 0.0
     t_end: float = 1.0
     points: int = 101
     method: str = "DOP853"
     rtol: float = 1e-9
-    atol: float = 1e-9
+    atol: float | None = None
     stabilization: tuple[float, float] | None = None
+    max_step: float | None = None
+    max_steps: int | None = None
+    max_wall_time: float | None = None
 
     @property
     def t_eval(self) -> np.ndarray:
@@ -348,7 +351,8 @@ def _solver(r: _Reader, doc: dict) -> GraphSolver | None:
     if "solver" not in doc:
         return None
     s, w = r.table(doc, "solver"), "solver"
-    r.only(s, w, ("t_start", "t_end", "points", "method", "rtol", "atol", "stabilization"))
+    r.only(s, w, ("t_start", "t_end", "points", "method", "rtol", "atol", "stabilization",
+                  "max_step", "max_steps", "max_wall_time"))
     t0 = r.number(s, w, "t_start", 0.0)
     t1 = r.number(s, w, "t_end")
     if t1 <= t0:
@@ -362,10 +366,14 @@ def _solver(r: _Reader, doc: dict) -> GraphSolver | None:
         r.only(st, f"{w} stabilization", ("alpha", "beta"))
         stab = (r.number(st, f"{w} stabilization", "alpha", nonneg=True),
                 r.number(st, f"{w} stabilization", "beta", nonneg=True))
+    given = {k: r.number(s, w, k, positive=True) for k in ("atol", "max_step",
+                                                             "max_wall_time") if k in s}
+    if "max_steps" in s:
+        given["max_steps"] = r.integer(s, w, "max_steps", 1, 1, 10 ** 15)
     return GraphSolver(t0, t1, r.integer(s, w, "points", 101, 2, MAX_POINTS),
                        r.string(s, w, "method", "DOP853"),
-                       r.number(s, w, "rtol", 1e-9, positive=True),
-                       r.number(s, w, "atol", 1e-9, positive=True), stab)
+                       r.number(s, w, "rtol", 1e-9, positive=True), stabilization=stab,
+                       **given)
 
 
 def _output(r: _Reader, doc: dict) -> GraphOutput:

@@ -27,7 +27,10 @@ class OutputGrid:
         self.ts: list[float] = []
         self.xs: list[np.ndarray] = []
         self._k = 0
-        while self._k < grid.size and grid[self._k] <= t0 + 1e-15 * max(1.0, abs(t0)):
+        # (the times at t0 up to rounding, relative to the times' size: a span of
+        # femtoseconds is a span like any other)
+        at_t0 = t0 + 1e-15 * max(abs(t0), abs(float(grid[-1]))) if grid.size else t0
+        while self._k < grid.size and grid[self._k] <= at_t0:
             self._add(grid[self._k], x0.copy())
 
     def _add(self, t, x) -> None:

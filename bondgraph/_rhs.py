@@ -7,7 +7,9 @@
   is recorded in :attr:`RightHandSide.failure` and every later call returns NaN, so
   that the solver rejects its step, shrinks it to its floor and stops; the loop then
   reports the recorded failure. A non-finite derivative at a trial stage is not a
-  failure (the solver rejects that step and tries a smaller one): it is remembered in
+  failure (the solver rejects that step and tries a smaller one), nor is a nonlinear
+  law that is not finite there (:class:`~bondgraph.NonFiniteLawError`: a square root
+  of a negative pressure past a tank's draining): it is remembered in
   :attr:`RightHandSide.nonfinite` so that a run that cannot get past it says why.
   :attr:`RightHandSide.calls` counts every evaluation, also those an implicit solver
   makes for its finite-difference Jacobian (which scipy's ``nfev`` leaves out).
@@ -24,10 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SingularConstraintError, caused_by_interrupt
+from .errors import NonFiniteLawError, SingularConstraintError, caused_by_interrupt
 from .results import Status
 
-__all__ = ["RightHandSide", "Failure", "MAX_NONFINITE"]
+__all__ = ["RightHandSide", "Failure", "MAX_NONFINITE", "STATE_NONFINITE"]
+
+STATE_NONFINITE = "the state became non-finite"
+"""Why a trial stage's derivative is not finite when its state is not (a stage built
+from an earlier non-finite derivative: that one names the cause)."""
 
 MAX_NONFINITE = 500
 """Non-finite derivatives at trial stages after which the run is stopped (the solver is
@@ -86,7 +92,7 @@ class RightHandSide:
         if fast is not None and math.isfinite(t):
             try:
                 xdot = fast.derivative(t, x, self.stabilization, self.workspace)
-            except SingularConstraintError:
+            except (SingularConstraintError, NonFiniteLawError):
                 xdot = None
             except Exception as exc:  # a user callable (source, modulus, rate) raised
                 if caused_by_interrupt(exc):
@@ -110,7 +116,7 @@ class RightHandSide:
             return self._fail(Status.NON_FINITE, f"non-finite state derivative: {last[1]} "
                                                  f"near t = {last[0]:.6g} s", last[0])
         if not np.isfinite(x).all():     # a trial stage built from a non-finite derivative
-            self.nonfinite.append((t, "the state became non-finite"))
+            self.nonfinite.append((t, STATE_NONFINITE))
             return self._nan.copy()
         try:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -126,6 +132,9 @@ class RightHandSide:
                 return self._nan.copy()
             return self._fail(Status.SINGULAR, str(exc),
                               exc.time if exc.time is not None else t)
+        except NonFiniteLawError as exc:  # a law undefined at this trial stage: reject it
+            self.nonfinite.append((t, str(exc)))
+            return self._nan.copy()
         except Exception as exc:  # a user callable (source, modulus, rate) raised
             if caused_by_interrupt(exc):
                 raise KeyboardInterrupt from exc
@@ -146,6 +155,14 @@ class RightHandSide:
         # a non-finite derivative at a trial stage: the solver rejects the step and
         # shrinks it; if it cannot get past, the run fails there (the loop says so)
         return self._nan.copy()
+
+    def cause(self, since: float) -> tuple[float, str] | None:
+        """The last non-finite derivative at or after ``since`` (s) as (time, why),
+        preferring a named cause (a law, a source) to a trial state that became
+        non-finite after one; None when there is none."""
+        recent = [(t, why) for t, why in self.nonfinite if t >= since]
+        named = [item for item in recent if item[1] != STATE_NONFINITE]
+        return (named or recent or [None])[-1]
 
     def _user_error(self, t, exc) -> np.ndarray:
         return self._fail(Status.CALLBACK_ERROR, f"a user function raised near t = "

@@ -421,6 +421,12 @@ class TimeFunction:
     rate : callable, optional
         ``rate(t)``, the time derivative of ``value``. Needed only where the constraint
         equations see the source (Eq. (15) uses dU_1/dt); an error says so when missing.
+    period : float, optional
+        The value's period (s), when it is periodic: a run's step is then at most a
+        fraction of it (:func:`bondgraph.scales.source_time_scales`), so that the solver
+        does not step over what happens within a period.
+    breaks : tuple of float
+        Times (s) where the value jumps or has a kink: a run stops and restarts there.
 
     Examples
     --------
@@ -432,19 +438,22 @@ class TimeFunction:
 
     value: Callable[[float], Any]
     rate: Callable[[float], Any] | None = None
+    period: float | None = None
+    breaks: tuple[float, ...] = ()
 
     @staticmethod
     def sine(amplitude: float, omega: float, phase: float = 0.0,
              offset: float = 0.0) -> "TimeFunction":
         """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s)."""
         return TimeFunction(lambda t: offset + amplitude * np.sin(omega * t + phase),
-                            lambda t: amplitude * omega * np.cos(omega * t + phase))
+                            lambda t: amplitude * omega * np.cos(omega * t + phase),
+                            period=2 * np.pi / abs(omega) if omega else None)
 
     @staticmethod
     def ramp(slope: float, start: float = 0.0, offset: float = 0.0) -> "TimeFunction":
         """``offset`` until ``start``, then ``offset + slope (t - start)``."""
         return TimeFunction(lambda t: offset + slope * max(t - start, 0.0),
-                            lambda t: slope if t >= start else 0.0)
+                            lambda t: slope if t >= start else 0.0, breaks=(float(start),))
 
 
 @dataclass(frozen=True)

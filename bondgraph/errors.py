@@ -11,6 +11,7 @@ bare numpy or networkx error.
 - :class:`DifferentialCausalityError`: a storage element stays in differential causality
   and no constraint junction can take an unknown effort source.
 - :class:`AlgebraicLoopError`: an algebraic loop cannot be solved (singular).
+- :class:`NonFiniteLawError`: a nonlinear law is not finite where it is evaluated.
 - :class:`SingularConstraintError`: the constraint matrix (H4 or T_LE) loses rank.
 - :class:`IntegrationError`: the solver failed (raised only on request).
 - :class:`IntegrationWarning`: the solver failed and a partial result was returned.
@@ -34,6 +35,7 @@ __all__ = [
     "CausalityError",
     "DifferentialCausalityError",
     "AlgebraicLoopError",
+    "NonFiniteLawError",
     "SingularConstraintError",
     "IntegrationError",
     "IntegrationWarning",
@@ -89,6 +91,15 @@ class DifferentialCausalityError(CausalityError):
 
 class AlgebraicLoopError(CausalityError):
     """Fires when an algebraic loop of the junction structure is singular."""
+
+
+class NonFiniteLawError(ModelError):
+    """Fires when a nonlinear law (a storage element's energy, a resistor's law, a
+    source's expression of time) is not finite at the value it is evaluated at (a square
+    root of a negative number, an exponential that overflows). Names the element and the
+    value. Inside a run it is not an error of the model but of the trial: Newton's method
+    shortens its step, the solver rejects the stage and shrinks its step; a run that
+    cannot get past it ends with status ``NON_FINITE``."""
 
 
 class SingularConstraintError(BondGraphError):

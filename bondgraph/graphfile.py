@@ -359,7 +359,10 @@ def dumps_graph(graph: BondGraph, *, initial: Mapping[str, Any] | None = None,
                                             for k, v in initial.items()}))
     if solver is not None:
         s = {"t_start": solver.t_start, "t_end": solver.t_end, "points": solver.points,
-             "method": solver.method, "rtol": solver.rtol, "atol": solver.atol}
+             "method": solver.method, "rtol": solver.rtol}
+        s.update({k: getattr(solver, k) for k in ("atol", "max_step", "max_steps",
+                                                  "max_wall_time")
+                  if getattr(solver, k) is not None})
         if solver.stabilization is not None:
             s["stabilization"] = {"alpha": solver.stabilization[0],
                                   "beta": solver.stabilization[1]}

@@ -88,7 +88,9 @@ def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | 
     model, x0 = assemble_graph_file(spec)
     stab = Baumgarte(*s.stabilization) if s.stabilization else None
     result = simulate(model, (s.t_start, s.t_end), x0, t_eval=s.t_eval, method=s.method,
-                      rtol=s.rtol, atol=s.atol, stabilization=stab, progress=progress)
+                      rtol=s.rtol, atol=s.atol, max_step=s.max_step, stabilization=stab,
+                      max_steps=s.max_steps, max_wall_time=s.max_wall_time,
+                      progress=progress)
     return model, result
 
 
@@ -118,7 +120,8 @@ def run_graph_file(spec: GraphFile, out_dir: str | os.PathLike, *,
     run's files listed in its manifest.json are removed first): states.csv (t in s, the
     states), bonds.csv (``<bond>.e`` and ``<bond>.f`` of every bond), constraint_forces.csv
     (every Se*'s effort, when there are any), summary.json (status, message, counts,
-    the parameters' values) and the diagram of the causal graph.
+    the parameters' values, the largest step and why, the sources' breaks, the states
+    that stayed below their absolute tolerance) and the diagram of the causal graph.
 
     Returns
     -------
@@ -154,6 +157,13 @@ def run_graph_file(spec: GraphFile, out_dir: str | os.PathLike, *,
                    "n_steps": int(result.n_steps), "states": list(model.state_names),
                    "unknown_sources": list(model.unknown_sources),
                    "parameters": {k: float(v) for k, v in spec.graph.parameters.items()},
+                   "max_step": (result.diagnostics["max_step"] if np.isfinite(
+                       result.diagnostics.get("max_step", np.inf)) else None),
+                   "max_step_reason": result.diagnostics.get("max_step_reason"),
+                   "breaks": result.diagnostics.get("breaks"),
+                   "below_atol": {k: {"max_abs": p, "atol": a, "scale": sc}
+                                  for k, (p, a, sc) in
+                                  result.diagnostics.get("below_atol", {}).items()},
                    "units": {"t": "s"}}
         paths["summary"] = os.path.join(out_dir, "summary.json")
         write_text(paths["summary"], json.dumps(summary, indent=1, ensure_ascii=False))

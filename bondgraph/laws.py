@@ -8,6 +8,9 @@ resistor laws and source values of time.
   e = phi(f) or f = g(e)), with its Jacobian.
 - :class:`TimeLaw`: a known value as an expression of time ``t`` (s), with its exact
   rate.
+- :class:`SourceTiming`: what a value of time says about stepping through it: its
+  shortest period (sines and cosines of ``t``) and its breaks, the times where it jumps
+  or has a kink (Heaviside, sign, Abs, Min, Max, Piecewise of ``t``).
 
 Every law is written once, symbolically, and compiled (:func:`compile_numeric`, the one
 evaluator of expressions: ``sympy.lambdify`` to numpy) when a model binds the values of
@@ -31,10 +34,10 @@ import numpy as np
 import sympy
 from sympy.printing.numpy import NumPyPrinter
 
-from .errors import ModelError
+from .errors import ModelError, NonFiniteLawError
 
-__all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "is_law", "TIME",
-           "compile_numeric"]
+__all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "SourceTiming", "is_law",
+           "TIME", "compile_numeric"]
 
 TIME = sympy.Symbol("t", real=True)
 """The symbol of time in source expressions (real: ``Abs(t - 1)`` has the derivative
@@ -70,7 +73,8 @@ def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owne
       an infinity, not a Python exception;
     - ``Heaviside(0)`` is 1/2 (sympy's) unless given as ``Heaviside(x, h0)``;
       ``sign(0)`` is 0; the Dirac terms of derivatives are zero;
-    - a result that is not finite raises a :class:`~bondgraph.ModelError` naming
+    - a result that is not finite raises a :class:`~bondgraph.NonFiniteLawError` (a
+      :class:`~bondgraph.ModelError`) naming
       ``owner``, ``what`` and the variables' values.
     """
     exprs = _no_dirac(sympy.Matrix(exprs))
@@ -90,12 +94,12 @@ def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owne
             try:
                 out = np.asarray(f(*args), dtype=float)
             except (ArithmeticError, TypeError, ValueError) as exc:
-                raise ModelError(f"element '{owner}': its {what} cannot be evaluated at "
+                raise NonFiniteLawError(f"element '{owner}': its {what} cannot be evaluated at "
                                  f"{names} = {[float(a) for a in args]}: "
                                  f"{type(exc).__name__}: {exc}") from None
         out = out.reshape(shape)
         if not np.all(np.isfinite(out)):
-            raise ModelError(f"element '{owner}': its {what} is not finite at {names} = "
+            raise NonFiniteLawError(f"element '{owner}': its {what} is not finite at {names} = "
                              f"{[float(a) for a in args]} (got {out.tolist()})")
         return out
 
@@ -319,7 +323,12 @@ class TimeLaw:
             value = [value] * dim
         self.expressions = _by_name(_as_column(value, dim, owner, what), (TIME,))
         self.parameters = _parameters_of(list(self.expressions), (TIME,))
-        self.rates = self.expressions.diff(TIME)
+        # the rate with t real (so that Abs, sign and Heaviside of t have closed-form
+        # derivatives) and their Dirac terms dropped, as for the laws of state
+        real_t = sympy.Symbol(TIME.name, real=True)
+        rates = self.expressions.xreplace({TIME: real_t}).diff(real_t)
+        self.rates = rates.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0)).xreplace(
+            {real_t: TIME})
 
     def bind(self, values: Mapping[str, float] | None):
         """``(value(t), rate(t))`` as numeric functions returning arrays (dim,)."""
@@ -328,6 +337,114 @@ class TimeLaw:
                   values, self.owner, self.what)
         return (compile_numeric((TIME,), m[:d, :], self.owner, self.what, (d,)),
                 compile_numeric((TIME,), m[d:, :], self.owner, f"{self.what}'s rate", (d,)))
+
+    def timing(self, values: Mapping[str, float] | None) -> "SourceTiming | None":
+        """The :class:`SourceTiming` of the value with the parameters' ``values``."""
+        m = _bind(self.expressions, (TIME,), self.parameters, values, self.owner, self.what)
+        return SourceTiming.of(list(m))
+
+
+class SourceTiming:
+    """What a known value of time says about stepping through it (see the module
+    docstring): a solver that steps over a period, or across a jump, of a source sees
+    neither (a rectifier's diode pulses, a step input between two steps).
+
+    Parameters
+    ----------
+    period : float, optional
+        The value's period (s), when it is known as a number (a TimeFunction's).
+    times : sequence of float
+        Times (s) where the value jumps or has a kink, when known as numbers.
+    rates : sequence of callables
+        ``rate(t)``: the angular rate |d arg/dt| (rad/s) of each periodic part
+        ``sin(arg(t))``; the period is 2 pi over the largest rate over a span.
+    kinks : sequence of callables
+        ``g(t)``: the value jumps or has a kink where g changes sign.
+    """
+
+    SAMPLES = 257
+    """Points of a span at which rates are sampled and arguments searched for zeros (at
+    least; 32 per period of the fastest periodic part)."""
+
+    MAX_BREAKS = 100_000
+    """Breaks found in one span at most (more: the first ones are kept)."""
+
+    def __init__(self, period: float | None = None, times=(), rates=(), kinks=()):
+        self._period = period
+        self._times = np.asarray(sorted(float(t) for t in times), dtype=float)
+        self._rates = tuple(rates)
+        self._kinks = tuple(kinks)
+
+    @classmethod
+    def of(cls, expressions: Sequence[sympy.Basic]) -> "SourceTiming | None":
+        """The timing of sympy expressions of ``t`` with numbers for their parameters
+        (None when they have neither a periodic part nor a break)."""
+        rates, kinks = [], []
+        for e in expressions:
+            for f in sympy.preorder_traversal(e):
+                if not isinstance(f, sympy.Basic) or TIME not in f.free_symbols:
+                    continue
+                if isinstance(f, (sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec,
+                                  sympy.csc)):
+                    # (tan and cot repeat twice as often as sin and cos)
+                    twice = 2 if isinstance(f, (sympy.tan, sympy.cot)) else 1
+                    rate = sympy.diff(f.args[0], TIME) * twice
+                    rates.append(sympy.lambdify([TIME], sympy.Abs(rate), "numpy"))
+                    continue
+                args: list[sympy.Basic] = []
+                if isinstance(f, (sympy.Heaviside, sympy.sign, sympy.Abs)):
+                    args = [f.args[0]]
+                elif isinstance(f, (sympy.Min, sympy.Max)):
+                    args = [a - f.args[0] for a in f.args[1:]]
+                elif isinstance(f, sympy.Piecewise):
+                    args = [r.lhs - r.rhs for _, c in f.args
+                            for r in sympy.preorder_traversal(c)
+                            if isinstance(r, sympy.core.relational.Relational)]
+                kinks += [sympy.lambdify([TIME], g, "numpy") for g in args
+                          if TIME in g.free_symbols]
+        if not rates and not kinks:
+            return None
+        return cls(rates=rates, kinks=kinks)
+
+    def period(self, t0: float, t1: float) -> float | None:
+        """The shortest period (s) of the value over [t0, t1] (None: not periodic)."""
+        best = self._period
+        if self._rates:
+            tt = np.linspace(t0, t1, self.SAMPLES)
+            for rate in self._rates:
+                with np.errstate(all="ignore"):
+                    w = np.broadcast_to(np.asarray(rate(tt), dtype=float), tt.shape)
+                w = w[np.isfinite(w)]
+                if w.size and w.max() > 0:
+                    p = 2 * np.pi / float(w.max())
+                    best = p if best is None else min(best, p)
+        return best
+
+    def breaks(self, t0: float, t1: float) -> np.ndarray:
+        """The times (s) strictly inside (t0, t1) where the value jumps or has a kink,
+        sorted (the zeros of the arguments of Heaviside, sign, Abs, Min, Max and
+        Piecewise's conditions: located to rounding by Brent's method between samples
+        at least 32 per period of the fastest periodic part apart)."""
+        from scipy.optimize import brentq
+        found = [self._times[(self._times > t0) & (self._times < t1)]]
+        if self._kinks:
+            p = self.period(t0, t1)
+            n = self.SAMPLES if p is None else \
+                int(min(max(self.SAMPLES, 32 * (t1 - t0) / p + 1), 10 * self.MAX_BREAKS))
+            tt = np.linspace(t0, t1, n)
+            for g in self._kinks:
+                with np.errstate(all="ignore"):
+                    v = np.broadcast_to(np.asarray(g(tt), dtype=float), tt.shape)
+                ok = np.isfinite(v)
+                zeros = list(tt[ok & (v == 0.0)])
+                s = np.sign(v)
+                for k in np.flatnonzero(ok[:-1] & ok[1:] & (s[:-1] * s[1:] < 0))[
+                        :self.MAX_BREAKS]:
+                    zeros.append(brentq(lambda t: float(g(t)), tt[k], tt[k + 1],
+                                        xtol=1e-15 * max(1.0, abs(tt[k]))))
+                found.append(np.asarray(zeros, dtype=float))
+        out = np.unique(np.concatenate(found))
+        return out[(out > t0) & (out < t1)][:self.MAX_BREAKS]
 
 
 def depends_on_time(value: Any) -> bool:

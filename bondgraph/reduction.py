@@ -45,6 +45,7 @@ from .causality import CausalGraph
 from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .evaluation import RANK_RTOL, Evaluation, solve_constraints
+from ._newton import solve_resistor_loop
 from .junction import JunctionLayout, PowerPlan
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
@@ -54,12 +55,6 @@ from .primitives import (
 )
 
 __all__ = ["assemble", "StateSpaceModel", "Evaluation", "Baumgarte", "RANK_RTOL"]
-
-NEWTON_RTOL = 1e-12
-"""Relative change of the nonlinear resistors' inputs at which Newton's method stops."""
-
-NEWTON_MAX_ITERATIONS = 100
-"""Newton iterations allowed for the nonlinear resistors' algebraic equations."""
 
 _BUILD_LOCK = threading.RLock()
 """Held while a model's sparse evaluation is built (once per model)."""
@@ -382,40 +377,24 @@ class StateSpaceModel:
                 redundancy_ok, rank_reference)
         if not self._nl_r:
             return self._reduced(self.R, None, *args)
-        # nonlinear resistors: Newton's method on their inputs D_in. Each pass is the
-        # linear reduction with the laws' tangents R_k and offsets o = r(d) - R_k d. The
-        # first pass (R_k = 0, o = 0) gives d where the laws' inputs do not depend on
-        # their outputs (no algebraic loop: the next pass is then exact); a tangent that
-        # is not finite (sqrt at 0) counts as zero (a fixed-point step)
+        # nonlinear resistors: the loop through their laws by a globalised Newton
+        # method (bondgraph._newton), from this thread's last solution (consecutive
+        # states of a run are close), else from the inputs with every law's output zero
+        # (exact where the laws' inputs do not depend on their outputs), else from zero
         nR = self.R.shape[0]
-        start = self._newton_start.get(threading.get_ident())
-        if start is None:
-            _, d = self._reduced(self.R, np.zeros(nR), *args)
-        else:           # (the last solution of this thread: consecutive states are close)
-            d = start.copy()
-        last = np.inf
-        for _ in range(NEWTON_MAX_ITERATIONS):
-            Rk, o = self.R.copy(), np.zeros(nR)
-            for sl, law in self._nl_r:
-                Jk = law.tangent_or_zero(d[sl])
-                Rk[sl, sl] = Jk
-                o[sl] = law.value(d[sl]) - Jk @ d[sl]
-            ev, d_new = self._reduced(Rk, o, *args)
-            delta = max(float(np.abs(d_new[sl] - d[sl]).max()) for sl, _ in self._nl_r)
-            size = max(float(np.abs(d_new[sl]).max()) for sl, _ in self._nl_r)
-            d = d_new
-            if delta <= NEWTON_RTOL * size or delta == 0.0 or \
-                    (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
-                self._newton_start[threading.get_ident()] = d
-                return ev
-            last = delta
+        key = threading.get_ident()
+        starts = [lambda: self._reduced(self.R, np.zeros(nR), *args)[1],
+                  lambda: np.zeros(nR)]
+        warm = key in self._newton_start
+        if warm:
+            starts.insert(0, self._newton_start[key].copy)
         names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
                           if not getattr(self._elements[n], "is_linear", True))
-        raise AlgebraicLoopError(
-            f"the nonlinear resistor law(s) of {names} did not converge in "
-            f"{NEWTON_MAX_ITERATIONS} Newton iterations at t = {t:.6g} s (last change "
-            f"{delta:.3g} in their inputs): the algebraic loop through them may have no "
-            f"solution or several; give the loop a storage element, or smoother laws")
+        ev, d = solve_resistor_loop(self._nl_r, self.R,
+                                    lambda Rk, o: self._reduced(Rk, o, *args), starts,
+                                    names, t, warm)
+        self._newton_start[key] = d
+        return ev
 
     def _reduced(self, R, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
                  stabilization, redundancy_ok, rank_reference):

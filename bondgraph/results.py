@@ -32,6 +32,8 @@ class Status(Enum):
     NON_FINITE = -3
     CALLBACK_ERROR = -4
     EVENT_STORM = -5
+    STEP_LIMIT = -6
+    TIME_LIMIT = -7
 
     @property
     def success(self) -> bool:
@@ -47,6 +49,9 @@ class Status(Enum):
             Status.NON_FINITE: "the state or its derivative became non-finite",
             Status.CALLBACK_ERROR: "a user function raised an error",
             Status.EVENT_STORM: "events fired more often than max_events allows",
+            Status.STEP_LIMIT: "the run took more steps than max_steps allows",
+            Status.TIME_LIMIT: "the run took longer (wall-clock time) than max_wall_time "
+                               "allows",
         }[self]
 
 

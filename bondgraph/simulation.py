@@ -6,39 +6,44 @@
   ``OdeSolver`` subclass; output on a time grid, dense output, events; returns a
   :class:`~bondgraph.SimulationResult`.
 
-The stepping loop is ours (not ``solve_ivp``) so that a failure mid-run keeps
-everything computed up to it, and output memory is bounded by the output grid. Its
-parts: the right-hand side with failures as values (:mod:`bondgraph._rhs`), the events
+The stepping loop is ours (not ``solve_ivp``, :mod:`bondgraph._stepping`) so that a
+failure mid-run keeps everything computed up to it, a run has a budget and restarts at
+its sources' breaks, and output memory is bounded by the output grid. Its parts: the
+right-hand side with failures as values (:mod:`bondgraph._rhs`), the events
 (:mod:`bondgraph._events`), the output grid and the result (:mod:`bondgraph._output`),
 the diagnosis of a failure or of stiffness (:mod:`bondgraph._diagnosis`), the Jacobian
-of implicit methods (:mod:`bondgraph._jacobian`); results of consecutive segments join
+of implicit methods (:mod:`bondgraph._jacobian`), the states' nominal scales and the
+sources' time scales (:mod:`bondgraph.scales`); results of consecutive segments join
 with :func:`bondgraph.results.join_results`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK45, OdeSolver, Radau
-from scipy.integrate._ivp.common import OdeSolution
 
 from ._blas import one_blas_thread
 from ._diagnosis import StiffnessMonitor, singularity
 from ._events import EventTracker
-from ._fastrk import CHUNK, compiled_loop
+from ._fastrk import compiled_loop
 from ._fastrk import diagnostics as loop_diagnostics
 from ._jacobian import jacobian_options
 from ._output import OutputGrid, collect
+from ._progress import RunProgress
 from ._rhs import RightHandSide
+from ._stepping import Budget, Steps, step_until_done
 from .branches import Branch
 from .errors import (
     IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, warn,
 )
 from .reduction import Baumgarte, StateSpaceModel
 from .results import SimulationResult, Status
+from .scales import ATOL_PER_RTOL, nominal_scales, source_time_scales
 
 __all__ = ["simulate", "METHODS"]
 
@@ -52,14 +57,16 @@ METHODS: dict[str, type[OdeSolver]] = {"RK45": RK45, "DOP853": DOP853, "Radau": 
 def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              x0: Mapping[str, Any] | np.ndarray, *,
              t_eval: Sequence[float] | np.ndarray | None = None,
-             method: str | type[OdeSolver] = "RK45", rtol: float = 1e-8, atol: float = 1e-10,
-             max_step: float = np.inf, first_step: float | None = None,
+             method: str | type[OdeSolver] = "RK45", rtol: float = 1e-8,
+             atol: float | Sequence[float] | np.ndarray | None = None,
+             max_step: float | None = None, first_step: float | None = None,
              stabilization: Baumgarte | None = None,
              events: Sequence[Callable[[float, np.ndarray], float]] = (),
              dense_output: bool = False, strict: bool = False,
              raise_on_failure: bool = False,
-             progress: Callable[[float], None] | None = None,
+             progress: Callable[[float], None] | bool | None = None,
              max_events: int = 10_000, max_steps: int | None = None,
+             max_wall_time: float | None = None,
              dense_reduction: bool = False,
              parameters: Mapping[str, float] | None = None,
              compiled_loop: bool = True) -> SimulationResult:
@@ -72,8 +79,9 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         Start and end time (s).
     x0 : mapping of state name to value, or ndarray (n_states,)
         Initial state; a mapping must name every state.
-    t_eval : array_like, optional
-        Output times (s) within ``t_span``; default: 101 evenly spaced points.
+
+    Solver
+
     method : str or OdeSolver subclass
         ``"RK45"`` (default), ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``
         (:data:`METHODS`), or a scipy ``OdeSolver`` subclass. The explicit RK45 and
@@ -87,30 +95,32 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         Euler junction); any other model's Jacobian is formed by scipy's dense finite
         differences (one evaluation per state, when Newton's iteration asks for it).
         The Jacobian steers Newton's iteration only; accuracy is set by rtol and atol.
-    rtol, atol : float
-        Error tolerances on every state.
+    rtol : float
+        Relative error tolerance on every state.
+    atol : float, array (n_states,) or None
+        Absolute error tolerance, in each state's unit. None (default): a fraction
+        ``ATOL_PER_RTOL * rtol`` (1e-2 rtol) of each state's nominal scale
+        (:func:`bondgraph.scales.nominal_scales`: a capacitor's charge from its
+        capacitance and its domain's efforts, a momentum from its mass and its domain's
+        flows), so that the default tolerances mean relative accuracy at any size: a
+        1 fF capacitor's 5e-15 C is controlled as a 1 F one's 5 C. A number is the same
+        absolute tolerance for every state; then a state whose magnitude stays below it
+        throughout is not controlled, and ``result.diagnostics["below_atol"]`` names it
+        (with an :class:`~bondgraph.IntegrationWarning`).
+    max_step : float, optional
+        Largest step (s). None (default): a periodic source bounds it to 1/20 of its
+        shortest period (:func:`bondgraph.scales.source_time_scales`; a solver that
+        steps over a period misses what happens in it), else unbounded;
+        ``result.diagnostics["max_step"]`` says which bound was used and why.
+        Whatever it is, the run stops and restarts at every time where a source jumps
+        or has a kink (Heaviside, sign, Abs, Min, Max, Piecewise of ``t``, a
+        TimeFunction's ``breaks``: ``diagnostics["breaks"]`` counts them).
+    first_step : float, optional
+        The first step (s); default: the solver's choice.
     stabilization : Baumgarte, optional
         Constraint stabilisation gains (uses the junctions' position constraints).
-    events : sequence of callables ``g(t, x) -> float``
-        Zero crossings are located; an event with attribute ``terminal = True`` stops the
-        run; ``direction`` as in scipy.
-    dense_output : bool
-        Keep a continuous solution (``result.sol``); it stores every step.
     strict : bool
         Refuse redundant constraints (rank-deficient H_4 at the initial state).
-    raise_on_failure : bool
-        Raise :class:`~bondgraph.IntegrationError` (holding the partial result) instead of
-        returning it with ``success=False`` and an :class:`~bondgraph.IntegrationWarning`.
-    progress : callable, optional
-        Called with the time (s) after every accepted step (e.g. a progress bar).
-    max_events : int
-        More event crossings than this (an event storm, e.g. chattering) stop the run.
-    max_steps : int, optional
-        Stop (status STEP_FAILED) after this many accepted steps: a bound on the work.
-    parameters : mapping of str to float, optional
-        Values of some of the model's parameters (:attr:`StateSpaceModel.parameters`)
-        for this run: the run uses ``model.with_parameters(parameters)``, assembled from
-        the same causal graph; ``model`` itself is not changed.
     dense_reduction : bool
         Evaluate every step with the dense reduction (every J, T and H block formed, cost
         growing with the square and cube of the model's size) instead of the sparse one
@@ -125,6 +135,44 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         ``["compiled_loop_reason"]`` why not). Same tableau, error norm, step-size
         control, first step and dense output as scipy's solvers: the same steps and
         states to rounding. False: scipy's stepping in every case.
+    parameters : mapping of str to float, optional
+        Values of some of the model's parameters (:attr:`StateSpaceModel.parameters`)
+        for this run: the run uses ``model.with_parameters(parameters)``, assembled from
+        the same causal graph; ``model`` itself is not changed.
+
+    Events
+
+    events : sequence of callables ``g(t, x) -> float``
+        Zero crossings are located; an event with attribute ``terminal = True`` stops the
+        run; ``direction`` as in scipy.
+    max_events : int
+        More event crossings than this (an event storm, e.g. chattering) stop the run
+        (status ``EVENT_STORM``).
+
+    Budget
+
+    max_steps : int, optional
+        Stop after this many accepted steps (status ``STEP_LIMIT``, the result so far
+        kept): a bound on the work.
+    max_wall_time : float, optional
+        Stop once the run has taken this many seconds of wall-clock time (status
+        ``TIME_LIMIT``, the result so far kept).
+    raise_on_failure : bool
+        Raise :class:`~bondgraph.IntegrationError` (holding the partial result) instead of
+        returning it with ``success=False`` and an :class:`~bondgraph.IntegrationWarning`.
+
+    Output
+
+    t_eval : array_like, optional
+        Output times (s) within ``t_span``; default: 101 evenly spaced points.
+    dense_output : bool
+        Keep a continuous solution (``result.sol``); it stores every step.
+    progress : callable, bool or None
+        A callable is called with the simulated time (s) after every accepted step (after
+        every chunk of steps of the compiled loop, at least every 0.2 s). True: show the
+        run's progress on stderr once it has taken more than 2 s
+        (:class:`bondgraph._progress.RunProgress`: a bar on a terminal, a line every 5 s
+        otherwise). None or False: nothing.
 
     Notes
     -----
@@ -132,10 +180,13 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     finite-difference Jacobians are counted in ``result.diagnostics["rhs_evaluations"]``
     (every evaluation of the run) and ``["jacobian_evaluations"]``.
 
-    When the solver fails (its step size falls below its floor, or the state becomes
-    non-finite), the constraint matrix at the last state is examined: if it is nearly
-    singular (a singular configuration the run was heading into), the status is
-    ``SINGULAR`` and the message names the unknown sources involved.
+    When the solver fails (its step size falls below its floor, the state becomes
+    non-finite, or the solver itself raises on non-finite values), the run ends with a
+    failure status and everything computed before; ``failure_time`` is the end of the
+    last step the solver accepted (the results reach it), and the message says where
+    the trouble was found when that was at a trial stage beyond it. If the constraint
+    matrix is nearly singular there (a singular configuration the run was heading into),
+    the status is ``SINGULAR`` and the message names the unknown sources involved.
 
     Returns
     -------
@@ -161,32 +212,65 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         model = model.with_parameters(parameters)
     solver_cls, t0, t1, x_init, grid = _check_arguments(
         model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
-        events, progress, max_events, max_steps)
+        events, progress, max_events, max_steps, max_wall_time)
     if not isinstance(compiled_loop, bool):
         raise ModelError(f"compiled_loop must be True or False, got {compiled_loop!r}")
-    with one_blas_thread():
-        return _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step,
-                          first_step, stabilization, tuple(events), dense_output, strict,
-                          raise_on_failure, progress, max_events, max_steps,
-                          dense_reduction, compiled_loop)
+    reporter = RunProgress(t0, t1) if progress is True else None
+    report = reporter if reporter is not None else (progress or None)
+    deadline = None if max_wall_time is None else time.monotonic() + float(max_wall_time)
+    try:
+        with one_blas_thread():
+            return _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol,
+                              max_step, first_step, stabilization, tuple(events),
+                              dense_output, strict, raise_on_failure, report, max_events,
+                              Budget(max_steps, max_wall_time, deadline),
+                              dense_reduction, compiled_loop)
+    finally:
+        if reporter is not None:
+            reporter.close()
 
 
-@dataclass(frozen=True)
-class _Steps:
-    """The stepping options that travel together: the solver class and its settings."""
+def _tolerances(model, rtol, atol, t0, t1, x_init) -> tuple[Any, np.ndarray, dict]:
+    """The absolute tolerance the solver gets (see :func:`simulate`), the states'
+    nominal scales and what the result's diagnostics say about them."""
+    nominal = nominal_scales(model, (t0, t1), x_init)
+    notes = {"nominal": dict(zip(_component_names(model), nominal.tolist()))}
+    if atol is not None:
+        return atol, nominal, {"atol": "given", **notes}
+    return ATOL_PER_RTOL * np.asarray(rtol, dtype=float) * nominal, nominal, \
+        {"atol": f"{ATOL_PER_RTOL:g} rtol times the states' nominal scales", **notes}
 
-    solver_cls: type[OdeSolver]
-    rtol: Any
-    atol: Any
-    max_step: float
-    first_step: float | None
-    max_steps: int | None
-    compiled: Any = None          # the run's CompiledLoop (bondgraph._fastrk), or None
+
+def _component_names(model) -> list[str]:
+    """The name of every state component (``name`` or ``name[k]``)."""
+    out = []
+    for name, sl in model.state_slices.items():
+        n = sl.stop - sl.start
+        out += [name] if n == 1 else [f"{name}[{k}]" for k in range(n)]
+    return out
+
+
+def _below_atol(model, xs, atol, rtol, nominal) -> dict[str, tuple[float, float, float]]:
+    """The state components the absolute tolerance does not control: those whose
+    tolerance exceeds their nominal scale (errors as large as the state itself pass),
+    and those whose magnitude stayed below their tolerance over the output points
+    although it is not negligible at their scale (at least ``ATOL_PER_RTOL * rtol``
+    times it: rounding noise in a momentum that stays zero is not reported): name ->
+    (max |x|, atol, nominal scale)."""
+    if not xs:
+        return {}
+    peak = np.abs(np.asarray(xs, dtype=float)).max(axis=0)
+    tol = np.broadcast_to(np.asarray(atol, dtype=float), peak.shape)
+    low = ATOL_PER_RTOL * np.broadcast_to(np.asarray(rtol, dtype=float), peak.shape) * \
+        nominal
+    bad = (tol > nominal) | ((peak >= low) & (peak < tol) & (peak > 0))
+    return {n: (float(p), float(a), float(s)) for n, p, a, s, b in
+            zip(_component_names(model), peak, tol, nominal, bad) if b}
 
 
 def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
                stabilization, events, dense_output, strict, raise_on_failure, progress,
-               max_events, max_steps, dense_reduction, use_compiled=True
+               max_events, budget, dense_reduction, use_compiled=True
                ) -> SimulationResult:
     """:func:`simulate` once its arguments are checked: the initial evaluation, the
     right-hand side, the stepping loop, the diagnosis of a failure, the result."""
@@ -203,37 +287,52 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
         return _fail(result, raise_on_failure)
     loop, why_not = compiled_loop(model, solver_cls, rhs, stabilization, events,
                                   use_compiled)
-    steps = _Steps(solver_cls, rtol, atol, max_step, first_step, max_steps, loop)
-    kwargs: dict[str, Any] = {"rtol": steps.rtol, "atol": steps.atol,
-                              "max_step": steps.max_step}
-    if steps.first_step is not None:
-        kwargs["first_step"] = steps.first_step
-    jac, jacobian = jacobian_options(model, steps.solver_cls, rhs, t0, x_init)
+    atol_used, nominal, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
+    scales = source_time_scales(model, t0, t1)
+    if max_step is None:
+        max_step, step_why = scales.max_step, scales.why or "none (no periodic source)"
+    else:
+        step_why = "given"
+    kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol_used, "max_step": max_step}
+    if first_step is not None:
+        kwargs["first_step"] = first_step
+    jac, jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init)
     kwargs.update(jac)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        solver = steps.solver_cls(rhs, t0, x_init, t1, **kwargs)   # (its first step)
+    steps = Steps(solver_cls, kwargs, budget, loop, tuple(scales.breaks.tolist()))
+    solver = steps.solver(rhs, t0, x_init, steps.breaks[0] if steps.breaks else t1, True)
     output = OutputGrid(grid, t0, x_init)
     tracker = EventTracker(events, t0, x_init, max_events)
     stiffness = StiffnessMonitor(steps.solver_cls, t1 - t0)
-    run = _step_until_done(solver, rhs, output, tracker, steps, progress, dense_output,
-                           stiffness)
+    run = step_until_done(solver, rhs, output, tracker, steps, progress, dense_output,
+                           stiffness, t1)
+    solver = run.solver
     status, message, failure_time = run.status, run.message, run.failure_time
     if status in (Status.STEP_FAILED, Status.NON_FINITE) and run.n_steps == 0:
         # the run could not leave the initial state: the dense evaluation there (skipped
         # for the sparse one at the start) explains why where it can, by raising
         rhs.reference()
     if status in (Status.STEP_FAILED, Status.NON_FINITE) and model.n_u2:
-        diag = singularity(model, solver.t, solver.y, stabilization)
+        diag = singularity(model, run.t_ok, run.y_ok, stabilization)
         if diag:
             status, message = Status.SINGULAR, f"{diag} ({message})"
+    below = _below_atol(model, output.xs, atol_used, rtol, nominal)
     diagnostics = {"method": steps.solver_cls.__name__, "rhs_evaluations": rhs.calls,
                    "jacobian": jacobian,
-                   "jacobian_evaluations": int(getattr(solver, "njev", 0) or 0),
-                   "lu_decompositions": int(getattr(solver, "nlu", 0) or 0),
+                   "jacobian_evaluations": run.counts["njev"],
+                   "lu_decompositions": run.counts["nlu"],
                    "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message,
+                   "max_step": float(max_step), "max_step_reason": step_why,
+                   "breaks": len(steps.breaks), **tolerance_notes, "below_atol": below,
                    **loop_diagnostics(loop, why_not)}
+    if below and atol is not None and np.ndim(atol) == 0:
+        names = ", ".join(f"{n} (scale {sc:.3g}, max |x| {p:.3g})"
+                          for n, (p, _, sc) in list(below.items())[:5])
+        warn(f"the absolute tolerance atol = {float(atol):g} does not control "
+             f"state(s) {names}: it is above their scale, or they stayed below it; "
+             f"leave atol to its default (a fraction of each state's nominal "
+             f"scale) or give one per state", IntegrationWarning)
     result = collect(model, output.ts, output.xs, stabilization, status, message,
-                     failure_time, solver.nfev, run.n_steps, start.deficiency,
+                     failure_time, run.counts["nfev"], run.n_steps, start.deficiency,
                      start.redundancy, ev0.branch, run.sol, tracker.t_events,
                      start.fast, diagnostics)
     return _fail(result, raise_on_failure) if not status.success else result
@@ -295,116 +394,8 @@ def _start(model, t0, x_init, stabilization, strict, dense_reduction) -> _Start:
     return _Start(rhs, ev0, fast, deficiency, redundancy)
 
 
-@dataclass
-class _Run:
-    """How the stepping loop ended."""
-
-    status: Status
-    message: str
-    failure_time: float | None
-    n_steps: int
-    sol: Any
-
-
-def _step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
-                     tracker: EventTracker, steps: _Steps, progress, dense_output,
-                     stiffness: StiffnessMonitor) -> _Run:
-    """Take the solver's steps until the end of the span, a terminal event, a failure or
-    ``max_steps``; fill the output grid, the events and the dense output on the way;
-    warn (once) when an explicit method's steps show the run to be stiff."""
-    interpolants: list = []
-    ts_dense: list[float] = [solver.t]
-    n_steps = 0
-    loop = steps.compiled
-    max_k = 1 if (progress is not None or dense_output) else CHUNK
-    while solver.status == "running":
-        t_prev = solver.t
-        taken = 0
-        if loop is not None:          # many steps in one compiled call, or none
-            limit = max_k if steps.max_steps is None else \
-                min(max_k, steps.max_steps + 1 - n_steps)
-            taken = loop.advance(solver, output.next_time, limit, stiffness)
-            t_prev = solver.t_old if taken else t_prev
-        if not taken:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                msg = solver.step()      # (the evaluations' warnings are its business)
-        failure = rhs.failure
-        if failure is not None:          # (the solver stopped on the NaNs it got after)
-            t_fail = failure.time if failure.status is Status.SINGULAR else solver.t
-            return _Run(failure.status, failure.message, t_fail, n_steps,
-                        _dense(dense_output, ts_dense, interpolants))
-        if solver.status == "failed":
-            status, message = Status.STEP_FAILED, f"{msg} (at t = {solver.t:.6g} s)"
-            if rhs.nonfinite and rhs.nonfinite[-1][0] - solver.t < \
-                    10 * max(abs(solver.t), 1.0) * np.finfo(float).eps ** 0.5 + \
-                    (solver.step_size or 0.0):
-                tn, why = rhs.nonfinite[-1]
-                status = Status.NON_FINITE
-                message = (f"non-finite state derivative: {why} at t = {tn:.6g} s; the "
-                           f"solver could not step past t = {solver.t:.6g} s")
-            return _Run(status, message, solver.t, n_steps,
-                        _dense(dense_output, ts_dense, interpolants))
-        n_steps += max(taken, 1)
-        if steps.max_steps is not None and n_steps > steps.max_steps:
-            return _Run(Status.STEP_FAILED, f"more than max_steps = {steps.max_steps} steps "
-                                            f"by t = {solver.t:.6g} s", solver.t, n_steps,
-                        _dense(dense_output, ts_dense, interpolants))
-        if stiffness.active and (loop.stiff_now if taken else stiffness.step(solver)):
-            warn(stiffness.message, IntegrationWarning)
-        if progress is not None:
-            progress(solver.t)
-        t_new = solver.t
-        if not np.all(np.isfinite(solver.y)):
-            return _Run(Status.NON_FINITE, f"non-finite state at t = {t_new:.6g} s", t_new,
-                        n_steps, _dense(dense_output, ts_dense, interpolants))
-        interpolate = _Interpolant(solver)
-        terminate_at = tracker.step(t_prev, t_new, solver.y, interpolate)
-        storm = tracker.storm
-        if storm:
-            terminate_at = t_new
-        output.fill(t_new if terminate_at is None else terminate_at, t_new, solver.y,
-                    interpolate)
-        if dense_output:
-            interpolants.append(interpolate.function())
-            ts_dense.append(t_new)
-        if storm:
-            return _Run(Status.EVENT_STORM,
-                        f"{tracker.n_crossings} event crossings by t = {t_new:.6g} s exceed "
-                        f"max_events = {tracker.max_events} (an event storm)", t_new,
-                        n_steps, _dense(dense_output, ts_dense, interpolants))
-        if terminate_at is not None:
-            output.end_at(terminate_at, interpolate(terminate_at))
-            return _Run(Status.EVENT, f"terminal event at t = {terminate_at:.6g} s", None,
-                        n_steps, _dense(dense_output, ts_dense, interpolants))
-    return _Run(Status.SUCCESS, Status.SUCCESS.description, None, n_steps,
-                _dense(dense_output, ts_dense, interpolants))
-
-
-class _Interpolant:
-    """The last step's interpolant, built on first use (it costs DOP853 three more
-    evaluations: only steps with output times, events or dense output pay for it)."""
-
-    def __init__(self, solver):
-        self._solver = solver
-        self._f = None
-
-    def function(self):
-        if self._f is None:
-            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                self._f = self._solver.dense_output()
-        return self._f
-
-    def __call__(self, t: float) -> np.ndarray:
-        return self.function()(t)
-
-
-def _dense(dense_output, ts_dense, interpolants):
-    """The dense output over the steps taken (or None)."""
-    return OdeSolution(ts_dense, interpolants) if dense_output and interpolants else None
-
-
 def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step,
-                     stabilization, events, progress, max_events, max_steps):
+                     stabilization, events, progress, max_events, max_steps, max_wall_time):
     """:func:`simulate`'s arguments checked: (solver class, t0, t1, initial state, output
     grid), or a ModelError naming the argument and what is valid."""
     if not isinstance(model, StateSpaceModel):
@@ -433,6 +424,8 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
     if not (np.isfinite(t0) and np.isfinite(t1)) or t1 <= t0:
         raise ModelError(f"t_span must be finite with end > start, got {t_span!r}")
     for name, val in (("rtol", rtol), ("atol", atol)):
+        if val is None and name == "atol":
+            continue
         try:
             arr = np.asarray(val, dtype=float)
         except (TypeError, ValueError):
@@ -441,8 +434,9 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
                 not np.all(np.isfinite(arr)) or np.any(arr <= 0):
             raise ModelError(f"{name} must be positive and finite (a number, or one per "
                              f"state), got {val!r}")
-    for name, val, none_ok in (("max_step", max_step, False),
-                               ("first_step", first_step, True)):
+    for name, val, none_ok in (("max_step", max_step, True),
+                               ("first_step", first_step, True),
+                               ("max_wall_time", max_wall_time, True)):
         if val is None and none_ok:
             continue
         try:
@@ -461,8 +455,9 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
     for e in events:
         if not callable(e):
             raise ModelError(f"events must be callables g(t, x) -> float, got {e!r}")
-    if progress is not None and not callable(progress):
-        raise ModelError(f"progress must be a callable taking the time, got {progress!r}")
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise ModelError(f"progress must be True, False, None or a callable taking the "
+                         f"time, got {progress!r}")
     for name, val in (("max_events", max_events), ("max_steps", max_steps)):
         if val is None and name == "max_steps":
             continue
@@ -488,8 +483,9 @@ def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, fi
             grid = np.asarray(t_eval, dtype=float).ravel()
         except (TypeError, ValueError):
             grid = np.array([np.nan])
-        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - 1e-12 or \
-                grid[-1] > t1 + 1e-12 or not np.all(np.isfinite(grid)):
+        slack = 1e-12 * max(abs(t0), abs(t1))       # (rounding, at the times' size)
+        if grid.size == 0 or np.any(np.diff(grid) < 0) or grid[0] < t0 - slack or \
+                grid[-1] > t1 + slack or not np.all(np.isfinite(grid)):
             raise ModelError(f"t_eval must be sorted, finite and within t_span {t_span}")
     return solver_cls, t0, t1, x_init, grid
 

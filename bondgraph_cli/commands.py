@@ -76,7 +76,8 @@ def _about(path: str):
 
 
 def cmd_run(args) -> int:
-    from elements.runner import ProgressBar, run
+    from bondgraph import RunProgress
+    from elements.runner import run
     graph = _load_graph(args.model)
     spec = graph or _load(args.model)
     _output_directory(args.out)
@@ -85,14 +86,16 @@ def cmd_run(args) -> int:
         raise _UserError(f"{args.out} is not empty ({len(stale)} files); pass --overwrite to "
                          f"replace the files of the run it holds (listed in its "
                          f"manifest.json; other files are kept), or choose an empty directory")
-    show = args.progress or (args.progress is None and sys.stderr.isatty())
+    # progress on stderr once a run has taken 2 s: a bar on a terminal, a line every 5 s
+    # in a log; on by default, off with --quiet, --progress/--no-progress decide
+    show = (not args.quiet) if args.progress is None else args.progress
     if graph is not None:
         return _run_graph(args, graph, show)
     # the library warns (IntegrationWarning, numpy's overflow warnings) when a run fails;
     # the command line reports that in one line instead (below)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        bar = ProgressBar(spec.solver.t_start, spec.solver.t_end) if show else None
+        bar = RunProgress(spec.solver.t_start, spec.solver.t_end) if show else None
         try:
             with _about(args.model):
                 result, paths = run(spec, args.out, progress=bar, quiet=args.quiet,
@@ -117,12 +120,12 @@ def cmd_run(args) -> int:
 
 def _run_graph(args, spec, show) -> int:
     """``bondgraph run`` of a bond graph file."""
+    from bondgraph import RunProgress
     from bondgraph.graphrun import run_graph_file
-    from elements.runner import ProgressBar
     s = spec.solver
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        bar = ProgressBar(s.t_start, s.t_end) if show and s is not None else None
+        bar = RunProgress(s.t_start, s.t_end) if show and s is not None else None
         try:
             with _about(args.model):
                 result, _ = run_graph_file(spec, args.out, progress=bar, quiet=args.quiet)
@@ -496,8 +499,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--overwrite", action="store_true",
                    help="write into a non-empty directory: the files of the previous run "
                         "there (its manifest.json) are removed first")
-    r.add_argument("--progress", action="store_true", default=None,
-                   help="show the progress bar even when stderr is not a terminal")
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr once the run has taken 2 s: a bar on a "
+                        "terminal, a line every 5 s otherwise (default: on, off with "
+                        "--quiet)")
     r.add_argument("--quiet", action="store_true")
     r.add_argument("--no-animation", action="store_true",
                    help="do not write animation.html (the 3D animation page)")

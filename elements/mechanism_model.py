@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from bondgraph import Baumgarte, ModelError, assemble, assign_causality, simulate
+from bondgraph import (
+    Baumgarte, ModelError, RunProgress, Status, assemble, assign_causality, nominal_scales,
+    simulate,
+)
 from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix
@@ -247,32 +251,20 @@ class MechanismModel:
     def state_atol(self, atol: float) -> np.ndarray:
         """The absolute tolerance of every state (``(n_states,)``) for a tolerance
         ``atol`` given in the units of the coordinates and their rates (m, rad, m/s,
-        rad/s), as in a joint-coordinate tool: a body's linear momentum takes
-        ``atol`` times its mass, its angular momentum (body axes) ``atol`` times the
-        diagonal of its inertia, a rotor's momentum ``atol`` times the rotor's inertia;
-        positions, quaternions, joint coordinates and every other state take ``atol``;
-        no state takes more than ``atol`` (a body heavier than 1 kg keeps atol on its
+        rad/s), as in a joint-coordinate tool: ``atol`` times each state's nominal scale
+        (:func:`bondgraph.nominal_scales` with a flow scale of 1: a body's linear
+        momentum scales with its mass, its angular momentum (body axes) with the diagonal
+        of its inertia, a rotor's momentum with the rotor's inertia, an attached
+        subsystem's storage with its inertia or compliance times its domain's flow or
+        effort scale; positions, quaternions, joint coordinates and work states take
+        1), and no state more than ``atol`` (a body heavier than 1 kg keeps atol on its
         momentum: tighter than needed, never looser than before the scaling).
 
         Without the scaling an angular momentum of a small link (inertia 1e-4 kg m^2)
         held to ``atol`` lets its angular velocity err 1e4 times more than ``atol``:
         runs ended 10 to 100 times farther from the reference than a joint-coordinate
         integration at the same tolerances (issue 22, benchmarks/work_precision.py)."""
-        m = self.model
-        out = np.full(m.n_states, float(atol))
-        for n, b in self.mechanism.bodies.items():
-            if b.is_ground:
-                continue
-            out[m.state_slices[b.linear_momentum]] = atol * self.mass(n)
-            out[m.state_slices[b.angular_momentum]] = atol * np.diag(self.inertia(n))
-        for j in self.mechanism.joints.values():
-            for ax in j.axes:
-                for stem in self._rotors(ax):
-                    out[m.state_slices[self.graph.element(stem).state_name]] = \
-                        atol * self.parameters[f"{stem}.inertia"]
-        # never looser than atol itself (heavy bodies keep the control they had: what
-        # a run at a given atol reached before still holds); a body without inertia: atol
-        return np.where(out > 0.0, np.minimum(out, float(atol)), float(atol))
+        return np.minimum(float(atol) * nominal_scales(self.model, flow=1.0), float(atol))
 
     def error_norm_scale(self) -> float:
         """The factor (<= 1) on both tolerances that makes the solvers' error norm count
@@ -397,40 +389,79 @@ class MechanismModel:
                  t_eval: Sequence[float] | None = None,
                  method: str | type = "DOP853",
                  rtol: float = 1e-9, atol: Any = 1e-9,
+                 max_step: float | None = None,
                  stabilization: Baumgarte | None | str = "auto", projection: bool = False,
+                 events: Sequence[Callable[[float, np.ndarray], float]] = (),
+                 max_steps: int | None = None, max_wall_time: float | None = None,
+                 progress: Callable[[float], None] | bool | None = None,
                  parameters: Mapping[str, float] | None = None, **kwargs: Any):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
-        ``free``, ``guess`` and ``states`` are passed to :meth:`initial_state`.
-        ``parameters``: values of some of :attr:`parameters` for this run (the run is
-        that of :meth:`with_parameters`; this model is not changed).
-        ``stabilization="auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is
-        stable and far from the mechanism's own frequencies in the examples; pass None to
-        see the raw drift). ``projection=True`` also projects the state onto Phi = 0 and
-        c = 0 at every output time (the solver restarts there). ``method``: a name of
-        :data:`bondgraph.simulation.METHODS` (``"DOP853"``, ``"RK45"``, ``"Radau"``,
-        ``"BDF"``, ``"LSODA"``) or a scipy ``OdeSolver`` subclass, as in
-        :func:`bondgraph.simulate`; an implicit method forms the mechanism's Jacobian by
-        dense finite differences (its cost is in ``result.raw.diagnostics``).
-        ``atol`` (a number) is in the units of the coordinates and their rates (m, rad,
-        m/s, rad/s): each momentum state's tolerance is scaled by its body's mass or
-        inertia where that is below 1 (:meth:`state_atol`; not yet in runs with joint
-        stops or friction, which switch models); an array (one per state) is used as
-        given. With a number for both, ``rtol`` and ``atol`` are also multiplied by
-        :meth:`error_norm_scale` (about 0.3 to 0.4 for trees), so that they mean the
-        accuracy they mean in a joint-coordinate tool (Pinocchio + scipy at the same
-        tolerances reaches the same error; ``benchmarks/work_precision.py``).
+        Parameters
+        ----------
+        t_span : (float, float)
+            Start and end time (s).
+        q, qd : mapping of joint name to coordinate (rad, m) and rate, optional
+            The initial state (:meth:`initial_state`, with ``free``, ``guess`` and
+            ``states``); or ``x0``, a full state vector.
+        t_eval : array_like, optional
+            Output times (s); default: 501 evenly spaced points.
+        method : str or OdeSolver subclass
+            A name of :data:`bondgraph.simulation.METHODS` (``"DOP853"``, ``"RK45"``,
+            ``"Radau"``, ``"BDF"``, ``"LSODA"``) or a scipy ``OdeSolver`` subclass, as in
+            :func:`bondgraph.simulate`; an implicit method forms the mechanism's Jacobian
+            by dense finite differences (its cost is in ``result.raw.diagnostics``).
+        rtol, atol : float
+            ``atol`` (a number) is in the units of the coordinates and their rates (m,
+            rad, m/s, rad/s): each momentum state's tolerance is scaled by its body's mass
+            or inertia where that is below 1 (:meth:`state_atol`; not yet in runs with
+            joint stops or friction, which switch models); an array (one per state) is
+            used as given. With a number for both, ``rtol`` and ``atol`` are also
+            multiplied by :meth:`error_norm_scale` (about 0.3 to 0.4 for trees), so that
+            they mean the accuracy they mean in a joint-coordinate tool (Pinocchio +
+            scipy at the same tolerances reaches the same error;
+            ``benchmarks/work_precision.py``).
+        max_step : float, optional
+            Largest step (s); None: as :func:`bondgraph.simulate` (a periodic actuator
+            or load bounds it to 1/20 of its period; steps and ramps are breaks, where
+            the run restarts).
+        stabilization : Baumgarte, None or "auto"
+            ``"auto"`` uses Baumgarte gains alpha = beta = 10/s (a choice that is stable
+            and far from the mechanism's own frequencies in the examples; pass None to
+            see the raw drift).
+        projection : bool
+            Also project the state onto Phi = 0 and c = 0 at every output time (the
+            solver restarts there).
+        events : sequence of callables ``g(t, x) -> float``
+            Zero crossings located, as in :func:`bondgraph.simulate` (``x`` is the
+            model's state vector; ``terminal`` and ``direction`` attributes).
+        max_steps, max_wall_time : optional
+            The run's budget: accepted steps and wall-clock seconds (statuses
+            ``STEP_LIMIT`` and ``TIME_LIMIT``, the result so far kept); over the whole
+            run, also with ``projection``.
+        progress : callable, bool or None
+            As in :func:`bondgraph.simulate`; True shows the whole run's progress on
+            stderr once it has taken more than 2 s.
+        parameters : mapping of str to float, optional
+            Values of some of :attr:`parameters` for this run (the run is that of
+            :meth:`with_parameters`; this model is not changed).
+        **kwargs
+            The other options of :func:`bondgraph.simulate`: ``first_step``,
+            ``dense_output``, ``raise_on_failure``, ``max_events``, ``dense_reduction``,
+            ``compiled_loop``.
 
         Returns
         -------
         MechanismResult
         """
-        from .results import MechanismResult
+        options = dict(t_eval=t_eval, method=method, rtol=rtol, atol=atol,
+                       max_step=max_step, stabilization=stabilization,
+                       projection=projection, events=events, max_steps=max_steps,
+                       max_wall_time=max_wall_time, **kwargs)
         if parameters is not None:
             return self.with_parameters(parameters).simulate(
-                t_span, q, qd, x0=x0, free=free, guess=guess, states=states, t_eval=t_eval,
-                method=method, rtol=rtol, atol=atol, stabilization=stabilization,
-                projection=projection, **kwargs)
+                t_span, q, qd, x0=x0, free=free, guess=guess, states=states,
+                progress=progress, **options)
         try:
             t_span = (float(t_span[0]), float(t_span[1]))
             if len(t_span) != 2:
@@ -444,15 +475,28 @@ class MechanismModel:
         elif q or qd or free or guess or states:
             raise ModelError("give either x0 or the joint coordinates and rates (q, qd, free, "
                              "guess, states), not both")
+        reporter = RunProgress(*t_span) if progress is True else None
+        try:
+            return self._simulate(t_span, x0, reporter or progress or None, **options)
+        finally:
+            if reporter is not None:
+                reporter.close()
+
+    def _simulate(self, t_span, x0, progress, *, t_eval, method, rtol, atol, max_step,
+                  stabilization, projection, events, max_steps, max_wall_time, **kwargs):
+        """:meth:`simulate` from a state: the run (switched, projected or plain)."""
+        from .results import MechanismResult
         stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)
+        kwargs.update(max_step=max_step, events=events, progress=progress)
         if any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes):
             if projection:
                 raise ModelError("projection=True is not available with joint stops or "
                                  "friction (their impacts and sticking switch the model)")
             raw, switches = hybrid.run(self, x0, t_span, grid, method=method, rtol=rtol,
                                        atol=atol, stabilization=stab, strict=self.strict,
+                                       max_steps=max_steps, max_wall_time=max_wall_time,
                                        **kwargs)
             res = MechanismResult(self, raw, stab)
             res.switches = switches
@@ -472,18 +516,32 @@ class MechanismModel:
                 rtol, atol = max(float(rtol) * k, RTOL_FLOOR), np.minimum(atol, given * k)
         if not projection:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
-                           atol=atol, stabilization=stab, strict=self.strict, **kwargs)
+                           atol=atol, stabilization=stab, strict=self.strict,
+                           max_steps=max_steps, max_wall_time=max_wall_time, **kwargs)
             return MechanismResult(self, res, stab)
         parts = []
         x = self.project(x0)
         removed = 0.0
+        steps_left = max_steps
+        deadline = None if max_wall_time is None else time.monotonic() + max_wall_time
         for k in range(len(grid) - 1):
+            wall = None if deadline is None else max(deadline - time.monotonic(), 1e-9)
             seg = simulate(self.model, (grid[k], grid[k + 1]), x, t_eval=[grid[k], grid[k + 1]],
                            method=method, rtol=rtol, atol=atol, stabilization=stab,
-                           strict=self.strict, **kwargs)
+                           strict=self.strict, max_steps=steps_left, max_wall_time=wall,
+                           **kwargs)
             if not seg.success:
                 parts.append(seg)
                 break
+            if steps_left is not None:        # (the budget is the whole run's)
+                steps_left -= seg.n_steps
+                if steps_left <= 0 and k < len(grid) - 2:
+                    parts.append(dataclasses.replace(
+                        seg, status=Status.STEP_LIMIT, success=False,
+                        failure_time=float(grid[k + 1]),
+                        message=f"more than max_steps = {max_steps} steps by t = "
+                                f"{grid[k + 1]:.6g} s"))
+                    break
             _, phi_end = self.constraint_jacobian(seg.x[:, -1])
             removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])

@@ -104,7 +104,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, ModelError
-from bondgraph._files import output_name
+from bondgraph._files import MAX_POINTS, output_name
 from bondgraph.simulation import METHODS
 from bondgraph.spatial import as_rotation
 
@@ -135,7 +135,8 @@ class PlotSpec:
 
 @dataclass(frozen=True)
 class SolverSettings:
-    """Time span (s), output points, method and tolerances, stabilisation."""
+    """Time span (s), output points, method and tolerances, stabilisation, the largest
+    step (s) and the budget (accepted steps, wall-clock seconds; None: none)."""
 
     t_start: float = 0.0
     t_end: float = 1.0
@@ -145,6 +146,9 @@ class SolverSettings:
     atol: float = 1e-9
     stabilization: Baumgarte | None = Baumgarte(10.0, 10.0)
     projection: bool = False
+    max_step: float | None = None
+    max_steps: int | None = None
+    max_wall_time: float | None = None
 
     @property
     def t_eval(self) -> np.ndarray:
@@ -214,11 +218,6 @@ def _point(c: TableReader, value: Any, where: str, key: str, body: RigidBody):
                                f"{', '.join(body.points) or 'none'}")
         return value
     return c.vector(value, where, key)
-
-
-MAX_POINTS = 10_000_000
-"""The most output points a model file may ask for (every state at every point is kept
-in memory: 80 MB per state)."""
 
 
 def loads_model(text: str, path: str = "<string>") -> ModelSpec:
@@ -514,7 +513,7 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
     checked."""
     w = "solver"
     c.only(s, w, {"t_start", "t_end", "points", "method", "rtol", "atol", "stabilization",
-                  "projection"})
+                  "projection", "max_step", "max_steps", "max_wall_time"})
     t0 = c.number(s, w, "t_start", required=False, default=0.0)
     t1 = c.number(s, w, "t_end")
     if t1 <= t0:
@@ -537,7 +536,10 @@ def solver_settings(c: TableReader, s: dict) -> SolverSettings:
             c.fail(w, "stabilization", f"must be \"none\" or {{ alpha = .., beta = .. }}, got "
                                        f"{st!r}")
     proj = c.boolean(s, w, "projection", False)
-    return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj)
+    h, wall = (c.number(s, w, k, required=False, positive=True)
+               for k in ("max_step", "max_wall_time"))
+    return SolverSettings(t0, t1, pts, method, rtol, atol, stab, proj, h,
+                          c.integer(s, w, "max_steps", None, 1, required=False), wall)
 
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")

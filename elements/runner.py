@@ -29,32 +29,7 @@ from .result_display import import_summary
 from .results import MechanismResult
 from .robot_spec import RobotImportWarning
 
-__all__ = ["run", "plot_columns", "ProgressBar"]
-
-
-class ProgressBar:
-    """A one-line text progress bar on a stream (stderr by default), at most 10 updates/s."""
-
-    def __init__(self, t_start: float, t_end: float, stream=None, width: int = 40):
-        self.t0, self.t1 = t_start, t_end
-        self.stream = stream or sys.stderr
-        self.width = width
-        self._last = 0.0
-
-    def __call__(self, t: float) -> None:
-        now = time.monotonic()
-        if now - self._last < 0.1 and t < self.t1:
-            return
-        self._last = now
-        frac = min(max((t - self.t0) / (self.t1 - self.t0), 0.0), 1.0)
-        n = int(frac * self.width)
-        self.stream.write(f"\r  [{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f}%  "
-                          f"t = {t:.4g} s")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+__all__ = ["run", "plot_columns"]
 
 
 def plot_columns(result: MechanismResult, specs: Sequence[PlotSpec], out_dir: str
@@ -158,8 +133,9 @@ def _run(spec, out_dir, paths, progress, quiet, animation):
     mm = spec.mechanism.assemble()
     s = spec.solver
     result = mm.simulate((s.t_start, s.t_end), spec.q0, spec.qd0, t_eval=s.t_eval,
-                         method=s.method, rtol=s.rtol, atol=s.atol,
+                         method=s.method, rtol=s.rtol, atol=s.atol, max_step=s.max_step,
                          stabilization=s.stabilization, projection=s.projection,
+                         max_steps=s.max_steps, max_wall_time=s.max_wall_time,
                          progress=progress)
     elapsed = time.perf_counter() - t0
     _check_plot_columns(spec, result)

@@ -29,7 +29,7 @@ STAGES: list[tuple[str, ...]] = [
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._jit", "bondgraph._lu_kernels",
      "bondgraph._sparse_kernels", "bondgraph._rk_kernels", "bondgraph.condensation", "bondgraph.laws",
      "bondgraph.expressions", "bondgraph._toml", "bondgraph._tables", "bondgraph._plot",
-     "bondgraph._display"),
+     "bondgraph._display", "bondgraph._progress"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),
@@ -45,11 +45,12 @@ STAGES: list[tuple[str, ...]] = [
     # (the reduction's evaluators, dense and sparse, are built from the assembled model,
     # which they read through its attributes: they come before the model's module)
     ("bondgraph.fastlu", "bondgraph._sparse_systems", "bondgraph._sparse_compiled",
-     "bondgraph.sparse", "bondgraph.moduli", "bondgraph.evaluation"),
+     "bondgraph.sparse", "bondgraph.moduli", "bondgraph.evaluation", "bondgraph._newton"),
     ("bondgraph.reduction",),
     ("bondgraph.results",),
     ("bondgraph._rhs", "bondgraph._events", "bondgraph._output", "bondgraph._diagnosis",
-     "bondgraph._jacobian", "bondgraph._fastrk"),
+     "bondgraph._jacobian", "bondgraph._fastrk", "bondgraph.scales"),
+    ("bondgraph._stepping",),
     ("bondgraph.simulation",),
     # running a bond graph file
     ("bondgraph.graphrun",),

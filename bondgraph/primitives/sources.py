@@ -15,7 +15,7 @@ from ..element import (
     resolve_parameter,
 )
 from ..errors import ModelError
-from ..laws import TimeLaw, depends_on_time
+from ..laws import SourceTiming, TimeLaw, depends_on_time
 from ._common import _check_dim, _short
 
 
@@ -24,13 +24,19 @@ class SourceLaw:
     """A source's numeric law after parameters are resolved.
 
     ``value(t, state)`` and ``rate(t, state)`` return arrays of shape (dim,); ``rate`` is
-    None when not available; ``state_dependent`` says whether ``value`` reads the state.
+    None when not available; ``state_dependent`` says whether ``value`` reads the state;
+    ``timing`` is what the value says about stepping through it (its period and breaks,
+    :class:`~bondgraph.laws.SourceTiming`), None when nothing is known; ``expression``
+    says that ``value`` is a compiled sympy expression of time (pure and cheap: a run may
+    sample it, where it calls a user's function only when it must).
     """
 
     value: Callable[[float, StateView], np.ndarray]
     rate: Callable[[float, StateView], np.ndarray] | None
     state_dependent: bool
     constant: np.ndarray | None = None
+    timing: SourceTiming | None = None
+    expression: bool = False
 
 
 class SourceBase(Element):
@@ -112,12 +118,16 @@ class SourceBase(Element):
             rate = None
             if v.rate is not None:
                 rate = lambda t, s, f=v.rate: self._vector(f(t))  # noqa: E731
-            return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False)
+            timing = SourceTiming(v.period, v.breaks) if v.period or v.breaks else None
+            return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False,
+                             timing=timing)
         if isinstance(v, StateFunction):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True)
         if depends_on_time(v):
-            value, rate = self._time_law().bind(values)
-            return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False)
+            law = self._time_law()
+            value, rate = law.bind(values)
+            return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False,
+                             timing=law.timing(values), expression=True)
         const = self._vector(resolve_parameter(v, values, owner=self.name,
                                                parameter=self.value_name))
         zero = np.zeros(self._dim)

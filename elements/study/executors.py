@@ -26,7 +26,7 @@ from .outputs import execute_run, _execute_task
 
 class RunProgress:
     """A one-line progress bar of a study on a stream (stderr by default), at most 10
-    updates a second, in the style of :class:`elements.runner.ProgressBar`:
+    updates a second, in the style of :class:`bondgraph.RunProgress`:
     ``[#####.....]  40/64 runs, 1 failed, 5.2 runs/s, 5 s left``."""
 
     def __init__(self, total: int, done: int = 0, stream=None, width: int = 30):

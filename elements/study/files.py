@@ -148,7 +148,8 @@ def loads_study(text: str, path: str = "<string>") -> Study:
         _fail(path, "study", "name", "must be a string")
     solver = doc.get("solver", {})
     _only(path, "solver", solver, {"t_start", "t_end", "points", "method", "rtol", "atol",
-                                   "stabilization", "projection"})
+                                   "stabilization", "projection", "max_step", "max_steps",
+                                   "max_wall_time"})
     params = doc.get("parameters")
     if not params:
         _fail(path, "parameters", "parameters", "missing or empty; give at least one "

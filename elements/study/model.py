@@ -282,6 +282,9 @@ class ParametricModel:
                                   "points": base.points, "method": base.method,
                                   "rtol": base.rtol, "atol": base.atol,
                                   "projection": base.projection}
+        merged.update({k: getattr(base, k) for k in ("max_step", "max_steps",
+                                                     "max_wall_time")
+                       if getattr(base, k) is not None})
         if base.stabilization is None:
             merged["stabilization"] = "none"
         else:
@@ -449,8 +452,9 @@ class ParametricModel:
         mm, q0, qd0 = self.fresh(values) if fresh else self.instantiate(values)
         s = self.solver
         return mm.simulate((s.t_start, s.t_end), q0, qd0, t_eval=s.t_eval, method=s.method,
-                           rtol=s.rtol, atol=s.atol, stabilization=s.stabilization,
-                           projection=s.projection, **kwargs)
+                           rtol=s.rtol, atol=s.atol, max_step=s.max_step,
+                           stabilization=s.stabilization, projection=s.projection,
+                           max_steps=s.max_steps, max_wall_time=s.max_wall_time, **kwargs)
 
     def fingerprint(self) -> str:
         """A hash of the model's source and solver settings (for resuming safely)."""

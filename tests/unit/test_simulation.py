@@ -234,3 +234,139 @@ def test_copies_of_a_result_keep_their_outputs_or_say_why_not():
     # with its model, a copy with other states derives its own
     r5 = dataclasses.replace(r, x=np.array(r.x))
     assert np.allclose(r5.bond_values, r.bond_values, rtol=1e-12, atol=1e-12)
+
+
+# -- failures of every method, the failure time, the budget, progress ------------------
+
+def orifice_sqrt(cap=2e-3, c=1e-4):
+    """A tank drained through an orifice of flow c sqrt(p) without Abs: past empty
+    (T = 2 sqrt(V0 Cap) / c) the law is NaN."""
+    import sympy
+    from bondgraph import BondGraph, C, R, ZeroJunction
+    bg = BondGraph("tank")
+    bg.add(ZeroJunction("p"), C("tank", compliance=cap),
+           R("orifice", flow_law=c * sympy.sqrt(sympy.Symbol("e"))))
+    bg.connect("p", "tank")
+    bg.connect("p", "orifice")
+    return assemble(assign_causality(bg))
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])
+def test_a_law_turning_nan_ends_every_method_in_a_status_with_its_results(method):
+    """Radau and BDF raised scipy's bare ValueError (their LU of a Jacobian with NaN);
+    LSODA reported a failure time past the end of its results. Every method now ends
+    NON_FINITE naming the orifice, its results reach the failure time (the end of the
+    last accepted step) and are Torricelli's before it. Tolerances: the run is at the
+    default rtol 1e-8, so 1e-6 of V0 on the volume; the failure lies at the draining time
+    T, which an accepted step passes by at most 1e-3 T (the volume there is below the
+    solver's tolerance), except LSODA, which stops earlier (its last step jumped past T
+    to a NaN state)."""
+    cap, c, V0 = 2e-3, 1e-4, 0.05
+    T = 2 * np.sqrt(V0 * cap) / c                                    # 200 s
+    grid = np.linspace(0, 3 * T, 101)                                # 6 s apart
+    with pytest.warns(IntegrationWarning, match="orifice"):
+        r = simulate(orifice_sqrt(cap, c), (0, 3 * T), {"q_tank": V0}, t_eval=grid,
+                     method=method)
+    assert r.status is Status.NON_FINITE and "orifice" in r.message
+    assert r.t[-1] <= r.failure_time < r.t[-1] + 6.0
+    assert r.failure_time < T * (1 + 1e-3)
+    if method != "LSODA":
+        assert r.failure_time > T * (1 - 1e-3)
+    exact = (np.sqrt(V0) - c * r.t / (2 * np.sqrt(cap))) ** 2
+    assert np.abs(r.state("q_tank") - exact).max() < 1e-6 * V0
+
+
+@pytest.mark.parametrize("method", ["RK45", "Radau", "LSODA"])
+def test_the_failure_time_is_where_the_results_end(method):
+    """A drive that raises past t = 0.5 s: the failure time is the end of the last
+    accepted step (never past 0.5 s, never before the last output), and where the error
+    was found at a trial stage beyond it the message says both times."""
+    def value(t):
+        if t > 0.5:
+            raise RuntimeError("sensor unplugged")
+        return 1.0
+    bg = models.mass_spring_damper(1.0, 4.0, 0.5, TimeFunction(value, lambda t: 0.0))
+    with pytest.warns(IntegrationWarning):
+        r = simulate(assemble(assign_causality(bg)), (0, 1), X0,
+                     t_eval=np.linspace(0, 1, 101), method=method)
+    assert r.status is Status.CALLBACK_ERROR and "sensor unplugged" in r.message
+    assert r.t[-1] <= r.failure_time <= 0.5
+    if "trial stage" in r.message:
+        assert f"last accepted step ends at t = {r.failure_time:.6g} s" in r.message
+
+
+def test_a_step_budget_ends_in_its_own_status_with_the_result_so_far():
+    r = simulate(msd(), (0.0, 100.0), X0, t_eval=np.linspace(0, 100, 1001), max_steps=50)
+    assert r.status is Status.STEP_LIMIT and not r.success and r.n_steps == 51
+    assert "max_steps = 50" in r.message
+    assert 0 < r.t[-1] <= r.failure_time < 100.0
+    assert np.allclose(r.state("q_k"), 0.1 * np.cos(2 * r.t), atol=1e-7)
+
+
+def test_a_time_budget_ends_in_its_own_status_with_the_result_so_far():
+    """A drive that takes 2 ms per call (a slow co-simulation): 0.3 s of wall-clock
+    time allows some 150 calls, far fewer than 100 s of the run needs; the run stops
+    within a step of the budget (0.1 s of slack for a loaded machine) with TIME_LIMIT."""
+    import time
+
+    def slow(t):
+        time.sleep(2e-3)
+        return 0.0
+    model = assemble(assign_causality(models.mass_spring_damper(
+        1.0, 4.0, 0.0, TimeFunction(slow, lambda t: 0.0))))
+    start = time.monotonic()
+    r = simulate(model, (0.0, 100.0), X0, t_eval=np.linspace(0, 100, 1001),
+                 max_wall_time=0.3)
+    took = time.monotonic() - start
+    assert r.status is Status.TIME_LIMIT and "max_wall_time = 0.3" in r.message
+    assert 0.3 <= took < 0.3 + 0.1 + 20 * 2e-3
+    assert 0 < r.t[-1] <= r.failure_time < 100.0
+    assert np.allclose(r.state("q_k"), 0.1 * np.cos(2 * r.t), atol=1e-7)
+
+
+def test_progress_of_the_compiled_loop_comes_in_chunks_and_changes_nothing():
+    """A mechanism whose steps run compiled: with a progress callable the loop still
+    takes many steps per compiled call (it took one per call before), the times reported
+    increase to the end, and the states are those of the run without progress, to the
+    last bit (the same steps)."""
+    from elements.models import chain
+    mech, q0 = chain(5)
+    mm = mech.assemble()
+    seen = []
+    kw = dict(t_eval=np.linspace(0, 10, 3), method="DOP853")
+    plain = mm.simulate((0, 10.0), q0, **kw)
+    shown = mm.simulate((0, 10.0), q0, progress=seen.append, **kw)
+    raw = shown.raw
+    assert raw.diagnostics["compiled_loop"] and raw.diagnostics["compiled_steps"] > 300
+    assert np.array_equal(plain.raw.x, raw.x)
+    assert len(seen) < raw.n_steps / 4 and seen[-1] == 10.0
+    assert all(b > a for a, b in zip(seen, seen[1:]))
+
+
+def test_run_progress_draws_a_bar_on_a_terminal_and_lines_in_a_log(monkeypatch):
+    """Nothing for the first 2 s; then, on a terminal, a bar redrawn in place (at most
+    10 times a second); elsewhere a line every 5 s."""
+    import io
+    from bondgraph import RunProgress
+    from bondgraph import _progress
+    clock = [100.0]
+    monkeypatch.setattr(_progress.time, "monotonic", lambda: clock[0])
+    log = io.StringIO()
+    p = RunProgress(0.0, 10.0, log)
+    assert not p.interactive                          # (a StringIO is no terminal)
+    for elapsed, t in [(1.0, 1.0), (2.5, 2.0), (4.0, 3.0), (7.6, 6.0), (8.0, 7.0)]:
+        clock[0] = 100.0 + elapsed
+        p(t)
+    p.close()
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("progress: t = 2 s of 10 s (20.0 %)")
+    assert "t = 6 s of 10 s (60.0 %)" in lines[1] and "s left" in lines[1]
+    bar = io.StringIO()
+    clock[0] = 100.0
+    p = RunProgress(0.0, 10.0, bar, interactive=True)
+    for elapsed in (0.5, 2.1, 2.15, 2.3):
+        clock[0] = 100.0 + elapsed
+        p(elapsed)
+    p.close()
+    text = bar.getvalue()
+    assert text.count("\r") == 2 and text.endswith("\n") and "#" in text

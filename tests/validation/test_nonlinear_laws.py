@@ -227,3 +227,97 @@ def test_law_not_finite_stops_the_run_with_its_partial_result():
     assert "soft" in res.message and "not finite" in res.message
     assert res.t.size > 10 and res.t[-1] < 2.0
     assert np.all(res.state("q_soft") >= -1.0)
+
+
+# -- the algebraic loop's globalised Newton method and sources that bound the step -------
+
+IS, VT = 1e-12, 0.02585          # A, V: a silicon diode at room temperature
+
+
+def _diode_loop(V, Rs=1.0):
+    """A diode (Shockley) in series with Rs on a 1-junction driven at V, feeding an RC
+    load: at q_cap = 0 the loop is V = e_d + Rs i, i = Is (exp(e_d/Vt) - 1)."""
+    bg = BondGraph("diode_loop")
+    bg.add(Se("V", V), OneJunction("i"), R("diode", flow_law=IS * (sympy.exp(e / VT) - 1)),
+           R("Rs", Rs), ZeroJunction("out"), C("cap", compliance=1e-3), R("load", 100.0))
+    for a, h in [("V", "i"), ("i", "diode"), ("i", "Rs"), ("i", "out"), ("out", "cap"),
+                 ("out", "load")]:
+        bg.connect(a, h)
+    return _model(bg)
+
+
+@pytest.mark.parametrize("V", [4.0, 100.0, 1000.0])
+def test_diode_loop_converges_from_any_drive_to_the_closed_form(V):
+    """The loop has one solution at every drive; plain Newton from the open-circuit guess
+    (e_d = V) needed more than 100 passes above about 3.4 V and overflowed the law at
+    100 V. The diode current against the closed form through Lambert's W (Wright's
+    omega: Rs u / Vt = omega(ln(Rs Is / Vt) + (V + Rs Is) / Vt), u = i + Is) and
+    against brentq on the loop equation, to 1e-12 relative: the Newton tolerance is
+    1e-12 on the diode voltage, and i = (V - e_d) / Rs carries it."""
+    from scipy.special import wrightomega
+    Rs = 1.0
+    model = _diode_loop(V, Rs)
+    ev = model.evaluate(0.0, np.array([0.0]))
+    b = [bd.name for bd in model.graph.bonds if bd.head == "diode"][0]
+    es, fs = model.bond_slices[b]
+    ed, i = float(ev.bond_values[es][0]), float(ev.bond_values[fs][0])
+    z = np.log(Rs * IS / VT) + (V + Rs * IS) / VT
+    i_w = VT / Rs * float(np.real(wrightomega(z))) - IS
+    ed_b = brentq(lambda v: V - v - Rs * IS * np.expm1(v / VT), 0.0, 1.5, xtol=1e-15,
+                  rtol=1e-15)
+    assert abs(i - i_w) <= 1e-12 * i_w
+    assert abs(ed - ed_b) <= 1e-12 * V
+    assert abs(ed - (V - Rs * i)) <= 1e-12 * V          # the loop closes
+
+
+def test_a_law_not_finite_at_a_trial_step_shrinks_the_step():
+    """A sharp rectifier (Is = 1e-12 A, Vt = 25.85 mV, 50 Hz) under DOP853 at rtol 1e-10:
+    trial stages far past the diode's knee made its law overflow, and the run ended with
+    CALLBACK_ERROR at 0.021 s. The solver now rejects such a stage and shrinks its step:
+    the run succeeds and matches the reference ODE."""
+    A, w, Rs, Cap, Rl = 5.0, 2 * np.pi * 50, 1.0, 1e-4, 1000.0
+    model = _model(models.diode_rectifier(A, w, IS, VT, Rs, Cap, Rl))
+    tt = np.linspace(0, 0.03, 7)
+    res = simulate(model, (0, tt[-1]), {"q_cap": 0.0}, t_eval=tt, method="DOP853",
+                   rtol=1e-10, atol=1e-10)
+    assert res.success, res.message
+    ref = _rectifier_reference(A, w, IS, VT, Rs, Cap, Rl, tt)
+    # 1e-6 of the peak: the tolerances' global error is far below it (rtol 1e-10)
+    assert np.abs(res.state("q_cap") - ref).max() < 1e-6 * ref.max()
+
+
+def test_a_periodic_source_bounds_the_step():
+    """The half-wave rectifier of the trial: RK45 at rtol = atol = 1e-10 over 0-0.03 s
+    stepped over the diode's conduction pulses (v_C 0.76 V low, SUCCESS). The source's
+    period (0.02 s) now bounds the step to 1/20 of it: v_C matches the reference ODE
+    (1e-6 of the peak, as above), and the result says why its steps were bounded."""
+    A, w, Rs, Cap, Rl = 5.0, 2 * np.pi * 50, 1.0, 1e-4, 1000.0
+    model = _model(models.diode_rectifier(A, w, IS, VT, Rs, Cap, Rl))
+    tt = np.linspace(0, 0.03, 7)
+    res = simulate(model, (0, tt[-1]), {"q_cap": 0.0}, t_eval=tt, rtol=1e-10, atol=1e-10)
+    ref = _rectifier_reference(A, w, IS, VT, Rs, Cap, Rl, tt)
+    assert res.success
+    assert np.abs(res.state("q_cap") - ref).max() < 1e-6 * ref.max()
+    assert res.diagnostics["max_step"] == pytest.approx(0.02 / 20, rel=1e-12)
+    assert "'Vs'" in res.diagnostics["max_step_reason"]
+
+
+def test_a_pulse_is_not_stepped_over():
+    """A 1 ms pulse of 5 V at t = 0.3 s into an RC (tau = 0.1 s), run over 1 s: its
+    Heaviside edges are breaks where the run restarts, so the charge after it is the
+    closed form C V (1 - exp(-d/tau)) exp(-(t - 0.301)/tau) (to 1e-8 of it: rtol 1e-10);
+    without the breaks the solver, at rest before the pulse, stepped over it and the
+    charge stayed zero."""
+    Rv, Cv, Vp, a, d = 1e3, 1e-4, 5.0, 0.3, 1e-3
+    tau = Rv * Cv
+    bg = BondGraph("pulse")
+    bg.add(Se("V", Vp * (sympy.Heaviside(t - a) - sympy.Heaviside(t - a - d))),
+           OneJunction("i"), R("R", Rv), C("cap", compliance=Cv))
+    for x, y in [("V", "i"), ("i", "R"), ("i", "cap")]:
+        bg.connect(x, y)
+    tt = np.linspace(0.4, 1.0, 7)
+    res = simulate(_model(bg), (0, 1.0), {"q_cap": 0.0}, t_eval=np.r_[0.0, tt],
+                   rtol=1e-10)
+    exact = Cv * Vp * -np.expm1(-d / tau) * np.exp(-(tt - a - d) / tau)
+    assert res.success and res.diagnostics["breaks"] == 2
+    assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
