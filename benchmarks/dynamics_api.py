@@ -4,7 +4,7 @@ For Panda (7-DOF arm + 2 fingers, fixed base), Solo-12 (quadruped, floating) and
 Talos (humanoid, floating; talos_reduced.urdf), per state and for a batch of B states:
 
 - ours, old path: ``direct_dynamics`` / ``inverse_dynamics`` with
-  ``method="bond_graph"`` (elements.dynamics: the bond graph model, dense reduction,
+  ``method="bond_graph"`` (elements.analysis.dynamics: the bond graph model, dense reduction,
   dicts in and out; a few states only, it is slow);
 - ours, the same dict functions with ``method="auto"`` (the default: FastDynamics
   underneath, dicts in and out);
@@ -63,7 +63,7 @@ def bench(name: str, batch: int, repeat: int, old_states: int) -> list[dict]:
     import pinocchio as pin
     from pinocchio_joint_space import PinocchioJointSpace
     from elements import FastDynamics, direct_dynamics, inverse_dynamics
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     from bondgraph.spatial import quat_to_matrix
     rel, floating = ROBOTS[name]
     path = os.path.join(_robots_dir(), rel)

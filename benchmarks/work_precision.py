@@ -1,7 +1,7 @@
 """Work-precision diagrams (issue 22): time against achieved error, ours and the peers.
 
 For each model (chain-10, chain-100, the three-body example, robots of
-example-robot-data loaded through ``elements.urdf.load_urdf``) every tool runs over a
+example-robot-data loaded through ``elements.files.urdf.load_urdf``) every tool runs over a
 ladder of tolerances:
 
 - ours: ``MechanismModel.simulate`` with RK45 and DOP853, rtol = atol = tol (atol in

@@ -206,7 +206,7 @@ def three_body_case() -> Case:
 # robots from URDF
 # ---------------------------------------------------------------------------------------
 def robot_case(label, rel, floating, span, description, seed=0, mujoco=True) -> Case:
-    """A robot of example-robot-data: ours through ``elements.urdf.load_urdf``
+    """A robot of example-robot-data: ours through ``elements.files.urdf.load_urdf``
     (``mimic="independent"``, as Pinocchio's buildModel), Pinocchio's
     ``buildModelFromUrdf`` (free flyer for a floating base), MuJoCo's URDF compiler.
 
@@ -215,7 +215,7 @@ def robot_case(label, rel, floating, span, description, seed=0, mujoco=True) -> 
     turned, at rest but for a random angular velocity N(0, 0.5) rad/s; gravity."""
     import pinocchio as pin
 
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     root = robots_dir()
     if root is None:
         raise FileNotFoundError("example-robot-data is not installed")

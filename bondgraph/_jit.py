@@ -1,7 +1,7 @@
 """numba, prepared once for the package's compiled kernels.
 
 Every kernel module (``bondgraph._lu_kernels``, ``_sparse_kernels``, ``_rk_kernels``,
-``elements._compiled``, ``elements._tree_kernels``) takes ``njit`` and ``types`` from
+``elements.kernels.compiled``, ``elements.kernels.tree``) takes ``njit`` and ``types`` from
 here, never from numba directly, so that before its first kernel is compiled or loaded:
 
 - **the on-disk cache has a home.** numba caches a kernel next to its source

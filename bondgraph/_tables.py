@@ -9,7 +9,7 @@
   says what is valid, raised as the reader's ``error`` class.
 
 Bond graph files (:mod:`bondgraph._graphfile_read`), model files, study files and robot
-descriptions (``elements.file_tables``) read their values through it.
+descriptions (``elements.files.tables``) read their values through it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
 - :func:`quat_multiply`, :func:`axis_angle_matrix`, :func:`frame_from_axis`.
 - :func:`quat_matrix_entries`, :func:`quat_rate_entries`, :func:`body_rate_entries`: the
   formulas themselves, on numbers or arrays: the functions above and the compiled kernels
-  (``elements._compiled``) use these.
+  (``elements.kernels.compiled``) use these.
 - :func:`as_rotation`: a rotation matrix from a matrix, a unit quaternion or a rotation
   vector, checked (a reflection, a scaled matrix or a non-unit quaternion is refused).
 - :func:`rotation_vector`: the rotation vector (axis times angle) of a rotation matrix.
@@ -76,7 +76,7 @@ def unit(v, what: str = "vector") -> np.ndarray:
 
 # -- the quaternion formulas, written once ----------------------------------------------
 # Plain arithmetic on numbers or on numpy arrays (entry by entry), so that the numpy
-# functions below and the compiled kernels (elements._compiled, which compiles these very
+# functions below and the compiled kernels (elements.kernels.compiled, which compiles these very
 # functions with numba) evaluate the same expressions.
 
 def quat_matrix_entries(w, x, y, z):

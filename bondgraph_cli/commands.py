@@ -25,7 +25,7 @@ written, the cause is in summary.json); 2 bad input (a one-line message names th
 table and key); 3 an internal error (run with --debug for the traceback); 130
 interrupted (Ctrl-C: one line; files being written are removed, finished ones kept).
 
-Model files are the multibody library's (:mod:`elements.modelfile`) or, for ``run``,
+Model files are the multibody library's (:mod:`elements.files.modelfile`) or, for ``run``,
 ``render``, ``equations``, ``linearize`` and ``export-fmu``, bond graph files (a top-level ``[bondgraph]`` table:
 :mod:`bondgraph.graphfile`); the command line sits above both packages and imports
 ``elements`` only when a command runs.
@@ -52,7 +52,7 @@ __all__ = ["run", "build_parser"]
 
 
 def _load(path):
-    from elements.modelfile import load_model
+    from elements.files.modelfile import load_model
     return load_model(path)
 
 
@@ -77,7 +77,7 @@ def _about(path: str):
 
 def cmd_run(args) -> int:
     from bondgraph import RunProgress
-    from elements.runner import run
+    from elements.running.runner import run
     graph = _load_graph(args.model)
     spec = graph or _load(args.model)
     _output_directory(args.out)
@@ -235,7 +235,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from elements.energy_check import check
+    from elements.analysis.energy_check import check
     if not os.path.isdir(args.directory):
         raise _UserError(f"{args.directory}: no such directory (give the --out directory of "
                          f"a run)")
@@ -248,7 +248,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_animate(args) -> int:
-    from elements.animation import animate, load_motion, moving_bodies
+    from elements.drawing.animation import animate, load_motion, moving_bodies
     motion = load_motion(args.directory)           # names the missing or malformed file
     shapes = {}
     for item in args.shape or ():
@@ -264,7 +264,7 @@ def cmd_animate(args) -> int:
     written = [animate(motion, out, speed=args.speed, **options)]
     print(f"wrote {out} (open it in a browser; it needs no network)")
     if args.video:
-        from elements.video import animate_video
+        from elements.drawing.video import animate_video
         written.append(animate_video(motion, args.video, fps=args.fps, speed=args.speed,
                                      progress=sys.stderr.isatty(), **options))
         print(f"wrote {args.video}")
@@ -317,7 +317,7 @@ def cmd_linearize(args) -> int:
                              "file with bodies and joints), not for a bond graph file")
         name, lin = file.graph.name, _linearize_graph(args, file, inputs, outputs, u0)
         return _write_linear(args, name, lin, formats, inputs, outputs, None, None)
-    from elements.linearization import linearize_mechanism, mechanism_equilibrium
+    from elements.analysis.linearization import linearize_mechanism, mechanism_equilibrium
     q = {**spec.q0, **_pairs(args.at, "--at")}
     qd = {**spec.qd0, **_pairs(args.rates, "--rates")}
     guess = _pairs(args.guess, "--guess") or None
@@ -397,7 +397,7 @@ def _write_linear(args, name, lin, formats, inputs, outputs, mm, guess) -> int:
         paths.append(lin.bode_plot(os.path.join(args.out, "bode.png")))
         paths.append(lin.step_plot(os.path.join(args.out, "step.png")))
     if page is not None:
-        from elements.modes import animate_modes, mode_shapes
+        from elements.analysis.modes import animate_modes, mode_shapes
         with _about(args.model):
             units = {ax.port: ax.unit for j in mm.mechanism.joints.values() for ax in j.axes}
             for m in mode_shapes(lin, amplitude=args.mode_amplitude, units=units):
@@ -437,7 +437,7 @@ def cmd_export_fmu(args) -> int:
                     options["stabilization"] = Baumgarte(*s.stabilization)
             info = export_fmu(model, out, x0=model.initial_state(x0), **options)
         else:
-            from elements.fmu import export_mechanism_fmu
+            from elements.export.fmu import export_mechanism_fmu
             spec = _load(args.model)
             s = spec.solver
             info = export_mechanism_fmu(

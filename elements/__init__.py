@@ -44,44 +44,44 @@ Parameter studies (sweeps, Monte Carlo; in-process or on Dask)
 
 from __future__ import annotations
 
-from . import contact, models
-from .component_library import (
+from elements import _moved, contact, models  # noqa: F401  (_moved: the old module names)
+from bondgraph.components import (
     ComponentParameter, ComponentPort, ComponentType, component, components,
     define_component, register_component,
 )
-from .animation import Shape, animate
-from .forces import BodyMoment, Load, PointForce
-from .couplings import JointCoupling
-from .fast_dynamics import FastDynamics
-from .chain_joint import ChainAxis, ChainJoint
-from .contact import (
+from elements.drawing.animation import Shape, animate
+from elements.parts.forces import BodyMoment, Load, PointForce
+from elements.parts.couplings import JointCoupling
+from elements.analysis.fast_dynamics import FastDynamics
+from elements.joints.chain import ChainAxis, ChainJoint
+from elements.contact import (
     Box, Capsule, CollisionWorld, Contacts, ConvexMesh, Cylinder, Plane, Sphere, collide,
 )
-from .dynamics import (
+from elements.analysis.dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
     joint_accelerations, prescribed_motion,
 )
-from .joints import (
+from elements.joints.kinds import (
     AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, FreeJoint,
     Joint,
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
-from .hybrid import Switch
-from .fmu import export_mechanism_fmu
-from .linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
-from .mechanism import AssemblyError, Mechanism, MechanismModel
-from .modes import ModeShape, animate_modes, mode_shapes
-from .mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
-from .results import BodyResult, EnergyLedger, JointResult, MechanismResult
-from .robot_tree import Frame, ImportReport, RobotImportWarning, RobotTree
-from .rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
-from .study import (
+from elements.running.hybrid import Switch
+from elements.export.fmu import export_mechanism_fmu
+from elements.analysis.linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
+from elements.mechanism import AssemblyError, Mechanism, MechanismModel
+from elements.analysis.modes import ModeShape, animate_modes, mode_shapes
+from elements.files.mjcf import MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates
+from elements.results import BodyResult, EnergyLedger, JointResult, MechanismResult
+from elements.files.robot_tree import Frame, ImportReport, RobotImportWarning, RobotTree
+from elements.parts.rigid_body import Ground, Inertia, PointVelocityMTF, RigidBody
+from elements.study import (
     Choice, Grid, LogNormal, MonteCarlo, Normal, Output, ParametricModel, Study,
     StudyResult, Uniform, load_study, plot_study, read_results,
 )
-from .urdf import URDFError, load_urdf, loads_urdf
-from .video import animate_video
+from elements.files.urdf import URDFError, load_urdf, loads_urdf
+from elements.drawing.video import animate_video
 
 __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",

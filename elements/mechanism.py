@@ -25,13 +25,13 @@ from bondgraph import (
 from bondgraph._gc import paused
 from bondgraph.element import check_name
 
-from ._blocks import build_block, frames_context
-from .closure import AssemblyError
-from .couplings import JointCoupling
-from .forces import Load
-from .joints import Joint, JointAxis, attachment_name
-from .mechanism_model import MechanismModel
-from .rigid_body import Ground, RigidBody
+from elements.kernels.blocks import build_block, frames_context
+from elements.running.closure import AssemblyError
+from elements.parts.couplings import JointCoupling
+from elements.parts.forces import Load
+from elements.joints.kinds import Joint, JointAxis, attachment_name
+from elements.mechanism_model import MechanismModel
+from elements.parts.rigid_body import Ground, RigidBody
 
 __all__ = ["Mechanism", "MechanismModel", "AssemblyError", "attachment_name"]
 
@@ -75,10 +75,10 @@ class Mechanism:
         self.couplings: dict[str, JointCoupling] = {}
         self.frames: dict[str, Any] = {}
         """Named frames fixed on bodies (an importer's links): name ->
-        :class:`~elements.robot_tree.Frame` (body, position from its centre, rotation)."""
+        :class:`~elements.files.robot_tree.Frame` (body, position from its centre, rotation)."""
         self.import_report: Any = None
         """What an importer made of a robot description
-        (:class:`~elements.robot_tree.ImportReport`), None for a mechanism built here."""
+        (:class:`~elements.files.robot_tree.ImportReport`), None for a mechanism built here."""
 
     def _check_name(self, name: str, what: str):
         if name == "gravity":
@@ -126,7 +126,7 @@ class Mechanism:
 
     def add_coupling(self, coupling: JointCoupling) -> JointCoupling:
         """Add a coupling between two of the mechanism's joints (returns it): a gear, a
-        rack, a belt, a mimic joint (see :class:`~elements.couplings.JointCoupling`)."""
+        rack, a belt, a mimic joint (see :class:`~elements.parts.couplings.JointCoupling`)."""
         if not isinstance(coupling, JointCoupling):
             raise ModelError(f"mechanism '{self.name}': add_coupling takes a JointCoupling, "
                              f"got {coupling!r}")

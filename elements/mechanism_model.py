@@ -1,7 +1,7 @@
 """An assembled mechanism: its bond graph, causal graph and state-space model, with the
 mechanism-level operations: parameters by name, states from joint coordinates (forward
 kinematics for trees, Gauss-Newton on the closure residuals for closed loops; see
-:mod:`elements.closure`), projection onto Phi = 0 and c = 0, and simulation.
+:mod:`elements.running.closure`), projection onto Phi = 0 and c = 0, and simulation.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 
-from . import closure, hybrid
-from ._blocks import Block
-from .rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
+import elements.running.closure as closure
+import elements.running.hybrid as hybrid
+from elements.kernels.blocks import Block
+from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
 __all__ = ["MechanismModel"]
 
@@ -371,7 +372,7 @@ class MechanismModel:
     def _repr_html_(self) -> str:
         from bondgraph._display import html_card
 
-        from .result_display import import_notes
+        from elements.drawing.result_display import import_notes
         m, sm = self.mechanism, self.model
         rows = [("bodies", len(m.bodies)), ("joints", len(m.joints)),
                 ("states", f"{len(sm.state_names)} ({sm.n_states} components)"),
@@ -485,7 +486,7 @@ class MechanismModel:
     def _simulate(self, t_span, x0, progress, *, t_eval, method, rtol, atol, max_step,
                   stabilization, projection, events, max_steps, max_wall_time, **kwargs):
         """:meth:`simulate` from a state: the run (switched, projected or plain)."""
-        from .results import MechanismResult
+        from elements.results import MechanismResult
         stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)

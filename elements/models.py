@@ -5,16 +5,16 @@
 - :func:`compound_pendulum`, :func:`spring_pendulum`, :func:`pendulum_on_trolley`,
   :func:`scara`: the MBSlib analytical test systems (benchmarks.md section 2), gravity
   along -y. Their joints carry no actuator: direct and inverse dynamics
-  (:mod:`elements.dynamics`) put tau on the joint axes.
+  (:mod:`elements.analysis.dynamics`) put tau on the joint axes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .joints import AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint
-from .mechanism import Mechanism
-from .rigid_body import Inertia, RigidBody
+from elements.joints.kinds import AxisDamper, AxisSpring, PrismaticJoint, RevoluteJoint
+from elements.mechanism import Mechanism
+from elements.parts.rigid_body import Inertia, RigidBody
 
 __all__ = ["three_body_prismatic", "three_body_spec", "chain", "THREE_BODY",
            "compound_pendulum", "spring_pendulum", "pendulum_on_trolley", "scara"]
@@ -70,7 +70,7 @@ def three_body_spec(t_end: float = 5.0, points: int = 501):
     same in a model file."""
     from bondgraph import Baumgarte
 
-    from .modelfile import ModelSpec, OutputSettings, PlotSpec, SolverSettings
+    from elements.files.modelfile import ModelSpec, OutputSettings, PlotSpec, SolverSettings
     plots = (
         PlotSpec("fig6_m2_x.png", ("m2.x",), "Displacement of m2 in global X",
                  "m2 global X (m)"),

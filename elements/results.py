@@ -26,12 +26,12 @@ from bondgraph.errors import ModelError, NameNotFoundError, require_extra
 from bondgraph import Category, SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
-from ._blocks import term_bond
-from .energy_ledger import EnergyLedger
-from .animation import animate
-from .motion import Motion, MotionBody, geometry_table, joint_from_table
-from .result_display import import_summary
-from .video import animate_video
+from elements.kernels.blocks import term_bond
+from elements.energy_ledger import EnergyLedger
+from elements.drawing.animation import animate
+from elements.drawing.motion import Motion, MotionBody, geometry_table, joint_from_table
+from elements.drawing.result_display import import_summary
+from elements.drawing.video import animate_video
 
 __all__ = ["MechanismResult", "BodyResult", "JointResult", "EnergyLedger"]
 
@@ -213,7 +213,7 @@ class MechanismResult:
 
     def _resting(self, port: str) -> np.ndarray:
         """Whether ``port`` rests on an impact stop at each output time (from the run's
-        switches, see :meth:`~elements.hybrid.Switch.after`)."""
+        switches, see :meth:`~elements.running.hybrid.Switch.after`)."""
         out = np.zeros(self.t.size, dtype=bool)
         for sw in self.switches:
             if sw.port == port:
@@ -381,12 +381,12 @@ class MechanismResult:
         ``joints`` chooses the joints (default all). Returns the matplotlib ``Figure``;
         raises :class:`~bondgraph.MissingExtraError` without matplotlib (the ``plot``
         extra)."""
-        from .result_display import mechanism_figure
+        from elements.drawing.result_display import mechanism_figure
         return mechanism_figure(self, path, joints=joints, reactions=reactions,
                                 energy=energy)
 
     def _repr_html_(self) -> str:
-        from .result_display import mechanism_card
+        from elements.drawing.result_display import mechanism_card
         return mechanism_card(self)
 
     def __repr__(self) -> str:
@@ -454,7 +454,7 @@ class MechanismResult:
 
     def motion(self) -> Motion:
         """The motion (bodies' poses, joints, columns) that the 3D page and the videos
-        draw (:mod:`elements.animation`)."""
+        draw (:mod:`elements.drawing.animation`)."""
         result = self
         mech = result.model.mechanism
         bodies = {}
@@ -483,13 +483,13 @@ class MechanismResult:
 
     def animate(self, path: str, **options: Any) -> str:
         """Write a self-contained HTML page animating the motion in 3D (no network needed);
-        options as :func:`elements.animation.animate` (shapes, traces, reactions, plots,
+        options as :func:`elements.drawing.animation.animate` (shapes, traces, reactions, plots,
         speed, title). Returns the path."""
         return animate(self, path, **options)
 
     def animate_video(self, path: str, **options: Any) -> str:
         """Write the motion as a GIF (Pillow) or MP4 (ffmpeg) drawn by matplotlib; options
-        as :func:`elements.video.animate_video` (fps, speed, shapes, traces, plots, ...).
+        as :func:`elements.drawing.video.animate_video` (fps, speed, shapes, traces, plots, ...).
         Returns the path."""
         return animate_video(self, path, **options)
 

@@ -14,9 +14,9 @@ import tempfile
 import numpy as np
 
 from elements import Joint, register_joint
-from elements.joint_blocks import orientation_block, slide_port
-from elements.modelfile import loads_model
-from elements.runner import run
+from elements.joints.blocks import orientation_block, slide_port
+from elements.files.modelfile import loads_model
+from elements.running.runner import run
 
 
 @register_joint

@@ -31,7 +31,7 @@ except ImportError:  # running from a checkout without installing
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from elements import models
-from elements.runner import run
+from elements.running.runner import run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 
 from elements import Shape, models
-from elements.animation import (
+from elements.drawing.animation import (
     MAX_SIDE, MIN_SIDE, RunDirectoryError, build_scene, load_motion, scene_data,
 )
-from elements.runner import run
-from elements.video import animate_video, ffmpeg_available, frame_times
+from elements.running.runner import run
+from elements.drawing.video import animate_video, ffmpeg_available, frame_times
 
 PIL = pytest.importorskip("PIL.Image", reason="Pillow (with matplotlib) reads the frames")
 pytest.importorskip("matplotlib", reason="the video is drawn by matplotlib")

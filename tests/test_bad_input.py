@@ -93,8 +93,8 @@ def test_output_names_stay_inside_the_output_folder(tmp_path, capsys, old, new, 
 
 
 def test_the_python_api_checks_output_names_too(tmp_path):
-    from elements.modelfile import loads_model
-    from elements.runner import run
+    from elements.files.modelfile import loads_model
+    from elements.running.runner import run
     import dataclasses
     spec = loads_model(PENDULUM, "p.toml")
     bad = dataclasses.replace(spec, output=dataclasses.replace(spec.output, mat="../x.mat"))
@@ -245,7 +245,7 @@ def test_overwrite_quiet_leaves_no_open_file(tmp_path):
 def test_the_singular_inertia_of_a_real_urdf_is_named():
     """pybullet's cube_no_rotation.urdf: its prismatic links' inertia has principal
     moments (1.5e-17, 0.215, 0.215): assemble() raised a raw LinAlgError."""
-    from elements.urdf import loads_urdf
+    from elements.files.urdf import loads_urdf
     link = ('<link name="x"><inertial><mass value="0.01"/><inertia ixx="0.2125" '
             'ixy="-0.005" ixz="0.0225" iyy="0.205" iyz="0.045" izz="0.0125"/></inertial>'
             '</link>')
@@ -347,7 +347,7 @@ def test_without_numba_the_first_model_says_how_to_get_the_fast_path():
 
 
 def test_energy_report_lines_hold_python_types():
-    from elements.energy_check import CheckLine
+    from elements.analysis.energy_check import CheckLine
     line = CheckLine("x", np.float64(1e-9), np.float64(1e-7), np.float64(1e-9) <= 1e-7)
     assert line.passed is True and type(line.value) is float
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from elements import models
-from elements.modelfile import ModelFileError, load_model, loads_model
+from elements.files.modelfile import ModelFileError, load_model, loads_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOML = os.path.join(ROOT, "examples", "three_body_prismatic.toml")

@@ -113,8 +113,8 @@ def test_cards_and_the_import_report_travel_with_the_model(three_body, tmp_path)
     assert "Se*_J1.t" in model.model._repr_html_()
     assert "SUCCESS" in result.raw._repr_html_()
     pytest.importorskip("mujoco")
-    from elements.modelfile import load_model
-    from elements.runner import run
+    from elements.files.modelfile import load_model
+    from elements.running.runner import run
     (tmp_path / "floor.xml").write_text(FLOOR)
     (tmp_path / "drop.toml").write_text('[robot]\nfile = "floor.xml"\n[solver]\n'
                                         't_end = 0.05\npoints = 6\n')

@@ -433,7 +433,7 @@ def test_a_7_dof_robot_under_a_pd_law_on_its_inputs(folder):
         pytest.skip("example-robot-data (the test extra) is not installed: no robot URDF")
     from scipy.integrate import solve_ivp
     from elements import export_mechanism_fmu
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
 
     def robot():
         with warnings.catch_warnings():

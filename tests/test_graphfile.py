@@ -146,7 +146,7 @@ def test_round_trip_simulates_identically_to_the_last_bit(name, tmp_path):
 
 
 def test_a_library_kind_round_trips_through_the_registry(tmp_path):
-    from elements.rigid_body import PointVelocityMTF       # registers "PointMTF"
+    from elements.parts.rigid_body import PointVelocityMTF       # registers "PointMTF"
     bg = BondGraph("library_kind")
     bg.add(OneJunction("w", dim=3), PointVelocityMTF("arm", "q_body", [0.1, 0.0, -0.2],
                                                      sign=-1.0),

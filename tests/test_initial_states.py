@@ -273,7 +273,7 @@ def test_a_prescribed_joint_in_a_loop_starts_the_loop_consistent():
 X
     at t = 0, and the run said SUCCESS)."""
     from mechanisms import four_bar_start
-    from elements.dynamics import prescribed_motion
+    from elements.analysis.dynamics import prescribed_motion
     mm, x = four_bar_start()
     q4 = float(x[mm.model.state_slices[mm.mechanism.joints["J4"].axes[0].state]][0])
     motion = {"J4": (lambda t: q4 + 0.5 * t, lambda t: 0.5, lambda t: 0.0)}

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from elements.modelfile import ModelFileError, loads_model
+from elements.files.modelfile import ModelFileError, loads_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -334,7 +334,7 @@ def test_a_coupling_in_a_model_file(tmp_path):
             'efforts = { l = 2.0 }\n[[coupling]]\nname = "link"\nleader = "l"\n'
             'follower = "r"\nratio = 1.5\n[solver]\nt_end = 0.1\n')
     (tmp_path / "g.toml").write_text(text)
-    from elements.modelfile import load_model
+    from elements.files.modelfile import load_model
     spec = load_model(str(tmp_path / "g.toml"))
     acc = direct_dynamics(spec.mechanism.assemble(), {}, {}, {"l": 2.0})
     assert acc["l"] == pytest.approx(2.0 / (0.2 + 1.5 ** 2 * 0.3), rel=1e-10)
@@ -467,7 +467,7 @@ def test_limits_and_friction_from_a_file_equal_the_api():
 def test_robot_import_options_massless_and_min_inertia_in_a_model_file(tmp_path):
     """The refusals of a URDF name ``massless`` and ``min_inertia``; a model file's
     ``[robot]`` table takes both (URDF only), and a wrong value is named."""
-    from elements.modelfile import ModelFileError, load_model
+    from elements.files.modelfile import ModelFileError, load_model
     (tmp_path / "p.urdf").write_text(
         '<robot name="p"><link name="base"/><link name="bob"><inertial><origin '
         'xyz="0 0 -1"/><mass value="1"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" '
@@ -512,7 +512,7 @@ def test_a_format_that_contradicts_the_file_is_refused(tmp_path):
     """format = "mjcf" on a URDF compiled it with MuJoCo's URDF reader without a word."""
     from mechanisms import gripper_urdf           # (tests/helpers)
     from elements import MJCFError, load_mjcf
-    from elements.modelfile import load_model
+    from elements.files.modelfile import load_model
     (tmp_path / "g.urdf").write_text(gripper_urdf())
     (tmp_path / "g.toml").write_text('[robot]\nfile = "g.urdf"\nformat = "mjcf"\n'
                                      '[solver]\nt_end = 0.1\n')

@@ -20,7 +20,7 @@ from bondgraph import (
 from elements import (
     Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody,
 )
-from elements.dynamics import prescribed_motion
+from elements.analysis.dynamics import prescribed_motion
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 R_, L_ = 0.1, 0.3
@@ -134,7 +134,7 @@ def test_cli_failed_run_writes_partial_results_and_the_cause(tmp_path):
 
 def test_rerun_with_overwrite_removes_only_the_previous_runs_files(tmp_path):
     from elements import models as em
-    from elements.runner import run
+    from elements.running.runner import run
     out = tmp_path / "o"
     spec = em.three_body_spec(t_end=0.05, points=6)
     run(spec, str(out), quiet=True)
@@ -201,7 +201,7 @@ def test_the_energy_drift_of_a_model_at_rest_is_not_round_off_over_round_off():
 
 def test_a_run_says_what_its_energy_drift_is_relative_to(tmp_path):
     from elements import models as em
-    from elements.runner import run
+    from elements.running.runner import run
     res, _ = run(em.three_body_spec(t_end=0.05, points=6), str(tmp_path), quiet=True)
     scale, what = res.energy.drift_scale
     assert what == "the largest energy" and scale == max(

@@ -233,7 +233,7 @@ def test_the_mechanism_simulate_options_are_documented_parameters():
 def test_a_mechanism_event_and_budget_act(tmp_path):
     """The options act through MechanismModel.simulate: a terminal event ends the run
     where the pendulum first passes the vertical; max_steps ends it with STEP_LIMIT."""
-    from elements.modelfile import loads_model
+    from elements.files.modelfile import loads_model
     spec = loads_model(PENDULUM, "p.toml")
     mm = spec.mechanism.assemble()
     sl = mm.model.state_slices["J1.coord"]

@@ -430,7 +430,7 @@ def test_studies_set_each_coordinate_of_a_joint_with_several():
     ``C1.slide.q0``, the structural ``C1.angle.actuator``); a run that sets them simulates
     exactly like the model rebuilt from scratch with them (bitwise: the same model)."""
     from test_modelfile import SLEEVE
-    from elements.modelfile import loads_model
+    from elements.files.modelfile import loads_model
     from elements.study import ParametricModel
     pm = ParametricModel(loads_model(SLEEVE, "sleeve.toml"))
     assert {"C1.slide.spring.k", "C1.angle.q0", "C1.slide.qd0", "C1.angle.damper.c",

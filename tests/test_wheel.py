@@ -155,9 +155,13 @@ def test_the_wheel_holds_every_package_and_data_file(installed):
             for p in (ROOT / top).rglob("__init__.py")}
     missing = sorted(_packages(ours) - _packages(names))
     assert not missing, f"packages left out of the wheel: {missing}"
-    data = [str(p.relative_to(ROOT)) for p in (ROOT / "elements" / "_static").iterdir()
-            if p.is_file()] + ["bondgraph/py.typed", "elements/py.typed"]
-    assert not sorted(set(data) - set(names)), "data files left out of the wheel"
+    # every other file of the packages (page parts, C sources, licences, py.typed)
+    data = {str(p.relative_to(ROOT)) for top in ("bondgraph", "elements", "bondgraph_cli")
+            for p in (ROOT / top).rglob("*") if p.is_file() and p.suffix not in
+            (".py", ".pyc", ".nbi", ".nbc") and "__pycache__" not in p.parts}
+    assert "elements/drawing/_static/animation.js" in data and "bondgraph/py.typed" in data
+    missing = sorted(data - set(names))
+    assert not missing, f"data files left out of the wheel: {missing}"
 
 
 def test_imports_come_from_the_venv(installed):

@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-from .broadphase import CollisionWorld, sweep_and_prune
-from .detect import Contacts, collide
-from .shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
+from elements.contact.broadphase import CollisionWorld, sweep_and_prune
+from elements.contact.detect import Contacts, collide
+from elements.contact.shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
 
 __all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
            "Contacts", "collide", "CollisionWorld", "sweep_and_prune"]

@@ -19,9 +19,9 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph.errors import did_you_mean
 
-from . import detect
-from .detect import Contacts, _nonnegative
-from .shapes import PLANE, Shape
+import elements.contact.detect as detect
+from elements.contact.detect import Contacts, _nonnegative
+from elements.contact.shapes import PLANE, Shape
 
 __all__ = ["CollisionWorld", "sweep_and_prune"]
 

@@ -35,8 +35,8 @@ import numpy as np
 
 from bondgraph import ModelError
 
-from .gjk import convex_contact
-from .shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, Shape
+from elements.contact.gjk import convex_contact
+from elements.contact.shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, Shape
 
 __all__ = ["Contacts", "collide", "contact_kernel", "capacity", "segment_closest",
            "plane_contacts", "capsule_contacts", "sphere_box_contacts", "box_box_manifold",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .shapes import core_radius, core_support_point
+from elements.contact.shapes import core_radius, core_support_point
 
 __all__ = ["convex_contact", "gjk_distance", "EPA_MAX_VERTICES"]
 

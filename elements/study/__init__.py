@@ -21,14 +21,14 @@ Units are SI throughout (kg, m, s, rad, N, N m); runtimes are in seconds.
 
 from __future__ import annotations
 
-from .executors import RunProgress, check_executor
-from .files import StudyFileError, load_study, loads_study
-from .model import ParameterInfo, ParametricModel
-from .names import HISTORIES, RESULTS, STUDY_JSON
-from .outputs import QUANTITIES, REDUCTIONS, Output, execute_run
-from .plans import Choice, Grid, LogNormal, MonteCarlo, Normal, Run, Uniform
-from .sweep import Study
-from .table import StudyResult, plot_study, read_results
+from elements.study.executors import RunProgress, check_executor
+from elements.study.files import StudyFileError, load_study, loads_study
+from elements.study.model import ParameterInfo, ParametricModel
+from elements.study.names import HISTORIES, RESULTS, STUDY_JSON
+from elements.study.outputs import QUANTITIES, REDUCTIONS, Output, execute_run
+from elements.study.plans import Choice, Grid, LogNormal, MonteCarlo, Normal, Run, Uniform
+from elements.study.sweep import Study
+from elements.study.table import StudyResult, plot_study, read_results
 
 __all__ = [
     "ParametricModel", "ParameterInfo", "Study", "Grid", "MonteCarlo", "Uniform", "Normal",

@@ -21,7 +21,7 @@ from typing import Any
 from bondgraph import ModelError
 from bondgraph.errors import caused_by_interrupt, require_extra
 
-from .outputs import execute_run, _execute_task
+from elements.study.outputs import execute_run, _execute_task
 
 
 class RunProgress:

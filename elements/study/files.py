@@ -15,13 +15,13 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph._files import output_name
 
-from ..file_tables import ModelFileError, TableReader, read_text, read_toml
-from ..modelfile import PLOT_SUFFIXES
-from .model import ParametricModel
-from .outputs import Output, QUANTITIES, REDUCTIONS
-from .plans import Choice, Grid, LogNormal, MonteCarlo, Normal, Uniform
-from .sweep import PlotRequest, Study
-from .names import STUDY_FILES
+from elements.files.tables import ModelFileError, TableReader, read_text, read_toml
+from elements.files.modelfile import PLOT_SUFFIXES
+from elements.study.model import ParametricModel
+from elements.study.outputs import Output, QUANTITIES, REDUCTIONS
+from elements.study.plans import Choice, Grid, LogNormal, MonteCarlo, Normal, Uniform
+from elements.study.sweep import PlotRequest, Study
+from elements.study.names import STUDY_FILES
 
 
 class StudyFileError(ModelFileError):

@@ -32,11 +32,11 @@ import numpy as np
 
 from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 
-from ..forces import Load
-from ..joints import AxisActuator, AxisDamper, AxisSpring, Joint
-from ..mechanism import Mechanism, MechanismModel
-from ..file_tables import ModelFileError, TableReader, read_text
-from ..modelfile import ModelSpec, SolverSettings, loads_model, solver_settings
+from elements.parts.forces import Load
+from elements.joints.kinds import AxisActuator, AxisDamper, AxisSpring, Joint
+from elements.mechanism import Mechanism, MechanismModel
+from elements.files.tables import ModelFileError, TableReader, read_text
+from elements.files.modelfile import ModelSpec, SolverSettings, loads_model, solver_settings
 
 __all__ = ["ParameterInfo", "ParametricModel", "spec_from"]
 
@@ -194,7 +194,7 @@ class ParametricModel:
     ----------
     model : str, os.PathLike, ModelSpec, Mechanism or callable
         A TOML model file (its text is kept, so workers need no access to the file), a
-        :class:`~elements.modelfile.ModelSpec` or :class:`~elements.Mechanism`, or a
+        :class:`~elements.files.modelfile.ModelSpec` or :class:`~elements.Mechanism`, or a
         factory returning either (e.g. :func:`elements.models.three_body_spec`). Keyword
         arguments of a factory can be study parameters too (``"K"``): they change the
         structure, so each distinct value builds the model anew (cached).
@@ -476,7 +476,7 @@ def _set_in_mechanism(mech: Mechanism, name: str, value: float) -> None:
 
     import numpy as np
 
-    from ..rigid_body import INERTIA_ENTRIES, Inertia
+    from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia
     owner, _, what = name.partition(".")
     v = _finite(name, value)
     if owner == "gravity":

@@ -22,9 +22,9 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph.errors import BondGraphError, IntegrationWarning, caused_by_interrupt
 
-from .model import ParametricModel
-from .names import HISTORIES
-from .plans import Run
+from elements.study.model import ParametricModel
+from elements.study.names import HISTORIES
+from elements.study.plans import Run
 
 
 REDUCTIONS = ("final", "initial", "max", "min", "mean", "max_abs", "rms", "history")

@@ -23,12 +23,12 @@ from bondgraph import ModelError
 from bondgraph._files import open_append, write_text
 
 from bondgraph._plot import NO_PLOTS, have_matplotlib
-from .executors import RunProgress, _run_dask, _run_inprocess, check_executor
-from .model import ParametricModel
-from .names import FIXED_COLUMNS
-from .outputs import Output
-from .plans import Grid, MonteCarlo, Run
-from .table import (
+from elements.study.executors import RunProgress, _run_dask, _run_inprocess, check_executor
+from elements.study.model import ParametricModel
+from elements.study.names import FIXED_COLUMNS
+from elements.study.outputs import Output
+from elements.study.plans import Grid, MonteCarlo, Run
+from elements.study.table import (
     HISTORIES, RESULTS, STUDY_JSON, _cell, _drop_partial_line, _has_pyarrow,
     _write_history, plot_study, read_results, StudyResult,
 )

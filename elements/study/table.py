@@ -23,7 +23,7 @@ from bondgraph.errors import require_extra
 
 from bondgraph._plot import pyplot
 
-from .names import HISTORIES, RESULTS, STUDY_JSON
+from elements.study.names import HISTORIES, RESULTS, STUDY_JSON
 
 
 

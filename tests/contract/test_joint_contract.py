@@ -23,7 +23,7 @@ from scipy.linalg import expm
 
 from bondgraph.spatial import as_rotation, skew
 from elements import Inertia, Mechanism, RevoluteJoint, RigidBody, joint_type, joint_types
-from elements._kernels import Geometry
+from elements.kernels.geometry import Geometry
 
 # kind -> (constructor keywords, a coordinate sample generator)
 SAMPLES = {
@@ -236,7 +236,7 @@ def test_every_terms_rate_is_the_derivative_of_its_value(kind):
     """Each term's dG/dt (the kernel's rate, used where moduli are differentiated)
     equals the central difference of G along an arbitrary rigid motion of both bodies
     (step 1e-5: error ~h^2 |d3 G| ~ 1e-10; tolerance 1e-7 relative to max(1, |dG/dt|))."""
-    from elements._kernels import Geometry as Geo
+    from elements.kernels.geometry import Geometry as Geo
     rng = np.random.default_rng(13)
     joint = _mechanism(kind).joint("K")
     blocks = joint.constraint_blocks() + joint.axis_blocks()

@@ -65,7 +65,7 @@ def compare(model, mech, mm, rng) -> tuple[float, int]:
     import mujoco
 
     from elements import direct_dynamics
-    from elements.mjcf import mujoco_coordinates
+    from elements.files.mjcf import mujoco_coordinates
     data = mujoco.MjData(model)
     qpos, qvel, qfrc = random_state(model, rng)
     data.qpos[:], data.qvel[:], data.qfrc_applied[:] = qpos, qvel, qfrc

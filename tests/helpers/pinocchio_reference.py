@@ -106,7 +106,7 @@ def compare(model, data, mm, report, rng, floating: bool, damping) -> float:
         free = {base: {"rotation": A, "position": q[0:3] + A @ c,
                        "angular_velocity": A @ wl,
                        "velocity": A @ (vl + np.cross(wl, c))}}
-    from elements.dynamics import direct_dynamics
+    from elements.analysis.dynamics import direct_dynamics
     a = pin.aba(model, data, q, v, tau_pin)
     # both ways of evaluating: the bond graph model and (where it takes the mechanism)
     # the compiled joint-space recursion; the worse of the two is returned

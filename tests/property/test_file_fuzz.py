@@ -368,7 +368,7 @@ def mutated_urdfs(draw):
 
 
 def run_urdf_case(text: str, suite: str) -> None:
-    from elements.urdf import loads_urdf
+    from elements.files.urdf import loads_urdf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -4,7 +4,7 @@ A pendulum (a revolute joint under gravity) or a slider (a prismatic joint down 
 incline) with random stops, restitutions, rest speeds, actuators (constant or a sine),
 friction and initial states, over long spans (20 to 60 s: hundreds of impacts, bounces
 that accumulate, stick-slip against a stop). The coordinate stays within its stops by
-:data:`elements.hybrid.STOP_TOLERANCE` at every output point (a grid of 2001, finer
+:data:`elements.running.hybrid.STOP_TOLERANCE` at every output point (a grid of 2001, finer
 than the bounces that matter), or the run ends in a named failure (not success, a
 message): it never says SUCCESS past a stop. A successful run's energy ledger balances
 (impacts, friction and dampers counted as dissipated): a missed switch (friction
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from bondgraph import IntegrationWarning, TimeFunction
 from elements import Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody
-from elements.hybrid import STOP_TOLERANCE
+from elements.running.hybrid import STOP_TOLERANCE
 
 G = 9.81
 MAX_SWITCHES = 1500

@@ -1,4 +1,4 @@
-"""FastDynamics (elements/fast_dynamics.py): direct and inverse dynamics, the mass matrix
+"""FastDynamics (elements/analysis/fast_dynamics.py): direct and inverse dynamics, the mass matrix
 and bias in joint coordinates, one state or a batch, against three references:
 
 - the mechanism's bond graph model (direct_dynamics, initial_state, the maximal
@@ -25,7 +25,7 @@ import pytest
 
 from bondgraph import ModelError
 from elements import FastDynamics, direct_dynamics, models
-from elements.dynamics import inverse_dynamics
+from elements.analysis.dynamics import inverse_dynamics
 
 N_STATES = 20
 
@@ -125,7 +125,7 @@ needs_pin = pytest.mark.skipif(
 
 
 def _robot(rel, floating):
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     from pinocchio_joint_space import PinocchioJointSpace
     path = os.path.join(ROBOTS, rel)
     with warnings.catch_warnings():
@@ -177,7 +177,7 @@ def test_armature_matches_pinocchio_hand_corrected():
     ABA know no armature here, so its values are corrected by hand: M + diag(armature),
     and qdd from (M + diag(armature)) qdd = tau - damping qd - b with Pinocchio's b
     (RNEA at qdd = 0)."""
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     from pinocchio_joint_space import PinocchioJointSpace
     rel = "panda_description/urdf/panda.urdf"
     path = os.path.join(ROBOTS, rel)

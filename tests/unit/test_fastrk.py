@@ -56,7 +56,7 @@ def _panda():
     path = _robot_urdf("panda_description/urdf/panda.urdf")
     if path is None:
         pytest.skip("example-robot-data is not installed (the test extra): no panda URDF")
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mech = load_urdf(path, mimic="independent")

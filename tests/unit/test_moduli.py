@@ -224,16 +224,16 @@ def test_a_batch_of_the_wrong_size_is_named():
         bad.rhs(0.0, np.array([0.4, -0.3, 0.7]))
 
 
-# -- the compiled kernels (elements/_compiled.py) against the numpy stacks ---------------
+# -- the compiled kernels (elements/kernels/compiled.py) against the numpy stacks ---------------
 
 def compiled_kernels() -> list[str]:
-    """Every public compiled function of elements._compiled (a kernel added there is
+    """Every public compiled function of elements.kernels.compiled (a kernel added there is
     then required to be exercised, hence compared, by the test below). The ``*_typed``
     wrappers (fixed argument types for the compiled RK loop) call ``program`` and
     ``quat_rates`` unchanged; tests/unit/test_fastrk.py compares the compiled right-hand
     side made of them with the Python path."""
     from numba.core.registry import CPUDispatcher
-    import elements._compiled as C
+    import elements.kernels.compiled as C
     return sorted(n for n, f in vars(C).items()
                   if isinstance(f, CPUDispatcher) and not n.startswith("_")
                   and not n.endswith("_typed"))
@@ -247,7 +247,7 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
     largest value (the sums are the same; the numpy stacks skip identity factors,
     which only changes the rounding)."""
     pytest.importorskip("numba")
-    import elements._compiled as C
+    import elements.kernels.compiled as C
     calls: dict[str, int] = {}
     kernels = compiled_kernels()
     assert len(kernels) >= 10
@@ -275,7 +275,7 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
         _close(a._run(a._rates, x, {}, kr), b.moduli_rates(x, kr))
         _close(a.phi(x), b.phi(x))
         _close(a.kinematic_rates(x, flows), b.kinematic_rates(x, flows))
-        # the fused programs (elements._compiled.program): one call for the moduli and
+        # the fused programs (elements.kernels.compiled.program): one call for the moduli and
         # Phi, one for the rates
         v, p = a.moduli_and_phi(x)
         _close(v, b.moduli(x))

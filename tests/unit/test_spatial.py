@@ -1,6 +1,6 @@
 """bondgraph.spatial: the quaternion formulas, written once, against independent forms
 (scipy's Rotation, the matrix exponential of the body rate), and their compiled copies
-(elements._compiled compiles the same functions) against the numpy ones.
+(elements.kernels.compiled compiles the same functions) against the numpy ones.
 
 Tolerances: every comparison is of a few dozen floating-point operations on numbers of
 order 1, so 1e-13 (about 500 eps) bounds the rounding; a wrong sign or a swapped entry
@@ -53,7 +53,7 @@ def test_body_rate_inverts_quaternion_rate():
 
 def test_compiled_formulas_equal_numpy():
     pytest.importorskip("numba")
-    from elements import _compiled as C
+    from elements.kernels import compiled as C
     states = np.concatenate([Q, RNG.normal(size=(len(Q), 3))], axis=1)
     A, r = C.frames(states)
     assert np.array_equal(A[0], np.eye(3)) and np.array_equal(r[0], np.zeros(3))

@@ -1,4 +1,4 @@
-"""The general chain joint (elements.chain_joint): chains of revolutes and slides through
+"""The general chain joint (elements.joints.chain): chains of revolutes and slides through
 massless links that no special kind takes, against MuJoCo's mj_forward and Pinocchio's
 ABA (joint-space formulations, independent of ours), its forward kinematics against
 the product of the members' transforms, and a free motion's energy and constraint
@@ -68,14 +68,14 @@ CHAIN_OF = {"sled": ["s1", "s2"], "skew": ["k1", "k2"], "euler": ["e1", "e2", "e
 
 
 def _mjcf(text: str):
-    from elements.mjcf import loads_mjcf
+    from elements.files.mjcf import loads_mjcf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotImportWarning)
         return loads_mjcf(text)
 
 
 def _mujoco_model(text: str):
-    from elements.mjcf import _compile
+    from elements.files.mjcf import _compile
     from mujoco_reference import comparable
     return comparable(_compile(text, None, "chains.xml"))
 
@@ -133,7 +133,7 @@ def test_urdf_chains_through_massless_links_equal_pinocchio(tmp_path, floating):
     Pinocchio's ABA at 20 random states to 1e-8 relative."""
     pin = pytest.importorskip("pinocchio")
     from pinocchio_reference import compare
-    from elements.urdf import load_urdf
+    from elements.files.urdf import load_urdf
     path = tmp_path / "skew.urdf"
     path.write_text(URDF_CHAINS)
     with warnings.catch_warnings():
@@ -256,7 +256,7 @@ def test_a_trial_stage_far_off_the_chain_is_rejected_not_fatal():
     ChainPoseError, non_finite) and the solver takes shorter steps; before, the run
     stopped there (CALLBACK_ERROR "does not converge"). A state far off the chain from
     the start is refused naming the joint."""
-    from elements.chain_joint import ChainPoseError
+    from elements.joints.chain import ChainPoseError
     mech = Mechanism("chain_far", gravity=(0.4, -1.0, -9.81))
     a = mech.add_body(RigidBody("a", 1.3, Inertia.about_center(np.diag([0.05, 0.03, 0.04]))))
     mech.add_joint(ChainJoint("C", mech.ground, a, members=ENERGY_MEMBERS,

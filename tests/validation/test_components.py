@@ -1,4 +1,4 @@
-"""The component library (elements.component_library) against closed forms, the same
+"""The component library (bondgraph.components) against closed forms, the same
 models built from primitives, and hand-written ODEs; its bad inputs.
 
 Tolerances: the linear models are integrated at rtol = 1e-12 (atol scaled to the state),
@@ -18,7 +18,7 @@ from bondgraph import (
     assemble, assign_causality, simulate,
 )
 from elements import component, components, define_component
-from elements.component_library import COMPONENT_TYPES
+from bondgraph.components import COMPONENT_TYPES
 
 TIGHT = {"method": "DOP853", "rtol": 1e-12}
 

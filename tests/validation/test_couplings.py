@@ -1,4 +1,4 @@
-"""Couplings between joints (elements.couplings.JointCoupling): gears, a rack and pinion,
+"""Couplings between joints (elements.parts.couplings.JointCoupling): gears, a rack and pinion,
 URDF's mimic joints, against closed forms and conservation laws.
 
 Tolerances: the closed forms are evaluated at one state by the bond graph's linear solve
@@ -19,7 +19,7 @@ from elements import (
     AssemblyError, Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody,
     SphericalJoint, direct_dynamics, loads_urdf,
 )
-from elements.couplings import JointCoupling
+from elements.parts.couplings import JointCoupling
 from mechanisms import gripper_urdf      # (tests/helpers)
 
 J1, J2, RATIO, OFFSET, TAU = 0.02, 0.05, -0.4, 0.1, 0.3

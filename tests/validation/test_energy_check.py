@@ -11,7 +11,7 @@ import pytest
 from elements import (
     Inertia, Mechanism, RevoluteJoint, RigidBody, models,
 )
-from elements.energy_check import (
+from elements.analysis.energy_check import (
     MotionData, check, motion_from_result, procedure1, procedure2, procedure3, procedure4,
 )
 
@@ -126,12 +126,12 @@ def test_detects_a_damper_and_left_out_work(three_body_no_moment):
 
 def test_command_line_on_written_files(tmp_path, floating):
     floating.write(str(tmp_path))
-    p = subprocess.run([sys.executable, "-m", "elements.energy_check", str(tmp_path), "--plot",
+    p = subprocess.run([sys.executable, "-m", "elements.analysis.energy_check", str(tmp_path), "--plot",
                         str(tmp_path / "check.png")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "overall: PASS" in p.stdout
     assert (tmp_path / "check.png").exists()
-    p = subprocess.run([sys.executable, "-m", "elements.energy_check", str(tmp_path / "nope")],
+    p = subprocess.run([sys.executable, "-m", "elements.analysis.energy_check", str(tmp_path / "nope")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "missing" in p.stderr and "Traceback" not in p.stderr
 

@@ -1,4 +1,4 @@
-"""Joint couplings (elements.couplings.JointCoupling) in simulation, against hand-derived
+"""Joint couplings (elements.parts.couplings.JointCoupling) in simulation, against hand-derived
 closed forms: each mechanism below has a constant mass matrix and constant loads, so its
 coordinates are exact quadratics in time and every effort is constant.
 
@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from elements import Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody
-from elements.couplings import JointCoupling
+from elements.parts.couplings import JointCoupling
 
 G = 9.81
 TOL = dict(rtol=1e-10, atol=1e-10)

@@ -3,7 +3,7 @@ ScrewJoint, UniversalJoint) against second routes: Lagrangian models derived her
 sympy, the Cardan velocity ratio of a universal joint closing a loop, and the closed form
 of a nut falling along a screw.
 
-The Lagrangian references share only the conventions of elements/joints.py with the
+The Lagrangian references share only the conventions of elements/joints/kinds.py with the
 library (coordinates are the child's motion relative to the parent; at 0 the joint points
 coincide and the orientations agree). The bodies' rotations A(q) and centres r(q) are
 written out with Rodrigues' formula; skew(w) = A' A^T, T = sum 1/2 m |r'|^2 + 1/2 w^T

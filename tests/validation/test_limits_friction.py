@@ -301,7 +301,7 @@ HOLD = -(1.0 - 1.2 * G * 0.3 * math.sin(0.2))   # the stop's effort once at rest
 
 
 def pressed(t_end, e=0.5, rest=1e-3, friction=""):
-    from elements.modelfile import loads_model
+    from elements.files.modelfile import loads_model
     spec = loads_model(PRESSED.format(t_end=t_end, e=e, rest=rest, friction=friction))
     s = spec.solver
     return spec.mechanism.assemble().simulate((0, t_end), q=spec.q0, t_eval=s.t_eval,
@@ -313,7 +313,7 @@ def check_rests_on_the_stop(res, hold=HOLD, hold_tol=1e-8):
     to 1e-14 s), it ends resting on it with the holding torque of the closed form, and
     the energy ledger balances with the impact losses (the Zeno rest takes the last
     rebound's energy as an impact loss)."""
-    from elements.hybrid import STOP_TOLERANCE
+    from elements.running.hybrid import STOP_TOLERANCE
     jr = res.joint("hinge")
     assert res.raw.status.name == "SUCCESS", res.raw.message
     assert jr.q.max() <= 0.2 + STOP_TOLERANCE, jr.q.max()
@@ -338,7 +338,7 @@ def test_accumulating_bounces_come_to_rest_at_their_zeno_time(rest):
     than ZENO_HEIGHT off the stop, and the joint rests there. Near the stop the torque
     is nearly constant, so each flight is e times the one before (2 |qd+| / qdd), and
     the bounces left out would all be over within (last flight) e / (1 - e)."""
-    from elements.hybrid import ZENO_HEIGHT
+    from elements.running.hybrid import ZENO_HEIGHT
     e = 0.5
     res = pressed(2.0, e=e, rest=rest)
     check_rests_on_the_stop(res)
@@ -382,7 +382,7 @@ def test_a_missed_impact_ends_the_run_with_a_named_failure(monkeypatch):
     events' tolerance all taken away (the code before the fix), a bounce is missed and
     the rod swings past its stop; the run must then not say SUCCESS but fail, naming the
     joint and the stop, and keep its output up to the first point past it."""
-    from elements import hybrid
+    from elements.running import hybrid
     monkeypatch.setattr(hybrid._Runner, "zeno", lambda self, *a: False)
     events = hybrid._Runner.events
 
@@ -416,7 +416,7 @@ def test_a_missed_impact_ends_the_run_with_a_named_failure(monkeypatch):
 
 @pytest.mark.parametrize("hold", ["friction", "stop"])
 def test_prescribed_motion_carries_a_joint_that_sticks_or_rests(hold):
-    from elements.dynamics import prescribed_motion
+    from elements.analysis.dynamics import prescribed_motion
     mech = Mechanism("arm", gravity=(0, 0, -G))
     a = mech.add_body(RigidBody("a", 1.0, Inertia.rod(1.0, 0.4, axis=0, thin=1e-4)))
     b = mech.add_body(RigidBody("b", 0.5, Inertia.rod(0.5, 0.3, axis=0, thin=1e-4)))

@@ -9,7 +9,7 @@ import pytest
 
 import reference_mbslib as ref
 from elements import models
-from elements.dynamics import (
+from elements.analysis.dynamics import (
     direct_dynamics, forward_kinematics, inverse_dynamics, joint_accelerations,
     prescribed_motion,
 )

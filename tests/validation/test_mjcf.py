@@ -1,4 +1,4 @@
-"""MJCF import (elements.mjcf) against MuJoCo's own forward dynamics.
+"""MJCF import (elements.files.mjcf) against MuJoCo's own forward dynamics.
 
 MuJoCo compiles the files (defaults, classes, orientations, inertias from geoms); the
 mechanism's accelerations at random states are compared with ``mj_forward``'s (a
@@ -24,7 +24,7 @@ from tests.helpers.mujoco_reference import compare, comparable
 
 mujoco = pytest.importorskip("mujoco", reason="the MJCF import needs the mujoco package "
                              "(pip install -e '.[test]' installs it)")
-from elements.mjcf import (  # noqa: E402
+from elements.files.mjcf import (  # noqa: E402
     MJCFError, from_mujoco, load_mjcf, loads_mjcf, mujoco_coordinates,
 )
 
@@ -35,7 +35,7 @@ TOL = 1e-8
 def _compiled(path):
     """MuJoCo's compiled model of ``path`` (through the importer's compile, so that
     MuJoCo's warnings do not write MUJOCO_LOG.TXT into the working folder)."""
-    from elements.mjcf import _compile
+    from elements.files.mjcf import _compile
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotImportWarning)
         return _compile(None, path, path)
@@ -77,14 +77,14 @@ DM_LOADS = {"acrobot", "cartpole", "finger", "pendulum", "reacher",
             # 2-DOF hips (universal), 3-DOF hips and shoulders (gimbal)
             "cheetah", "fish", "hopper", "humanoid_CMU", "manipulator", "quadruped",
             "stacker", "swimmer", "walker",
-            # general chains (elements.chain_joint): two slides alone (ball_in_cup's
+            # general chains (elements.joints.chain): two slides alone (ball_in_cup's
             # cup_x, cup_z; point_mass's root_x, root_y), hinges whose axes do not meet
             # (dog's scapulae: three; humanoid's ankles: two)
             "ball_in_cup", "point_mass", "dog", "humanoid"}
 """The dm_control suite models that load (lqr has no body that moves)."""
 DM_REFUSED: dict[str, str] = {}
 """The others, refused naming the joints of the chain that forms no joint (none since
-every chain of at most six independent members is a joint, elements.chain_joint)."""
+every chain of at most six independent members is a joint, elements.joints.chain)."""
 
 
 @pytest.mark.parametrize("path", _dm_control_suite() or [None],
@@ -158,7 +158,7 @@ def test_two_joints_in_a_body_are_one_composite_joint():
         mech = loads_mjcf(text)
     assert mech.joint("gimbal_hinge_x").type_name == "chain"
     mm = mech.assemble()
-    from elements.mjcf import _compile
+    from elements.files.mjcf import _compile
     model = comparable(_compile(text, None, "two_hinges_apart"))
     for _ in range(3):
         err, _ = compare(model, mech, mm, rng)
@@ -284,7 +284,7 @@ def test_compiler_warnings_are_ours_and_write_no_log(tmp_path, monkeypatch):
 # -- dm_control's dog, simulated (reliability issue, item 8) --------------------------------
 # The dog falls freely (no contacts are imported): whatever its joints do, its centre of
 # mass falls with g, c(t) = c(0) + g t^2 / 2 from rest, an independent check of the whole
-# run. Its scapulae are general chain joints (elements.chain_joint) whose coordinates come
+# run. Its scapulae are general chain joints (elements.joints.chain) whose coordinates come
 # from inverse kinematics. Before the fix, the first explicit step's trial stage threw
 # the bodies metres apart (a step the error control would have rejected), the chain's
 # inverse kinematics found no configuration there, and the run stopped at t = 0.012 s

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from elements import direct_dynamics
-from elements.urdf import URDFError, load_urdf, loads_urdf
+from elements.files.urdf import URDFError, load_urdf, loads_urdf
 
 from mechanisms import urdf_inertial, urdf_joint        # (tests/helpers)
 from pinocchio_reference import compare, moving_joints, random_angle      # (tests/helpers)
@@ -280,8 +280,8 @@ def test_merging_fixed_links_keeps_the_dynamics():
     """Two links welded together and one link with their combined inertial (computed here
     by hand: masses, centres, parallel axes) have the same pendulum dynamics, equal to
     the closed form about the hinge."""
-    from elements.dynamics import direct_dynamics
-    from elements.urdf import rpy_matrix
+    from elements.analysis.dynamics import direct_dynamics
+    from elements.files.urdf import rpy_matrix
     mech = loads_urdf(SPLIT, gravity=(0, 0, -9.81))
     assert list(mech.bodies) == ["a"] and mech.import_report.merged["a"] == ["a", "b",
                                                                             "flange"]
@@ -513,7 +513,7 @@ def test_mimic_joints_are_couplings(rel):
     M q'' = tau - b by CRBA and RNEA, which support them; ABA does not) at two random
     states. The dampers of the followers act on the leaders through the ratio squared
     (Pinocchio has no damping: taken off tau)."""
-    from elements.urdf import read_urdf_tree
+    from elements.files.urdf import read_urdf_tree
     path = os.path.join(ROBOTS, rel)
     model = pin.buildModelFromUrdf(path, mimic=True)
     data = model.createData()

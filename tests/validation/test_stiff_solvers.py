@@ -123,7 +123,7 @@ def test_the_three_body_mechanism_under_radau_equals_dop853():
 
 
 def test_a_model_file_names_an_implicit_method(tmp_path):
-    from elements.modelfile import ModelFileError, load_model
+    from elements.files.modelfile import ModelFileError, load_model
     text = open("examples/three_body_prismatic.toml").read()
     assert 'method = "DOP853"' in text
     (tmp_path / "m.toml").write_text(text.replace('method = "DOP853"', 'method = "BDF"'))

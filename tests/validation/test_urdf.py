@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from elements.dynamics import direct_dynamics
-from elements.urdf import URDFError, loads_urdf, rpy_matrix
+from elements.analysis.dynamics import direct_dynamics
+from elements.files.urdf import URDFError, loads_urdf, rpy_matrix
 
 ROBOT = """<?xml version="1.0"?>
 <robot name="test_arm">
@@ -247,7 +247,7 @@ def test_blank_lines_before_the_xml_declaration_are_taken():
     """pybullet's differential/diff_ring.urdf starts with a blank line before
     ``<?xml ...?>`` (Pinocchio's parser takes it): it loads, and a parse error further on
     still names the file's own line."""
-    from elements.urdf import URDFError, loads_urdf
+    from elements.files.urdf import URDFError, loads_urdf
     text = ('\n\n<?xml version="1.0"?>\n<robot name="r"><link name="base"/>\n'
             '<link name="bob"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" '
             'ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>\n'
@@ -261,7 +261,7 @@ def test_blank_lines_before_the_xml_declaration_are_taken():
 def test_a_description_where_nothing_moves_says_why():
     """Every link fixed to the root on a fixed base: assembling names the cause and the
     option (a floating base makes them one free body, which assembles)."""
-    from elements.urdf import loads_urdf
+    from elements.files.urdf import loads_urdf
     text = ('<robot name="table"><link name="top"><inertial><mass value="5"/><inertia '
             'ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial></link>'
             '<link name="leg"/><joint name="j" type="fixed"><parent link="top"/><child '

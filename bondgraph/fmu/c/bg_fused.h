@@ -36,7 +36,7 @@ extern const int64_t BGF_C2;            /* U_2's offset in the acceleration stag
    x[IDX[k, j]] + CONST[k], k < NPHIA, j < PHIA_M */
 extern const int64_t BGF_NPHIA, BGF_PHIA_M, BGF_PHIA_DEST[], BGF_PHIA_IDX[];
 extern const double BGF_PHIA_COEF[], BGF_PHIA_CONST[];
-/* the element library's program (elements/_compiled.py program): frames of the n bodies
+/* the element library's program (elements/kernels/compiled.py program): frames of the n bodies
    from states (n x 7), with rate their rates from rates (n x 7), then every group of
    desc (ndesc x 14) writing its kernels' values at their destinations in out0 / out1 */
 void bg_program(int64_t n, const double *states, const double *rates, int rate,

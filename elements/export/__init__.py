@@ -1,0 +1,1 @@
+"""A mechanism leaving Python: the FMU export."""

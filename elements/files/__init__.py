@@ -1,0 +1,1 @@
+"""Model files and robot descriptions (URDF, MJCF) read into mechanisms."""

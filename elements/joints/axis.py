@@ -1,0 +1,211 @@
+"""A joint coordinate's port and what attaches there.
+
+- :class:`JointAxis`: one coordinate of a joint: its names (port, junction, bond,
+  state), unit, and its springs, dampers, actuators, rotor inertias, limit and friction.
+- The attachments: :class:`AxisSpring`, :class:`AxisDamper`, :class:`AxisActuator`,
+  :class:`AxisRotor`, :class:`AxisLimit` (stops), :class:`AxisFriction` (Coulomb
+  friction with stiction); :func:`attachment_name`.
+
+The joint contract (:mod:`elements.joints.contract`) gives each joint one port per
+coordinate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
+           "AxisLimit", "AxisFriction", "attachment_name"]
+
+
+def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
+    """The element name of a port's i-th spring, damper or actuator (of ``count``):
+    ``J3.spring`` for one, ``J3.spring0``, ``J3.spring1`` for several; its parameters
+    are named after it (``J3.spring.k``, ``J3.spring.rest``, ``J3.damper.c``, and the
+    actuator's constant effort ``J1.actuator``). ``joint`` is the port's name: the
+    joint's, or ``<joint>.<coordinate>`` for a joint with several coordinates."""
+    return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
+
+
+@dataclass(frozen=True)
+class AxisSpring:
+    """A linear spring on a joint coordinate: effort = stiffness (q - rest).
+
+    stiffness in N/m (a slide) or N m/rad (an angle); rest in m or rad."""
+
+    stiffness: float
+    rest: float = 0.0
+
+
+@dataclass(frozen=True)
+class AxisDamper:
+    """A linear damper on a joint coordinate: effort = coefficient * rate
+    (N s/m or N m s/rad)."""
+
+    coefficient: float
+
+
+@dataclass(frozen=True)
+class AxisRotor:
+    """A rotor inertia on a joint coordinate (MuJoCo's ``armature``, a motor's reflected
+    inertia): kinetic energy inertia * rate^2 / 2, in kg m^2 (an angle) or kg (a slide).
+    An I element on the port's 1-junction; its momentum is set from the coordinate's
+    rate by :meth:`~elements.mechanism_model.MechanismModel.initial_state`."""
+
+    inertia: float
+
+
+@dataclass(frozen=True)
+class AxisActuator:
+    """An effort source on a joint coordinate (N or N m on the child along the axis):
+    a number, a TimeFunction or a StateFunction."""
+
+    effort: Any
+
+
+@dataclass(frozen=True)
+class AxisLimit:
+    """Stops on a joint coordinate: ``lower <= q <= upper`` (rad or m; None: no stop on
+    that side). Two kinds, the user's choice:
+
+    - **impact** (``restitution`` e in [0, 1] given): when the coordinate reaches a stop
+      the run stops there (an event), an impulse along the axis reverses its rate,
+      qd+ = -e qd-, and the run goes on. A rebound slower than ``rest_speed`` (rad/s or
+      m/s; and every rebound when e = 0) leaves the joint resting on the stop, held
+      there by whatever effort it takes, until that effort would have to pull;
+    - **compliant** (``stiffness`` k > 0 given, ``damping`` c >= 0): beyond a stop an
+      effort -k (q - stop) - c qd acts (a spring and a damper engaged only in contact; N
+      or N m, with k in N/m or N m/rad and c in N s/m or N m s/rad).
+
+    The energy an impact takes and the energy a compliant stop's damper dissipates are
+    reported in the energy ledger (``<port>.impacts``, ``<port>.stop.<side>.damper``)."""
+
+    lower: float | None = None
+    upper: float | None = None
+    restitution: float | None = None
+    stiffness: float | None = None
+    damping: float = 0.0
+    rest_speed: float = 1e-3
+
+    @property
+    def kind(self) -> str:
+        """``"impact"`` or ``"compliant"``."""
+        return "impact" if self.restitution is not None else "compliant"
+
+    def sides(self) -> list[tuple[str, float]]:
+        """The stops that are set: (``"lower"`` or ``"upper"``, position)."""
+        return [(side, v) for side, v in (("lower", self.lower), ("upper", self.upper))
+                if v is not None]
+
+
+@dataclass(frozen=True)
+class AxisFriction:
+    """Coulomb friction with stiction on a joint coordinate (N or N m).
+
+    While the coordinate moves, an effort -coulomb * sign(qd) acts on it. When its rate
+    reaches zero (an event) the joint sticks if the effort that holds it still is at
+    most ``static`` in magnitude (default: ``coulomb``), and is held by exactly that
+    effort; it slips again (an event) when the holding effort would exceed ``static``.
+    The energy friction dissipates is reported in the energy ledger
+    (``<port>.friction``). Viscous friction is a damper (:meth:`Joint.add_damper`)."""
+
+    coulomb: float
+    static: float
+
+
+_KINDS = ("spring", "damper", "actuator", "rotor")
+
+
+class JointAxis:
+    """One coordinate of a joint and its port: names, unit and what is attached there.
+
+    Attributes
+    ----------
+    joint : str
+        The joint's name.
+    name : str
+        The coordinate's name (``"angle"``, ``"slide"``, ``"x"``...).
+    unit : str
+        ``"rad"`` or ``"m"``.
+    index : int
+        Its place among the joint's coordinates.
+    port : str
+        The stem of its element names: the joint's name for a one-coordinate joint,
+        ``<joint>.<name>`` otherwise.
+    springs, dampers, actuators, rotors : list
+        The attachments, in the order they were added.
+    """
+
+    def __init__(self, joint: str, name: str, unit: str, index: int, count: int):
+        self.joint, self.name, self.unit, self.index = joint, name, unit, index
+        self.port = joint if count == 1 else f"{joint}.{name}"
+        self.springs: list[AxisSpring] = []
+        self.dampers: list[AxisDamper] = []
+        self.actuators: list[AxisActuator] = []
+        self.rotors: list[AxisRotor] = []
+        self.limit: AxisLimit | None = None
+        self.friction: AxisFriction | None = None
+
+    @property
+    def lock(self) -> str:
+        """The source on the port that carries Coulomb friction and holds the joint when
+        it sticks or rests on an impact stop: an Se (effort ``<port>.lock.effort``, set
+        by the run from the friction's direction) or, while held, an Sf of zero flow
+        whose effort is the holding effort. Present when the port has friction or
+        impact stops."""
+        return f"{self.port}.lock"
+
+    @property
+    def switched(self) -> bool:
+        """Whether the port has friction or stops (its run switches between modes)."""
+        return self.limit is not None or self.friction is not None
+
+    def stop_element(self, side: str) -> str:
+        """A compliant stop's spring element (``<port>.stop.lower`` / ``.upper``); its
+        damper is ``<that>.damper``."""
+        return f"{self.port}.stop.{side}"
+
+    @property
+    def junction(self) -> str:
+        """The port's 1-junction (flow: the coordinate's rate)."""
+        return f"{self.port}.axis"
+
+    @property
+    def bond(self) -> str:
+        """The bond from the port's junction into the axis block (its flow: the rate,
+        rad/s or m/s)."""
+        return f"{self.port}.axis.b"
+
+    @property
+    def state(self) -> str:
+        """The kinematic state integrating the rate: the coordinate, never wrapped."""
+        return f"{self.port}.coord"
+
+    @property
+    def block_name(self) -> str:
+        """The axis block's 0-junction."""
+        return f"{self.port}.axis0"
+
+    def items(self, kind: str) -> list:
+        """The attachments of ``kind`` ("spring", "damper", "actuator" or "rotor")."""
+        return {"spring": self.springs, "damper": self.dampers,
+                "actuator": self.actuators, "rotor": self.rotors}[kind]
+
+    def attachments(self, kind: str) -> list[str]:
+        """Their element names (see :func:`attachment_name`)."""
+        n = len(self.items(kind))
+        return [attachment_name(self.port, kind, i, n) for i in range(n)]
+
+    def units(self) -> dict[str, str]:
+        """The units of what attaches here: the coordinate ``q``, rate ``qd`` and
+        acceleration ``qdd``, the
+        ``effort``, a spring's ``k`` and ``rest``, a damper's ``c``, a rotor's
+        ``inertia``."""
+        u = self.unit
+        effort = "N" if u == "m" else "N m"
+        return {"q": u, "qd": f"{u}/s", "qdd": f"{u}/s^2", "effort": effort,
+                "k": f"{effort}/{u}", "rest": u, "c": f"{effort} s/{u}", "inertia": "kg" if u == "m" else "kg m^2"}
+
+    def __repr__(self) -> str:
+        return f"JointAxis({self.port!r}, {self.unit})"

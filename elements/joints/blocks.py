@@ -1,0 +1,115 @@
+"""The blocks joint kinds are assembled from (functions of a joint ``j``: its bodies,
+points P, Q, frames Fa, Fb and name): constraint blocks (:func:`spherical_block`,
+:func:`orientation_block`, :func:`tilt_block`, :func:`across_block`) and coordinate ports
+(:func:`turn_port`, :func:`slide_port`). Each constraint block's Phi has dPhi/dt equal to
+its flow on Phi = 0; each port's flow is its coordinate's rate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bondgraph.spatial import skew
+
+from elements.kernels.blocks import Block, Term
+from elements.kernels.geometry import OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap
+
+__all__ = ["body_terms", "kernel_bodies", "spherical_block", "orientation_block", "tilt_block", "across_block",
+           "turn_port", "slide_port"]
+
+
+def body_terms(j: Any, pairs) -> list[Term]:
+    """Terms for the non-ground bodies among (body, junction kind, kernel, constant)."""
+    return [Term(f"{body.name}.{kind}", kernel, const)
+            for body, kind, kernel, const in pairs if not body.is_ground]
+
+
+def kernel_bodies(j: Any):
+    """The parent's and the child's names for the kernels (None: the ground)."""
+    return (None if j.parent.is_ground else j.parent.name), j.child.name
+
+
+def spherical_block(j) -> Block:
+    """v_P - v_Q = 0; Phi = r_P - r_Q (global)."""
+    a, b = kernel_bodies(j)
+    P, Q = j.P, j.Q
+    E = np.eye(3)
+    pairs = [(j.parent, "v", None, E), (j.child, "v", None, -E)]
+    if np.any(P):       # a point at the centre of mass adds no rotational term
+        pairs.append((j.parent, "w", Sandwich(E, None, a, -skew(P)), None))
+    if np.any(Q):
+        pairs.append((j.child, "w", Sandwich(E, None, b, skew(Q)), None))
+    return Block(f"{j.name}.t", 3, body_terms(j, pairs), j._bodies(),
+                 PointGap(a, b, P, Q), True, f"{j.name}.t")
+
+def orientation_block(j) -> Block:
+    """omega_alpha - omega_beta = 0 (global); Phi = vee(A_a F_a (A_b F_b)^T)."""
+    a, b = kernel_bodies(j)
+    E = np.eye(3)
+    terms = body_terms(j, [
+        (j.parent, "w", Sandwich(E, None, a, E), None),
+        (j.child, "w", Sandwich(E, None, b, -E), None),
+    ])
+    return Block(f"{j.name}.r", 3, terms, j._bodies(),
+                 OrientationGap(a, b, j.Fa @ j.Fb.T), True, f"{j.name}.r")
+
+def tilt_block(j) -> Block:
+    """The axis (Fa's third column, on the parent) kept normal to d1, d2 (Fb's first
+    two, on the child): Phi = [-a_alpha . d2_beta ; a_alpha . d1_beta], dPhi/dt =
+    D^T (w_alpha - w_beta) seen in the child (G_alpha = D^T A_b^T A_a)."""
+    a, b = kernel_bodies(j)
+    D = j.Fb[:, :2]
+    terms = body_terms(j, [
+        (j.parent, "w", Sandwich(D.T, b, a, np.eye(3)), None),
+        (j.child, "w", None, -D.T),
+    ])
+    return Block(f"{j.name}.r", 2, terms, j._bodies(),
+                 RevoluteGap(a, b, j.Fa[:, 2], D), True, f"{j.name}.r")
+
+def across_block(j, D: np.ndarray) -> Block:
+    """No slide along the directions ``D`` fixed on the child (child coordinates,
+    (3, k)): Phi = D^T A_b^T (r_P - r_Q) (the seed's Eqs. (1)-(4) for a prismatic
+    joint's d1, d2); its rate carries -h^T d~ omega_beta of the turning directions."""
+    a, b = kernel_bodies(j)
+    P, Q = j.P, j.Q
+    E = np.eye(3)
+    pairs = [
+        (j.parent, "v", Sandwich(D.T, b, None, E), None),
+        (j.child, "v", Sandwich(-D.T, b, None, E), None),
+        (j.child, "w", PrismaticRotation(a, b, D, P, Q), None),
+    ]
+    if np.any(P):
+        pairs.insert(1, (j.parent, "w", Sandwich(-D.T, b, a, skew(P)), None))
+    return Block(f"{j.name}.t", D.shape[1], body_terms(j, pairs), j._bodies(),
+                 SlideGap(a, b, D, P, Q), True, f"{j.name}.t")
+
+def turn_port(j, ax: Any, b_vec: np.ndarray) -> Block:
+    """The rate of turning about ``b_vec`` fixed on the child (child coordinates):
+    b^T (w_beta - A_b^T A_a w_alpha)."""
+    a, b = kernel_bodies(j)
+    ab = np.asarray(b_vec, dtype=float)[None, :]
+    terms = body_terms(j, [
+        (j.parent, "w", Sandwich(-ab, b, a, np.eye(3)), None),
+        (j.child, "w", None, ab),
+    ])
+    return Block(ax.block_name, 1, terms, j._bodies())
+
+def slide_port(j, ax: Any, e: np.ndarray, exact: bool) -> Block:
+    """The rate of sliding along ``e`` fixed on the parent (parent coordinates):
+    d/dt [(A_a e) . (r_Q - r_P)]. ``exact=False`` drops the parent's turning term
+    (e x A_a^T (r_Q - r_P)), which is zero wherever r_Q - r_P lies along e."""
+    a, b = kernel_bodies(j)
+    P, Q = j.P, j.Q
+    d = np.asarray(e, dtype=float)[None, :]
+    E = np.eye(3)
+    pairs = [(j.parent, "v", Sandwich(-d, a, None, E), None)]
+    if exact:
+        pairs.append((j.parent, "w", PrismaticRotation(b, a, d.T, Q, P), None))
+    elif np.any(P):
+        pairs.append((j.parent, "w", None, d @ skew(P)))
+    pairs.append((j.child, "v", Sandwich(d, a, None, E), None))
+    if np.any(Q):
+        pairs.append((j.child, "w", Sandwich(-d, a, b, skew(Q)), None))
+    return Block(ax.block_name, 1, body_terms(j, pairs), j._bodies())

@@ -1,0 +1,1 @@
+"""Bodies, loads and couplings between joints."""
