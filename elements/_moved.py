@@ -81,4 +81,6 @@ class _Aliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 if not any(isinstance(f, _Aliases) for f in sys.meta_path):
-    sys.meta_path.append(_Aliases())
+    # first: an old package's submodule (elements.component_library.base) would otherwise
+    # be found a second time in the moved package's folder, as another module object
+    sys.meta_path.insert(0, _Aliases())
