@@ -12,7 +12,8 @@ Couplings between joints (gears, racks, mimic joints)
     JointCoupling
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
-    EnergyLedger, Switch (a mode change of a run with stops or friction)
+    EnergyLedger, Switch, SwitchKind, Hold (a mode change of a run with stops or friction),
+    BuildIndex, Attachment, Kind (what a build created, by handle: MechanismModel.index)
 Dynamics at a state
     forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
     prescribed_motion, PrescribedMotionResult
@@ -67,7 +68,8 @@ from elements.joints.kinds import (
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
-from elements.running.hybrid import Switch
+from elements.running.switch import Hold, Switch, SwitchKind
+from elements.build_index import Attachment, BuildIndex, Kind
 from elements.export.fmu import export_mechanism_fmu
 from elements.analysis.linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
 from elements.mechanism import AssemblyError, Mechanism, MechanismModel
@@ -89,7 +91,7 @@ __all__ = [
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
     "ChainJoint", "ChainAxis",
     "JointAxis",
-    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "Mechanism", "MechanismModel",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "SwitchKind", "Hold", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

@@ -25,7 +25,9 @@ from bondgraph import (
 from bondgraph._gc import paused
 from bondgraph.element import check_name
 
+from elements.build_index import Attachment, BuildIndex, Kind
 from elements.kernels.blocks import build_block, frames_context
+from elements.parts.rigid_body import INERTIA_ENTRIES
 from elements.running.closure import AssemblyError
 from elements.parts.couplings import JointCoupling
 from elements.parts.forces import Load
@@ -214,9 +216,15 @@ class Mechanism:
         children = {j.child.name for j in self.joints.values()}
         return [b for b in self.bodies if b not in children]
 
-    @paused
     def build(self, drives: Mapping[str, Any] | None = None,
               locks: Sequence[str] = ()) -> BondGraph:
+        """The mechanism's vector bond graph (see :meth:`build_indexed`, which also
+        gives the index of what it created)."""
+        return self.build_indexed(drives, locks)[0]
+
+    @paused
+    def build_indexed(self, drives: Mapping[str, Any] | None = None,
+                      locks: Sequence[str] = ()) -> tuple[BondGraph, BuildIndex]:
         """The mechanism's vector bond graph (a new, ordinary, editable BondGraph).
 
         ``drives`` maps joint names to an effort or flow source element (named
@@ -225,6 +233,9 @@ class Mechanism:
         ``locks`` names ports with friction or impact stops whose lock source is an Sf
         of zero flow (the joint sticks or rests on a stop) instead of an Se; a run
         switches between such graphs (see :class:`~elements.JointAxis.lock`).
+
+        Returns the graph and its :class:`~elements.build_index.BuildIndex`: every
+        attachment created (kind, owner, element, bond, work state, parameters by role).
         """
         if not self.bodies:
             if self.import_report is not None:
@@ -244,18 +255,24 @@ class Mechanism:
                 raise ModelError(f"no joint coordinate '{name}' to drive; coordinates: "
                                  f"{', '.join(ports) or 'none'}")
         bg = BondGraph(self.name)
+        index = BuildIndex()
         gravity = [bg.add_parameter(f"gravity.{ax}", float(g), "m/s^2",
                                     f"gravity's global {ax} component")
                    for ax, g in zip("xyz", self.gravity)]
+        index.add(Attachment(Kind.GRAVITY, "", "gravity",
+                             parameters={ax: str(g) for ax, g in zip("xyz", gravity)}))
         for b in self.bodies.values():
             b.build(bg, gravity)
+            index.add(Attachment(Kind.BODY, "", b.name, parameters={
+                "mass": f"{b.name}.mass",
+                **{key: f"{b.name}.{key}" for key in INERTIA_ENTRIES}}))
         # one geometry of all bodies per evaluation, shared by every joint and load
         frames = frames_context([self.ground, *self.bodies.values()])
         for j in self.joints.values():
             for blk in j.constraint_blocks():
                 build_block(bg, blk, frames)
             for axis, blk in zip(j.axes, j.axis_blocks()):
-                self._build_port(bg, j, axis, blk, frames, drives.get(axis.port),
+                self._build_port(bg, index, j, axis, blk, frames, drives.get(axis.port),
                                  axis.port in locks)
         for c in self.couplings.values():
             build_block(bg, c.block(), None, position_constraint=PositionConstraint(
@@ -263,22 +280,27 @@ class Mechanism:
         for load in self.loads.values():
             build_block(bg, load.block(), frames)
             value = load.value
+            params = {}
             if not isinstance(value, (TimeFunction, StateFunction)):
                 unit = load.unit
                 value = np.array([bg.add_parameter(
                     f"{load.name}.{ax}", float(v), unit, f"load {load.name}'s {ax} "
                     f"component ({load.frame} frame)") for ax, v in zip("xyz", value)],
                     dtype=object)
+                params = {ax: str(p) for ax, p in zip("xyz", value)}
             bg.add(Se(load.source, value, dim=3))
             bg.connect(load.source, load.name, name=f"{load.source}.b")
             bg.add_work_state(WorkState(f"{load.name}.work", load.source))
+            index.add(Attachment(Kind.LOAD, load.source, load.name,
+                                 bond=f"{load.source}.b", work_state=f"{load.name}.work",
+                                 parameters=params))
         for name, build in self.subsystems.items():
             build(bg)
-        return bg
+        return bg, index
 
     @staticmethod
-    def _build_port(bg: BondGraph, j: Joint, axis: JointAxis, blk, frames, drive,
-                    locked: bool = False) -> None:
+    def _build_port(bg: BondGraph, index: BuildIndex, j: Joint, axis: JointAxis, blk,
+                    frames, drive, locked: bool = False) -> None:
         """A coordinate's port: its 1-junction, axis block, attachments (or ``drive``,
         which replaces the actuators), its stops and friction (``locked``: the lock
         source is an Sf of zero flow) and the kinematic state of the coordinate."""
@@ -288,59 +310,74 @@ class Mechanism:
         build_block(bg, blk, frames, port_from=ax, port_name=axis.bond)
         attached = False
         u = axis.units()
-        for n, s in zip(axis.attachments("spring"), axis.springs):
+        on = dict(owner=port, joint=j.name)
+        for i, (n, s) in enumerate(zip(axis.attachments("spring"), axis.springs)):
             k = bg.add_parameter(f"{n}.k", s.stiffness, u["k"],
                                  f"stiffness of a spring on joint {port}", positive=True)
             bg.add_parameter(f"{n}.rest", s.rest, u["rest"], f"rest position of a "
                              f"spring on joint {port} (its coordinate there)")
             bg.add(C(n, k))
             bg.connect(ax, n, name=f"{n}.b")
+            index.add(Attachment(Kind.SPRING, n, index=i, bond=f"{n}.b", **on,
+                                 parameters={"k": f"{n}.k", "rest": f"{n}.rest"}))
             attached = True
-        for n, d in zip(axis.attachments("damper"), axis.dampers):
+        for i, (n, d) in enumerate(zip(axis.attachments("damper"), axis.dampers)):
             c = bg.add_parameter(f"{n}.c", d.coefficient, u["c"],
                                  f"coefficient of a damper on joint {port} (>= 0)")
             bg.add(R(n, c))
             bg.connect(ax, n, name=f"{n}.b")
             bg.add_work_state(WorkState(f"{n}.dissipated", n))
+            index.add(Attachment(Kind.DAMPER, n, index=i, bond=f"{n}.b", **on,
+                                 work_state=f"{n}.dissipated", parameters={"c": f"{n}.c"}))
             attached = True
         # a flow drive sets the rate: a rotor there would be a storage element in
         # differential causality; its effort J qdd is added where the drive's effort is
         # read (dynamics.inverse_dynamics, prescribed_motion)
         rotors = axis.rotors if not (isinstance(drive, Sf) or locked) else ()
-        for n, r in zip(axis.attachments("rotor"), rotors):
+        for i, (n, r) in enumerate(zip(axis.attachments("rotor"), rotors)):
             inertia = bg.add_parameter(f"{n}.inertia", r.inertia, u["inertia"],
                                        f"rotor inertia on joint {port}", positive=True)
             bg.add(I(n, inertia))
             bg.connect(ax, n, name=f"{n}.b")
+            index.add(Attachment(Kind.ROTOR, n, index=i, bond=f"{n}.b", **on,
+                                 parameters={"inertia": f"{n}.inertia"}))
             attached = True
-        for n, a in zip(axis.attachments("actuator"),
-                        axis.actuators if drive is None else ()):
+        for i, (n, a) in enumerate(zip(axis.attachments("actuator"),
+                                       axis.actuators if drive is None else ())):
             effort = a.effort
+            params = {}
             if not isinstance(effort, (TimeFunction, StateFunction)):
                 effort = bg.add_parameter(n, float(effort), u["effort"],
                                           f"constant effort of an actuator on joint "
                                           f"{port}, on the child")
+                params = {"effort": n}
             bg.add(Se(n, effort))
             bg.connect(n, ax, name=f"{n}.b")
             bg.add_work_state(WorkState(f"{n}.work", n))
+            index.add(Attachment(Kind.ACTUATOR, n, index=i, bond=f"{n}.b", **on,
+                                 work_state=f"{n}.work", parameters=params))
             attached = True
         if axis.switched:
-            attached |= Mechanism._build_switched(bg, axis, locked)
+            attached |= Mechanism._build_switched(bg, index, j, axis, locked)
         if drive is not None:
             bg.add(drive)
             bg.connect(drive.name, ax, name=f"{port}.drive.b")
             # the drive's work (an Sf's effort is whatever the motion needs), so that
             # the energy ledger balances under prescribed motion too
             bg.add_work_state(WorkState(f"{port}.drive.work", drive.name))
+            index.add(Attachment(Kind.DRIVE, drive.name, bond=f"{port}.drive.b", **on,
+                                 work_state=f"{port}.drive.work"))
             attached = True
         if not attached:      # a free axis: zero effort keeps the junction valid
             n = f"{port}.free"
             bg.add(Se(n, 0.0))
             bg.connect(n, ax, name=f"{n}.b")
+            index.add(Attachment(Kind.FREE, n, bond=f"{n}.b", **on))
         bg.add_kinematic_state(KinematicState(axis.state, ax, 1))
 
     @staticmethod
-    def _build_switched(bg: BondGraph, axis: JointAxis, locked: bool) -> bool:
+    def _build_switched(bg: BondGraph, index: BuildIndex, j: Joint, axis: JointAxis,
+                        locked: bool) -> bool:
         """A port's compliant stops (per side, a spring law -k (q - stop) beyond the
         stop, and a damper whose coefficient a run sets to zero out of contact) and its
         lock source (friction, impact stops)."""
@@ -351,15 +388,22 @@ class Mechanism:
                 n = axis.stop_element(side)
                 bg.add(Se(n, _stop_law(axis.state, lim.stiffness, at, side)))
                 bg.connect(n, axis.junction, name=f"{n}.b")
+                index.add(Attachment(Kind.STOP_SPRING, n, port, j.name, side=side,
+                                     bond=f"{n}.b"))
                 c = bg.add_parameter(f"{n}.damper.c", lim.damping, u["c"],
                                      f"damping of the {side} stop of joint {port} (engaged "
                                      f"in contact only)")
                 bg.add(R(f"{n}.damper", c))
                 bg.connect(axis.junction, f"{n}.damper", name=f"{n}.damper.b")
                 bg.add_work_state(WorkState(f"{n}.damper.dissipated", f"{n}.damper"))
+                index.add(Attachment(Kind.STOP_DAMPER, f"{n}.damper", port, j.name,
+                                     side=side, bond=f"{n}.damper.b",
+                                     work_state=f"{n}.damper.dissipated",
+                                     parameters={"c": f"{n}.damper.c"}))
                 added = True
         if axis.friction is not None or (lim is not None and lim.kind == "impact"):
             n = axis.lock
+            params = {}
             if locked:
                 bg.add(Sf(n, 0.0))
             else:
@@ -367,8 +411,11 @@ class Mechanism:
                                      f"Coulomb friction effort on joint {port} (set by the "
                                      f"run from the direction of motion)")
                 bg.add(Se(n, e))
+                params = {"effort": f"{n}.effort"}
             bg.connect(n, axis.junction, name=f"{n}.b")
             bg.add_work_state(WorkState(f"{n}.work", n))
+            index.add(Attachment(Kind.LOCK, n, port, j.name, bond=f"{n}.b",
+                                 work_state=f"{n}.work", parameters=params))
             added = True
         return added
 

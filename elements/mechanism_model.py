@@ -44,6 +44,9 @@ class MechanismModel:
         :meth:`Mechanism.assemble`, the usual way to make one).
     graph : BondGraph
         The mechanism's vector bond graph (before causality).
+    index : BuildIndex
+        What the build created, by handle (:mod:`elements.build_index`): every
+        attachment's element, bond, work state and parameters.
     causal : CausalGraph
     model : StateSpaceModel
     """
@@ -58,7 +61,7 @@ class MechanismModel:
         self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
         self.locks = frozenset(locks)
-        self.graph = mechanism.build(self.drives, tuple(sorted(self.locks)))
+        self.graph, self.index = mechanism.build_indexed(self.drives, tuple(sorted(self.locks)))
         self.causal = assign_causality(self.graph)
         self.model = assemble(self.causal)
         self.blocks: dict[str, list[Block]] = {

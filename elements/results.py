@@ -26,7 +26,9 @@ from bondgraph.errors import ModelError, NameNotFoundError, require_extra
 from bondgraph import Category, SimulationResult
 from bondgraph.spatial import quat_to_matrix
 
-from elements.kernels.blocks import term_bond
+from elements.build_index import Kind
+from elements.kernels.blocks import Junction, term_bond
+from elements.running.switch import SwitchKind
 from elements.energy_ledger import EnergyLedger
 from elements.drawing.animation import animate
 from elements.drawing.motion import Motion, MotionBody, geometry_table, joint_from_table
@@ -168,13 +170,13 @@ class MechanismResult:
             c_max = max(c_max, float(np.nanmax(np.abs(raw.constraint_flow[sl]),
                                                initial=0.0)))
             for t in blk.terms:
-                if not t.junction.startswith(child + "."):
+                if t.owner != child:
                     continue
                 # G^T lambda on the child: the effort of the term's bond at the body, as
                 # the simulation computed it (at every output time at once)
                 bond, sign = term_bond(blk, t)
                 gen = sign * raw.effort(bond)
-                if t.junction.endswith(".v"):
+                if t.kind is Junction.V:
                     F += gen
                 else:
                     Mb += gen
@@ -217,22 +219,21 @@ class MechanismResult:
         out = np.zeros(self.t.size, dtype=bool)
         for sw in self.switches:
             if sw.port == port:
-                out[sw.after(self.t)] = sw.what.startswith("rest")
+                out[sw.after(self.t)] = sw.kind is SwitchKind.REST
         return out
 
     def _switched_efforts(self, ax, zeros) -> tuple[np.ndarray, np.ndarray]:
         """(friction, stop) efforts on the child along a port's axis."""
         if not ax.switched:
             return zeros, zeros
-        graph, raw = self.model.graph, self.raw
+        index, raw = self.model.index, self.raw
         stop = zeros
-        lim = ax.limit
-        if lim is not None and lim.kind == "compliant":
-            for side, _ in lim.sides():
-                n = ax.stop_element(side)
-                stop = stop + raw.effort(f"{n}.b") - raw.effort(f"{n}.damper.b")
-        lock = np.asarray(raw.effort(f"{ax.lock}.b"), dtype=float) \
-            if ax.lock in graph else zeros
+        for a in index.find(Kind.STOP_SPRING, ax.port):
+            stop = stop + raw.effort(a.bond)
+        for a in index.find(Kind.STOP_DAMPER, ax.port):       # (bond into the damper)
+            stop = stop - raw.effort(a.bond)
+        locks = index.find(Kind.LOCK, ax.port)
+        lock = np.asarray(raw.effort(locks[0].bond), dtype=float) if locks else zeros
         resting = self._resting(ax.port)
         friction = np.where(resting, 0.0, lock) if ax.friction is not None else zeros
         return friction, stop + np.where(resting, lock, 0.0)
@@ -312,15 +313,18 @@ class MechanismResult:
                 ps = self._x(el.state_name)
                 other[name] = 0.5 * np.sum(ps * (el.field_matrix(values) @ ps), axis=0)
         work, diss = {}, {}
-        locks = {ax.lock: ax for j in mech.joints.values() for ax in j.axes if ax.switched}
+        attached = mm.index.by_element()
+        ports = {ax.port: ax for j in mech.joints.values() for ax in j.axes}
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
+            a = attached.get(ws.source)
             # power into a resistance is energy dissipated; the rest is work done
             if mm.graph.element(ws.source).category is Category.RESISTANCE:
                 diss[ws.source] = val
-            elif ws.source in locks:   # friction's work (none while held) is a loss
-                if locks[ws.source].friction is not None:
-                    diss[f"{locks[ws.source].port}.friction"] = -np.asarray(val)
+            elif a is not None and a.kind is Kind.LOCK:
+                # friction's work (none while held) is a loss
+                if ports[a.owner].friction is not None:
+                    diss[f"{a.owner}.friction"] = -np.asarray(val)
             else:
                 work[ws.source] = val
         for sw in self.switches:       # an impact takes kinetic energy at once

@@ -75,7 +75,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.kernels", "elements.parts", "elements.running", "elements.analysis",
      "elements.files", "elements.drawing", "elements.export"),
     ("elements.kernels.compiled", "elements.kernels.compiled_c", "elements.kernels.tree",
-     "elements.files.tables"),
+     "elements.files.tables", "elements.build_index", "elements.running.switch"),
     # contact geometry: shapes, GJK/EPA, the narrow phase, the broad phase
     ("elements.contact.shapes",),
     ("elements.contact.gjk",),

@@ -34,7 +34,7 @@ import numpy as np
 from bondgraph import ModelError, Se, Sf, TimeFunction
 from bondgraph.spatial import quat_to_matrix
 
-from elements.kernels.blocks import _deps, _geometry
+from elements.kernels.blocks import Junction, _deps, _geometry
 from elements.analysis.fast_dynamics import FastDynamics
 from elements.mechanism import MechanismModel
 
@@ -81,9 +81,9 @@ def joint_accelerations(mm: MechanismModel, x: np.ndarray, xdot: np.ndarray
                             [xdot[m.state_slices[d]] for d in deps])
             acc = 0.0
             for t in blk.terms:
-                body, kind = t.junction.rsplit(".", 1)
+                body = t.owner
                 b = mm.mechanism.body(body)
-                if kind == "v":
+                if t.kind is Junction.V:
                     f = x[m.state_slices[b.linear_momentum]] / mm.mass(body)
                     fd = xdot[m.state_slices[b.linear_momentum]] / mm.mass(body)
                 else:

@@ -31,7 +31,7 @@ from bondgraph import Baumgarte, ModelError, Se
 from bondgraph.errors import did_you_mean
 from bondgraph.fmu import ExportedFMU, export_fmu
 
-from elements.kernels.blocks import term_bond
+from elements.kernels.blocks import Junction, term_bond
 from elements.mechanism_model import MechanismModel
 
 __all__ = ["export_mechanism_fmu"]
@@ -105,7 +105,7 @@ def _output(mm: MechanismModel, name: str) -> tuple[Any, str]:
         terms = []
         for blk in mm.blocks[stem]:
             for t in blk.terms:
-                if t.junction.startswith(j.child.name + ".") and t.junction.endswith(".v"):
+                if t.owner == j.child.name and t.kind is Junction.V:
                     bond, sign = term_bond(blk, t)
                     terms.append((f"{bond}.e[{k}]", sign))
         if not terms:

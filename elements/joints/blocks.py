@@ -13,7 +13,7 @@ import numpy as np
 
 from bondgraph.spatial import skew
 
-from elements.kernels.blocks import Block, Term
+from elements.kernels.blocks import Block, Junction, Term
 from elements.kernels.geometry import OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap
 
 __all__ = ["body_terms", "kernel_bodies", "spherical_block", "orientation_block", "tilt_block", "across_block",
@@ -22,7 +22,7 @@ __all__ = ["body_terms", "kernel_bodies", "spherical_block", "orientation_block"
 
 def body_terms(j: Any, pairs) -> list[Term]:
     """Terms for the non-ground bodies among (body, junction kind, kernel, constant)."""
-    return [Term(f"{body.name}.{kind}", kernel, const)
+    return [Term(body.name, Junction(kind), kernel, const)
             for body, kind, kernel, const in pairs if not body.is_ground]
 
 

@@ -35,7 +35,7 @@ from bondgraph.spatial import (
     as_rotation, axis_angle_matrix, cross3, frame_from_axis, matrix_to_quat,
 )
 
-from elements.kernels.blocks import Block
+from elements.kernels.blocks import Block, Junction
 from elements.kernels.geometry import Geometry
 from elements.joints.axis import (
     _KINDS, AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
@@ -554,9 +554,8 @@ class Joint(abc.ABC):
             geo = Geometry.of_poses(pose, blk.bodies)
             total = 0.0
             for t in blk.terms:
-                body, kind = t.junction.rsplit(".", 1)
-                w, v = twist[body]
-                f = v if kind == "v" else pose[body][0].T @ w
+                w, v = twist[t.owner]
+                f = v if t.kind is Junction.V else pose[t.owner][0].T @ w
                 total += float((t.G(geo) @ f)[0])
             out.append(total)
         return np.array(out)

@@ -24,6 +24,7 @@ all the Phi of one form, in one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -35,20 +36,38 @@ from elements.kernels.geometry import (
     SlideGap, _index_of, _rows,
 )
 
-__all__ = ["Term", "Block", "build_block", "frames_context", "term_bond"]
+__all__ = ["Term", "Junction", "Block", "build_block", "frames_context", "term_bond"]
+
+
+class Junction(str, Enum):
+    """Which junction a term meets: a body's velocity ``<body>.v`` (global, m/s), its
+    angular velocity ``<body>.w`` (body frame, rad/s), or a joint coordinate's rate
+    ``<port>.axis`` (a coupling's terms)."""
+
+    V = "v"
+    W = "w"
+    AXIS = "axis"
 
 
 @dataclass
 class Term:
-    """G_k of one body junction: ``junction`` is ``"<body>.v"`` or ``"<body>.w"``.
+    """G_k of one junction: the body (or joint port) ``owner`` and which of its
+    junctions (``kind``: :class:`Junction`). The junction's name, ``junction``, is
+    derived from them and never parsed back.
 
     ``kernel`` gives G (n, 3) and its rate from the geometry; ``constant`` is set instead
     when G never changes (then a TF is used and no rate is needed).
     """
 
-    junction: str
+    owner: str
+    kind: Junction
     kernel: Kernel | None = None
     constant: np.ndarray | None = None
+
+    @property
+    def junction(self) -> str:
+        """The junction's element name (``<owner>.v``, ``.w`` or ``.axis``)."""
+        return f"{self.owner}.{self.kind.value}"
 
     def G(self, geo: Geometry) -> np.ndarray:
         """G at ``geo``."""
@@ -449,8 +468,7 @@ def term_bond(block: Block, term: Term) -> tuple[str, float]:
     the junction brings +effort, one out of it takes it away (-effort). Constant terms
     E and -E are one bond between the block and the body (``<term>.b``); the others go
     through a TF or MTF whose bond at the body is ``<term>.b1``, out of the junction."""
-    body, kind = term.junction.rsplit(".", 1)
-    ename = f"{block.name}.{body}.{kind}"
+    ename = f"{block.name}.{term.owner}.{term.kind.value}"
     if term.constant is not None:
         g = np.asarray(term.constant, dtype=float)
         if g.shape == (block.dim, 3) and block.dim == 3 and np.array_equal(g, np.eye(3)):
@@ -474,8 +492,7 @@ def build_block(bg: BondGraph, block: Block, context: ModulusContext | None, *,
     bg.add(ZeroJunction(block.name, dim=block.dim, constraint=block.constraint,
                         constraint_label=block.label, position_constraint=pc))
     for term in block.terms:
-        body, kind = term.junction.rsplit(".", 1)
-        ename = f"{block.name}.{body}.{kind}"
+        ename = f"{block.name}.{term.owner}.{term.kind.value}"
         bond, sign = term_bond(block, term)
         if bond == f"{ename}.b":                 # G = E or -E: one bond, no two-port
             if sign > 0:

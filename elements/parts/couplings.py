@@ -26,7 +26,7 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph.element import check_name
 
-from elements.kernels.blocks import Block, Term
+from elements.kernels.blocks import Block, Junction, Term
 from elements.joints.kinds import Joint
 
 __all__ = ["JointCoupling"]
@@ -78,9 +78,10 @@ class JointCoupling:
         """The constraint block: terms on the follower's axis (G = 1) and the leader's
         (G = -ratio; left out when the ratio is 0: the follower is then held at
         ``offset``)."""
-        terms = [Term(self.follower.axis_junction, constant=np.array([[1.0]]))]
+        terms = [Term(self.follower.axis().port, Junction.AXIS, constant=np.array([[1.0]]))]
         if self.ratio != 0.0:
-            terms.append(Term(self.leader.axis_junction, constant=np.array([[-self.ratio]])))
+            terms.append(Term(self.leader.axis().port, Junction.AXIS,
+                              constant=np.array([[-self.ratio]])))
         return Block(self.name, 1, terms, (), constraint=True)
 
     def expected(self, leader: float, *, rate: bool = False) -> float:

@@ -22,7 +22,7 @@ from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import check_name
 from bondgraph.spatial import skew
 
-from elements.kernels.blocks import Block, Term
+from elements.kernels.blocks import Block, Junction, Term
 from elements.kernels.geometry import Sandwich
 from elements.parts.rigid_body import RigidBody
 
@@ -82,13 +82,13 @@ class PointForce(Load):
         b, r = self.body.name, self.point
         E = np.eye(3)
         if self.frame == "global":       # v + A (w x r): G_w = -A r~
-            terms = [Term(f"{b}.v", constant=E)]
+            terms = [Term(b, Junction.V, constant=E)]
             if np.any(r):
-                terms.append(Term(f"{b}.w", Sandwich(E, None, b, -skew(r))))
+                terms.append(Term(b, Junction.W, Sandwich(E, None, b, -skew(r))))
         else:                            # A^T v + w x r: G_v = A^T, G_w = -r~
-            terms = [Term(f"{b}.v", Sandwich(E, b, None, E))]
+            terms = [Term(b, Junction.V, Sandwich(E, b, None, E))]
             if np.any(r):
-                terms.append(Term(f"{b}.w", constant=-skew(r)))
+                terms.append(Term(b, Junction.W, constant=-skew(r)))
         return Block(f"{self.name}", 3, terms, (self.body,))
 
 
@@ -105,7 +105,7 @@ class BodyMoment(Load):
         b = self.body.name
         E = np.eye(3)
         if self.frame == "global":       # A w
-            terms = [Term(f"{b}.w", Sandwich(E, None, b, E))]
+            terms = [Term(b, Junction.W, Sandwich(E, None, b, E))]
         else:
-            terms = [Term(f"{b}.w", constant=E)]
+            terms = [Term(b, Junction.W, constant=E)]
         return Block(f"{self.name}", 3, terms, (self.body,))

@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,10 @@ import numpy as np
 from bondgraph import IntegrationWarning, ModelError, simulate
 from bondgraph.results import SimulationResult, Status
 
-__all__ = ["run", "Switch", "PortMode", "STOP_TOLERANCE", "ZENO_HEIGHT", "ZENO_TIME"]
+from elements.build_index import Kind
+from elements.running.switch import Hold, Switch, SwitchKind
+
+__all__ = ["run", "Switch", "SwitchKind", "Hold", "Event", "PortMode", "STOP_TOLERANCE", "ZENO_HEIGHT", "ZENO_TIME"]
 
 STOP_TOLERANCE = 1e-9
 """How far (rad or m) a coordinate may be past an impact stop in a run's output, and
@@ -75,43 +79,17 @@ ZENO_TIME = 1e-9
 rests on the stop (a Zeno run's accumulation)."""
 
 
-@dataclass(frozen=True)
-class Switch:
-    """A mode change of a run with stops or friction.
+class Event(Enum):
+    """The kinds of a stretch's terminal events: a stuck port's hold exceeds the static
+    friction (release), a resting port's hold would pull (leave), a sliding port's rate
+    reaches zero (halt), a compliant stop is crossed (cross), an impact stop is reached
+    (impact)."""
 
-    Attributes
-    ----------
-    t : float
-        Time (s).
-    port : str
-        The joint coordinate's port (the joint's name, or ``<joint>.<coordinate>``).
-    what : str
-        ``"stick"``, ``"slide +"`` / ``"slide -"`` (sliding starts or reverses),
-        ``"impact lower"`` / ``"impact upper"``, ``"rest lower"`` / ``"rest upper"`` (an
-        impact that leaves the joint on the stop), ``"leave lower"`` / ``"leave upper"``,
-        ``"contact lower"`` / ``"contact upper"`` and ``"separate lower"`` /
-        ``"separate upper"`` (compliant stops).
-    loss : float
-        Kinetic energy an impact took (J; 0 otherwise).
-    rate_before, rate_after : float
-        An impact's coordinate rate just before and just after it (rad/s or m/s; NaN
-        for other switches).
-    """
-
-    t: float
-    port: str
-    what: str
-    loss: float = 0.0
-    rate_before: float = float("nan")
-    rate_after: float = float("nan")
-
-    def after(self, t: np.ndarray) -> np.ndarray:
-        """Which output times ``t`` (s, sorted) hold the state after this switch: those
-        after it, and the first when the switch is there (a run's initial switches, e.g.
-        a joint that starts on a stop; at a later switch's time the output holds the
-        state before it)."""
-        t = np.asarray(t, dtype=float)
-        return (t > self.t) | ((t == t[0]) & (self.t == t[0])) if t.size else t > self.t
+    RELEASE = "release"
+    LEAVE = "leave"
+    HALT = "halt"
+    CROSS = "cross"
+    IMPACT = "impact"
 
 
 @dataclass
@@ -120,7 +98,7 @@ class PortMode:
 
     axis: Any
     joint: str
-    held: str | None = None       # None, "stick", "lower" or "upper"
+    held: Hold | None = None      # None: free to move
     slide: int = 0                # direction of sliding under friction: +1, -1 or 0
     contact: dict[str, bool] = field(default_factory=dict)   # compliant stops engaged
 
@@ -177,18 +155,16 @@ class _Runner:
         held = frozenset(p.axis.port for p in modes if p.held)
         v = self.variant(held)
         vals = {}
+        base = self.mm.parameters
         for p in modes:
             ax = p.axis
-            if not p.held and ax.lock in v.graph:
+            lock = v.index.find(Kind.LOCK, ax.port)
+            if not p.held and lock:                 # (held: an Sf, no effort to set)
                 fc = ax.friction.coulomb if ax.friction is not None else 0.0
-                vals[f"{ax.lock}.effort"] = -fc * p.slide
-            lim = ax.limit
-            if lim is not None and lim.kind == "compliant":
-                base = self.mm.parameters
-                for side, _ in lim.sides():
-                    n = ax.stop_element(side)
-                    on = p.contact.get(side, False)
-                    vals[f"{n}.damper.c"] = base[f"{n}.damper.c"] if on else 0.0
+                vals[lock[0].parameters["effort"]] = -fc * p.slide
+            for damper in v.index.find(Kind.STOP_DAMPER, ax.port):
+                c = damper.parameters["c"]
+                vals[c] = base[c] if p.contact.get(damper.side, False) else 0.0
         return v.with_parameters(vals) if vals else v
 
     def to_variant(self, v, x: np.ndarray) -> np.ndarray:
@@ -220,41 +196,40 @@ class _Runner:
     def holding(self, v, t, xv, p: PortMode) -> float:
         """The effort of a held port's lock (along +q on the child; N or N m)."""
         ev = v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
-        e, _ = v.model.bond_slices[f"{p.axis.lock}.b"]
+        e, _ = v.model.bond_slices[v.index.one(Kind.LOCK, p.axis.port).bond]
         return float(ev.bond_values[e][0])
 
     def events(self, v, modes):
-        """The terminal events of a stretch, each tagged with (port mode, kind)."""
+        """The terminal events of a stretch, each tagged with (port mode, Event, side)."""
         out = []
 
-        def make(g, p, kind, direction=0.0, tolerance=None):
-            g.terminal, g.direction, g.tag = True, direction, (p, kind)
+        def make(g, p, kind, side=None, direction=0.0, tolerance=None):
+            g.terminal, g.direction, g.tag = True, direction, (p, kind, side)
             if tolerance is not None:
                 g.tolerance = tolerance
             out.append(g)
 
         for p in modes:
             ax, lim = p.axis, p.axis.limit
-            if p.held:
-                side = p.held
-                if side == "stick":
-                    make(lambda t, x, p=p: abs(self.holding(v, t, x, p)) - p.static, p,
-                         "release", 1.0)
-                else:       # resting on a stop: leaves it when the hold would pull
-                    sign = 1.0 if side == "upper" else -1.0
-                    make(lambda t, x, p=p, s=sign: s * self.holding(v, t, x, p) - p.static,
-                         p, "leave", 1.0)
+            if p.held is Hold.STICK:
+                make(lambda t, x, p=p: abs(self.holding(v, t, x, p)) - p.static, p,
+                     Event.RELEASE, None, 1.0)
+                continue
+            if p.held is not None:   # resting on a stop: leaves it when the hold would pull
+                sign = 1.0 if p.held is Hold.UPPER else -1.0
+                make(lambda t, x, p=p, s=sign: s * self.holding(v, t, x, p) - p.static,
+                     p, Event.LEAVE, p.held.value, 1.0)
                 continue
             if ax.friction is not None and p.slide:
-                make(lambda t, x, p=p: p.slide * self.qd(v, x, p), p, "halt", -1.0,
-                     STOP_TOLERANCE)
+                make(lambda t, x, p=p: p.slide * self.qd(v, x, p), p, Event.HALT, None,
+                     -1.0, STOP_TOLERANCE)
             if lim is None:
                 continue
             for side, at in lim.sides():
                 sign = 1.0 if side == "upper" else -1.0
                 if lim.kind == "impact":
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
-                         f"impact {side}", 1.0, STOP_TOLERANCE)
+                         Event.IMPACT, side, 1.0, STOP_TOLERANCE)
                 else:
                     # only the crossing that changes the contact (into the stop when
                     # apart, out of it when in contact): right after a switch the
@@ -262,11 +237,11 @@ class _Runner:
                     # the crossing just taken (a Zeno chain of switches at one time)
                     into = -1.0 if p.contact.get(side, False) else 1.0
                     make(lambda t, x, p=p, at=at, s=sign: s * (self.q(v, x, p) - at), p,
-                         f"cross {side}", into, STOP_TOLERANCE)
+                         Event.CROSS, side, into, STOP_TOLERANCE)
         return out
 
     # -- switches ------------------------------------------------------------------------
-    def hold_effort(self, t, x, p: PortMode, modes, held: str) -> float:
+    def hold_effort(self, t, x, p: PortMode, modes, held: Hold) -> float:
         """The effort that would hold port ``p`` still (held as ``held``) at (t, x)."""
         trial = [dataclasses.replace(m, contact=dict(m.contact)) for m in modes]
         tp = trial[modes.index(p)]
@@ -277,20 +252,21 @@ class _Runner:
     def settle(self, t, x, p: PortMode, modes) -> None:
         """A port with friction and zero rate: stick if the holding effort is within
         the static friction, else slide the way the other efforts push."""
-        h = self.hold_effort(t, x, p, modes, "stick")
+        h = self.hold_effort(t, x, p, modes, Hold.STICK)
         if abs(h) <= p.static:
-            p.held, p.slide = "stick", 0
-            self.switches.append(Switch(t, p.axis.port, "stick"))
+            p.held, p.slide = Hold.STICK, 0
+            self.switches.append(Switch(t, p.axis.port, SwitchKind.STICK))
         else:
             p.held, p.slide = None, (-1 if h > 0 else 1)
-            self.switches.append(Switch(t, p.axis.port, f"slide {'+' if p.slide > 0 else '-'}"))
+            self.switches.append(Switch(t, p.axis.port, SwitchKind.SLIDE,
+                                        direction=p.slide))
 
     def impulse(self, t, x, p: PortMode, modes, target: float) -> np.ndarray:
         """The state after an impulse along ``p``'s axis that sets its rate to
         ``target``: the momenta move by the model's response to a unit effort there."""
         v = self.configured(modes)
         xv = self.to_variant(v, x)
-        key = f"{p.axis.lock}.effort"
+        key = v.index.one(Kind.LOCK, p.axis.port).parameters["effort"]
         probe = v.with_parameters({key: v.parameters[key] + 1.0})
         d = probe.model.rhs(t, xv) - v.model.rhs(t, xv)
         mask = np.zeros_like(d, dtype=bool)
@@ -319,30 +295,32 @@ class _Runner:
                 out += 0.5 * float(p @ (el.field_matrix(vals) @ p))   # (F maps p to flow)
         return out
 
-    def switch(self, t, x, p: PortMode, kind: str, modes) -> np.ndarray:
-        """Apply the event ``kind`` of port ``p`` at (t, x); the state after it."""
+    def switch(self, t, x, p: PortMode, kind: Event, side: str | None,
+               modes) -> np.ndarray:
+        """Apply the event ``kind`` (on stop ``side``) of port ``p`` at (t, x); the state
+        after it."""
         port = p.axis.port
-        if kind == "release" or kind == "leave":
+        if kind is Event.RELEASE or kind is Event.LEAVE:
             v = self.configured(modes)
             h = self.holding(v, t, self.to_variant(v, x), p)
-            what = "slide" if kind == "release" else f"leave {p.held}"
+            left = p.held
             p.held = None
             if p.axis.friction is not None:
                 p.slide = -1 if h > 0 else 1
-            self.switches.append(Switch(t, port, what if kind != "release" else
-                                        f"slide {'-' if h > 0 else '+'}"))
+            self.switches.append(
+                Switch(t, port, SwitchKind.SLIDE, direction=-1 if h > 0 else 1)
+                if kind is Event.RELEASE else Switch(t, port, SwitchKind.LEAVE, left.value))
             return x
-        if kind == "halt":
+        if kind is Event.HALT:
             self.settle(t, x, p, modes)
             return x
-        if kind.startswith("cross"):
-            side = kind.split()[1]
+        if kind is Event.CROSS:
             on = not p.contact.get(side, False)
             p.contact[side] = on
-            self.switches.append(Switch(t, port, f"{'contact' if on else 'separate'} {side}"))
+            self.switches.append(Switch(t, port, SwitchKind.CONTACT if on else
+                                        SwitchKind.SEPARATE, side))
             return x
         # an impact
-        side = kind.split()[1]
         lim = p.axis.limit
         v = self.configured(modes)
         before = self.qd(v, self.to_variant(v, x), p)
@@ -360,17 +338,20 @@ class _Runner:
         after = self.qd(v, self.to_variant(v, x), p)
         if rest:
             # it rests on the stop unless the hold would have to pull it there
-            if sign * self.hold_effort(t, x, p, modes, side) <= p.static:
-                p.held, p.slide = side, 0
-                self.switches.append(Switch(t, port, f"rest {side}", loss, before, after))
+            if sign * self.hold_effort(t, x, p, modes, Hold(side)) <= p.static:
+                p.held, p.slide = Hold(side), 0
+                self.switches.append(Switch(t, port, SwitchKind.REST, side, 0, loss, before,
+                                            after))
                 return x
-            self.switches.append(Switch(t, port, f"impact {side}", loss, before, after))
+            self.switches.append(Switch(t, port, SwitchKind.IMPACT, side, 0, loss, before,
+                                        after))
             if p.axis.friction is not None:
                 p.slide = -int(sign)
             else:
                 p.slide = 0
         else:
-            self.switches.append(Switch(t, port, f"impact {side}", loss, before, after))
+            self.switches.append(Switch(t, port, SwitchKind.IMPACT, side, 0, loss, before,
+                                        after))
             if p.axis.friction is not None:
                 p.slide = 1 if target > 0 else -1
         return x
@@ -427,7 +408,7 @@ class _Runner:
         for p, side in touching:
             into = self.qd(v, x0, p) * (1.0 if side == "upper" else -1.0)
             if into >= 0.0:
-                x0 = self.switch(t0, x0, p, f"impact {side}", modes)
+                x0 = self.switch(t0, x0, p, Event.IMPACT, side, modes)
         for p in modes:
             if p.axis.friction is not None and not p.slide and not p.held:
                 self.settle(t0, x0, p, modes)
@@ -494,11 +475,11 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         # port's other events were those of its old mode, and its new mode's events
         # start from this state
         done = set()
-        for e in sorted(fired, key=lambda e: not e.tag[1].startswith("impact")):
-            p, kind = e.tag
+        for e in sorted(fired, key=lambda e: e.tag[1] is not Event.IMPACT):
+            p, kind, side = e.tag
             if p.axis.port not in done:
                 done.add(p.axis.port)
-                x = r.switch(te, x, p, kind, modes)
+                x = r.switch(te, x, p, kind, side, modes)
         t = te
     past = _past_stops(stretches, r)
     if past is not None:
