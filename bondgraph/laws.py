@@ -61,6 +61,16 @@ def _no_dirac(exprs: sympy.Matrix) -> sympy.Matrix:
     return exprs.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0))
 
 
+def _of_time(expr: sympy.Expr) -> Callable[[np.ndarray], Any]:
+    """A vectorised numpy function of time for the stepping hints (periods, kinks),
+    printed as :func:`compile_numeric` prints (Heaviside as numpy's, Dirac terms
+    dropped); not-finite values are the caller's to skip."""
+    printer = _NumericPrinter({"fully_qualified_modules": False, "inline": True,
+                               "allow_unknown_functions": True, "user_functions": {}})
+    return sympy.lambdify([TIME], _no_dirac(sympy.Matrix([expr]))[0], "numpy",
+                          printer=printer)
+
+
 def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owner: str,
                     what: str, shape: tuple[int, ...] | None = None
                     ) -> Callable[..., np.ndarray]:
@@ -389,7 +399,7 @@ class SourceTiming:
                     # (tan and cot repeat twice as often as sin and cos)
                     twice = 2 if isinstance(f, (sympy.tan, sympy.cot)) else 1
                     rate = sympy.diff(f.args[0], TIME) * twice
-                    rates.append(sympy.lambdify([TIME], sympy.Abs(rate), "numpy"))
+                    rates.append(_of_time(sympy.Abs(rate)))
                     continue
                 args: list[sympy.Basic] = []
                 if isinstance(f, (sympy.Heaviside, sympy.sign, sympy.Abs)):
@@ -400,8 +410,7 @@ class SourceTiming:
                     args = [r.lhs - r.rhs for _, c in f.args
                             for r in sympy.preorder_traversal(c)
                             if isinstance(r, sympy.core.relational.Relational)]
-                kinks += [sympy.lambdify([TIME], g, "numpy") for g in args
-                          if TIME in g.free_symbols]
+                kinks += [_of_time(g) for g in args if TIME in g.free_symbols]
         if not rates and not kinks:
             return None
         return cls(rates=rates, kinks=kinks)

@@ -131,8 +131,9 @@ def test_a_model_file_names_an_implicit_method(tmp_path):
     assert spec.solver.method == "BDF"
     (tmp_path / "bad.toml").write_text(text.replace('method = "DOP853"',
                                                     'method = "radau"'))
-    with pytest.raises(ModelFileError, match=r"'method': unknown value 'radau'; valid: "
-                                             r"RK45, DOP853, Radau, BDF, LSODA"):
+    with pytest.raises(ModelFileError, match=r"'method': unknown value 'radau'; did you "
+                                             r"mean 'Radau'\? valid: RK45, DOP853, Radau, "
+                                             r"BDF, LSODA"):
         load_model(str(tmp_path / "bad.toml"))
 
 
