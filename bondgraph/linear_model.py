@@ -115,6 +115,10 @@ class LinearModel:
     notes : tuple of str
         What the linearisation left out or assumed (work states left out, inputs'
         rates taken as zero, ...).
+    coordinates : tuple of (str, int, int)
+        Second-order coordinates, where the model has them (a mechanism's joint
+        coordinates): (name, the row of its position state, the row of its rate state);
+        mode shapes are drawn in them. Empty for a first-order model.
     """
 
     A: np.ndarray
@@ -132,6 +136,7 @@ class LinearModel:
     errors: Mapping[str, np.ndarray] = field(default_factory=dict)
     method: str = ""
     notes: tuple[str, ...] = ()
+    coordinates: tuple[tuple[str, int, int], ...] = ()
 
     def __post_init__(self):
         for name in ("A", "B", "C", "D", "x0", "u0", "y0", "xdot0"):
@@ -260,7 +265,8 @@ class LinearModel:
         return LinearModel(self.A, self.B[:, ii], self.C[oo], self.D[np.ix_(oo, ii)],
                            self.state_names, tuple(self.input_names[i] for i in ii),
                            tuple(self.output_names[o] for o in oo), self.x0, self.u0[ii],
-                           self.y0[oo], self.xdot0, self.t0, errs, self.method, self.notes)
+                           self.y0[oo], self.xdot0, self.t0, errs, self.method, self.notes,
+                           self.coordinates)
 
     def response(self, t: Sequence[float], du: Mapping[str, float] | None = None,
                  dx0: Mapping[str, float] | np.ndarray | None = None) -> np.ndarray:
@@ -328,7 +334,9 @@ class LinearModel:
                                                           "y0", "xdot0")},
                 "t0": self.t0, "method": self.method, "notes": list(self.notes),
                 "errors": {k: np.asarray(v).tolist() for k, v in self.errors.items()},
-                "max_error": self.max_error}
+                "max_error": self.max_error,
+                "coordinates": [{"name": n, "position": i, "rate": j}
+                                for n, i, j in self.coordinates]}
 
     def write(self, out_dir: str | os.PathLike, formats: Sequence[str] = FORMATS, *,
               stem: str = "linear") -> list[str]:

@@ -112,9 +112,9 @@ def test_changed_values_equal_a_fresh_build_for_every_kind_of_parameter(monkeypa
     base = pm.simulate({})                    # builds the template (with J2's damper)
     from elements.mechanism import Mechanism
     builds = []
-    real_build = Mechanism.build
-    monkeypatch.setattr(Mechanism, "build", lambda self, *a, **k: builds.append(1) or
-                        real_build(self, *a, **k))
+    real_build = Mechanism.build_indexed
+    monkeypatch.setattr(Mechanism, "build_indexed", lambda self, *a, **k: builds.append(1)
+                        or real_build(self, *a, **k))
     changed = pm.simulate(values)
     assert builds == []                       # no graph was built for the run
     fresh = pm.simulate(values, fresh=True)

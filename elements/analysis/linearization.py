@@ -107,8 +107,8 @@ class _Space:
         except ModelError as exc:
             raise ModelError(f"{exc}; or a joint coordinate (its actuator effort): "
                              f"{', '.join(ports) or 'none'}") from None
-        self.input_names = [n[:-len(".drive")] if n.endswith(".drive") and
-                            n[:-len(".drive")] in self.port_inputs else n for n in names]
+        port_of_drive = {drives[p].name: p for p in self.port_inputs}
+        self.input_names = [port_of_drive.get(n, n) for n in names]
         self.override = InputOverride(dm.model, where)
         self.ports = ports
         followers = {c.follower.name for c in mech.couplings.values()}
@@ -479,7 +479,8 @@ def linearize_mechanism(mm: MechanismModel, q: Mapping[str, Any] | MechanismEqui
                        f"Ridders' extrapolated central differences in joint coordinates "
                        f"(first step {DEFAULT_STEP if step is None else step:g} x "
                        f"max(1, |value|); errors: the extrapolation's own estimate)",
-                       tuple(notes))
+                       tuple(notes),
+                       tuple((p, i, len(sp.ind_ports) + i) for i, p in enumerate(sp.ind_ports)))
 
 
 def mechanism_equilibrium(mm: MechanismModel, q: Mapping[str, Any] | None = None,

@@ -183,13 +183,12 @@ def mode_coordinates(linear_model: LinearModel) -> tuple[list[str], list[int]]:
         When it has none (a linear model not made by ``linearize_mechanism``).
     """
     names = list(linear_model.state_names)
-    ports = [n[:-2] for n in names if n.endswith(".q") and f"{n[:-2]}.qd" in names]
-    if not ports:
-        raise ModelError(f"the linear model has no joint-coordinate states ('<port>.q' with "
-                         f"'<port>.qd'; its states: {', '.join(names[:8]) or 'none'}"
-                         f"{', ...' if len(names) > 8 else ''}): mode shapes need one made by "
-                         f"elements.linearize_mechanism")
-    return ports, [names.index(f"{p}.q") for p in ports]
+    coords = linear_model.coordinates
+    if not coords:
+        raise ModelError(f"the linear model has no joint-coordinate states (its states: "
+                         f"{', '.join(names[:8]) or 'none'}{', ...' if len(names) > 8 else ''}"
+                         f"): mode shapes need one made by elements.linearize_mechanism")
+    return [c for c, _, _ in coords], [row for _, row, _ in coords]
 
 
 def mode_shapes(linear_model: LinearModel, *, amplitude: float = 1.0,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
-           "AxisLimit", "AxisFriction", "attachment_name"]
+           "AxisLimit", "AxisFriction", "attachment_name", "attachment_of"]
 
 
 def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
@@ -26,6 +26,18 @@ def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
     actuator's constant effort ``J1.actuator``). ``joint`` is the port's name: the
     joint's, or ``<joint>.<coordinate>`` for a joint with several coordinates."""
     return f"{joint}.{kind}{i}" if count > 1 else f"{joint}.{kind}"
+
+
+def attachment_of(stem: str) -> tuple[str, int] | None:
+    """The inverse of :func:`attachment_name` for the part after the port, as a user
+    writes it in a parameter's name: ``"spring"`` -> ("spring", 0), ``"damper1"`` ->
+    ("damper", 1); None for anything else."""
+    for kind in _KINDS:
+        if stem == kind:
+            return kind, 0
+        if stem.startswith(kind) and stem[len(kind):].isdigit():
+            return kind, int(stem[len(kind):])
+    return None
 
 
 @dataclass(frozen=True)

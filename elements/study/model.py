@@ -33,6 +33,8 @@ import numpy as np
 from bondgraph import Baumgarte, ModelError, StateFunction, TimeFunction
 
 from elements.parts.forces import Load
+from elements.build_index import Kind
+from elements.joints.axis import attachment_of
 from elements.joints.kinds import AxisActuator, AxisDamper, AxisSpring, Joint
 from elements.mechanism import Mechanism, MechanismModel
 from elements.files.tables import ModelFileError, TableReader, read_text
@@ -145,7 +147,7 @@ def _change_structure(spec: ModelSpec, name: str) -> None:
         ld.value = _zeros3()
         return
     j, ax, rest = _port_of(mech, name)
-    kind = rest.split(".")[0].rstrip("0123456789")
+    kind, i = attachment_of(rest.split(".")[0]) or (None, 0)
     items = ax.items(kind)
     if not items:
         c = ax.name if j.n_free > 1 else None
@@ -153,8 +155,6 @@ def _change_structure(spec: ModelSpec, name: str) -> None:
          "damper": lambda: j.add_damper(AxisDamper(0.0), coordinate=c),
          "actuator": lambda: j.add_actuator(AxisActuator(0.0), coordinate=c)}[kind]()
         return
-    digits = rest.split(".")[0][len(kind):]
-    i = int(digits) if digits else 0
     items[i] = AxisActuator(0.0)
 
 
@@ -438,8 +438,8 @@ class ParametricModel:
             _change_structure(spec, name)
         model_values = {k: v for k, v in values.items() if k not in build and
                         k.rpartition(".")[2] not in ("q0", "qd0")}
-        for name, v in model_values.items():      # (into the new mechanism's objects)
-            _set_in_mechanism(spec.mechanism, name, v)
+        # (into its new objects; whose each parameter is: the structure's build index)
+        _set_in_mechanism(spec.mechanism, model_values, self._template(build)[1].index)
         mm, q0, qd0 = self._with_values(spec, spec.mechanism.assemble(), {
             k: v for k, v in values.items() if k not in model_values}, build)
         return mm, q0, qd0
@@ -468,48 +468,50 @@ class ParametricModel:
         return h.hexdigest()[:16]
 
 
-def _set_in_mechanism(mech: Mechanism, name: str, value: float) -> None:
-    """Write parameter ``name`` into a new mechanism's objects, as a model file or a
-    factory would have given it (for :meth:`ParametricModel.fresh`, an independent
-    route to the same model)."""
+def _set_in_mechanism(mech: Mechanism, values: Mapping[str, float], index) -> None:
+    """Write parameter values into a new mechanism's objects, as a model file or a
+    factory would have given them (for :meth:`ParametricModel.fresh`, an independent
+    route to the same model). Whose each parameter is comes from ``index``, the
+    :class:`~elements.build_index.BuildIndex` of a build of the same structure."""
     import dataclasses
 
     import numpy as np
 
     from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia
-    owner, _, what = name.partition(".")
-    v = _finite(name, value)
-    if owner == "gravity":
-        g = np.array(mech.gravity, dtype=float)
-        g["xyz".index(what)] = v
-        mech.gravity = g
-    elif owner in mech.bodies:
-        b = mech.bodies[owner]
-        if what == "mass":
-            b.mass = v
+    ports = {ax.port: ax for j in mech.joints.values() for ax in j.axes}
+    for name, value in values.items():
+        v = _finite(name, value)
+        a, role = (lambda t: (t.attachment, t.role))(index.target(name))
+        if a.kind is Kind.GRAVITY:
+            g = np.array(mech.gravity, dtype=float)
+            g["xyz".index(role)] = v
+            mech.gravity = g
+        elif a.kind is Kind.BODY:
+            b = mech.bodies[a.owner]
+            if role == "mass":
+                b.mass = v
+            else:
+                i, k = INERTIA_ENTRIES[role]
+                J = b.inertia.matrix.copy()
+                J[i, k] = J[k, i] = v
+                b.inertia = Inertia.about_center(J)
+        elif a.kind is Kind.LOAD:
+            ld = mech.loads[a.owner]
+            vec = np.array(ld.value, dtype=float)
+            vec["xyz".index(role)] = v
+            ld.value = vec
+        elif a.kind in (Kind.SPRING, Kind.DAMPER, Kind.ACTUATOR):
+            items = ports[a.owner].items(a.kind.value)
+            if a.kind is Kind.SPRING:
+                items[a.index] = dataclasses.replace(items[a.index], **{
+                    {"k": "stiffness", "rest": "rest"}[role]: v})
+            elif a.kind is Kind.DAMPER:
+                items[a.index] = AxisDamper(v)
+            else:
+                items[a.index] = AxisActuator(v)
         else:
-            i, j = INERTIA_ENTRIES[what]
-            J = b.inertia.matrix.copy()
-            J[i, j] = J[j, i] = v
-            b.inertia = Inertia.about_center(J)
-    elif owner in mech.loads:
-        ld = mech.loads[owner]
-        vec = np.array(ld.value, dtype=float)
-        vec["xyz".index(what)] = v
-        ld.value = vec
-    else:
-        j, ax, what = _port_of(mech, name)
-        stem, _, key = what.partition(".")
-        kind = stem.rstrip("0123456789")
-        items = ax.items(kind)
-        i = int(stem[len(kind):]) if stem[len(kind):] else 0
-        if kind == "spring":
-            items[i] = dataclasses.replace(items[i], **{
-                {"k": "stiffness", "rest": "rest"}[key]: v})
-        elif kind == "damper":
-            items[i] = AxisDamper(v)
-        else:
-            items[i] = AxisActuator(v)
+            raise ModelError(f"parameter {name}: a {a.kind.value} parameter cannot be set "
+                             f"in a mechanism's objects")
 
 
 def _finite(name: str, v: Any) -> float:
