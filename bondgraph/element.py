@@ -409,6 +409,14 @@ class StateView(Mapping[str, np.ndarray]):
     def __len__(self) -> int:
         return len(self._slices)
 
+    @property
+    def array(self) -> np.ndarray:
+        """The whole state vector, read-only (a function of many states may key a cache
+        on it: the sources of one evaluation all see the same vector)."""
+        v = self._x.view()
+        v.flags.writeable = False
+        return v
+
 
 @dataclass(frozen=True)
 class TimeFunction:

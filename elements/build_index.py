@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
+from typing import Any
 
 from bondgraph.errors import NameNotFoundError, did_you_mean
 
@@ -42,7 +43,8 @@ class Kind(Enum):
     LOAD = "load"                  # a point force or body moment: Se on a body block
     BODY = "body"                  # a body's mass and inertia (parameters only)
     GRAVITY = "gravity"            # the mechanism's gravity (parameters only)
-    CONTACT = "contact"            # a contact pair's wrench sources on its bodies
+    CONTACT = "contact"            # a body's contact wrench sources (index: the part)
+    SHAPE = "shape"                # a collision shape (its contact law's parameters)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class BuildIndex:
     def __init__(self) -> None:
         self._items: list[Attachment] = []
         self._params: dict[str, ParameterTarget] = {}
+        self.contact: Any = None
+        """The mechanism's :class:`~elements.contact.dynamics.ContactSystem` (None
+        without collision shapes): what results read the contacts from."""
 
     def add(self, att: Attachment) -> Attachment:
         """Record ``att`` (the build calls this)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph.errors import NameNotFoundError
+from bondgraph.errors import NameNotFoundError, did_you_mean
 
 from bondgraph import (
     C, BondGraph, I, KinematicState, ModelError, OneJunction, PositionConstraint, R, Se,
@@ -78,6 +78,14 @@ class Mechanism:
         self.frames: dict[str, Any] = {}
         """Named frames fixed on bodies (an importer's links): name ->
         :class:`~elements.files.robot_tree.Frame` (body, position from its centre, rotation)."""
+        self.shapes: dict[str, Any] = {}
+        """Collision shapes by name (:meth:`add_shape`)."""
+        self.contact_laws: dict[str, Any] = {}
+        """Each shape's :class:`~elements.contact.law.ContactLaw` (None: a plane that takes
+        its partners' laws)."""
+        self.contact_options: dict[str, Any] = {"margin": 0.0, "skip_parent": True,
+                                                "pairs_on": (), "pairs_off": ()}
+        """The broad phase's filters (:meth:`contact_pairs`)."""
         self.import_report: Any = None
         """What an importer made of a robot description
         (:class:`~elements.files.robot_tree.ImportReport`), None for a mechanism built here."""
@@ -89,7 +97,7 @@ class Mechanism:
                              f"another name for the {what}")
         taken = set(self.bodies) | set(self.joints) | set(self.loads) | \
             set(getattr(self, "subsystems", {})) | set(getattr(self, "couplings", {})) | \
-            {self.ground.name}
+            set(getattr(self, "shapes", {})) | {self.ground.name}
         if name in taken:
             raise ModelError(f"mechanism '{self.name}': duplicate name '{name}' for a {what}; "
                              f"names of bodies, joints and loads must be unique")
@@ -146,6 +154,55 @@ class Mechanism:
                              f"of the other)")
         self.couplings[coupling.name] = coupling
         return coupling
+
+    def add_shape(self, shape: Any, law: Any = None) -> Any:
+        """Add a collision shape (returns it): a :class:`~elements.contact.Plane` on the
+        ground, or a sphere, capsule, box, cylinder or convex mesh on a body of the
+        mechanism (posed in the body's frame, see :mod:`elements.contact`). ``law``
+        (:class:`~elements.contact.ContactLaw`) says how its contacts push and rub
+        (default ``ContactLaw()``; a plane's default is none: its pairs take the other
+        shape's law). The law's stiffness, damping and friction become parameters
+        ``<shape>.contact.k``, ``.damping``, ``.mu``."""
+        from elements.contact import ContactLaw, Plane, Shape
+        if not isinstance(shape, Shape):
+            raise ModelError(f"mechanism '{self.name}': add_shape takes a collision shape "
+                             f"(Plane, Sphere, Capsule, Box, Cylinder, ConvexMesh), got "
+                             f"{shape!r}")
+        self._check_name(shape.name, "shape")
+        if shape.body != self.ground.name and shape.body not in self.bodies:
+            raise ModelError(f"shape '{shape.name}': body {shape.body!r} is not a body of "
+                             f"mechanism '{self.name}' (add it first, or put the shape on "
+                             f"'{self.ground.name}'){did_you_mean(shape.body, self.bodies)}")
+        if isinstance(shape, Plane) and shape.body != self.ground.name:
+            raise ModelError(f"shape '{shape.name}': a plane is a half-space fixed in space: "
+                             f"put it on '{self.ground.name}', not on {shape.body!r}")
+        if law is None and not isinstance(shape, Plane):
+            law = ContactLaw()
+        if law is not None:
+            if not isinstance(law, ContactLaw):
+                raise ModelError(f"shape '{shape.name}': law must be a ContactLaw, got "
+                                 f"{law!r}")
+            law = law.named(f"shape '{shape.name}'")
+        self.shapes[shape.name] = shape
+        self.contact_laws[shape.name] = law
+        return shape
+
+    def contact_pairs(self, *, on: Sequence[tuple[str, str]] | None = None,
+                      off: Sequence[tuple[str, str]] | None = None,
+                      skip_parent: bool | None = None, margin: float | None = None) -> None:
+        """The broad phase's filters: pairs of shape names that may always touch
+        (``on``) or never (``off``); whether a body and its parent skip each other
+        (``skip_parent``, default True; the ground is exempt); the detection margin (m).
+        Shapes also filter by their masks (``contype``, ``conaffinity``)."""
+        opts = self.contact_options
+        if on is not None:
+            opts["pairs_on"] = tuple(tuple(p) for p in on)
+        if off is not None:
+            opts["pairs_off"] = tuple(tuple(p) for p in off)
+        if skip_parent is not None:
+            opts["skip_parent"] = bool(skip_parent)
+        if margin is not None:
+            opts["margin"] = margin
 
     def add_subsystem(self, name: str, build) -> None:
         """Attach any bond graph: ``build(bg)`` adds elements and bonds to the mechanism's
@@ -294,9 +351,48 @@ class Mechanism:
             index.add(Attachment(Kind.LOAD, load.source, load.name,
                                  bond=f"{load.source}.b", work_state=f"{load.name}.work",
                                  parameters=params))
+        if self.shapes:
+            self._build_contact(bg, index)
         for name, build in self.subsystems.items():
             build(bg)
         return bg, index
+
+    def _build_contact(self, bg: BondGraph, index: BuildIndex) -> None:
+        """The contact wrenches: four sources on each body with shapes (elastic and
+        dissipative force on ``<body>.v``, moment on ``<body>.w``), each with the work
+        state of its power, and the shapes' law parameters."""
+        from elements.contact import ContactSystem, ContactWrench
+        from elements.contact.dynamics import PARTS
+        opts = self.contact_options
+        states = {b.name: (b.r, b.q, b.linear_momentum, b.angular_momentum)
+                  for b in self.bodies.values()}
+        parents = {j.child.name: j.parent.name for j in self.joints.values()}
+        system = ContactSystem(list(self.shapes.values()), self.contact_laws, states, parents,
+                               self.ground.name, margin=opts["margin"],
+                               skip_parent=opts["skip_parent"], pairs_on=opts["pairs_on"],
+                               pairs_off=opts["pairs_off"])
+        system.states = {b: states[b] for b in system.bodies}
+        units = {"k": "N/m^n", "damping": "s/m", "mu": "1"}
+        fields = {"k": "stiffness", "damping": "damping", "mu": "friction"}
+        for name, law in self.contact_laws.items():
+            params = system.law_parameters(name)
+            for role, pname in params.items():
+                bg.add_parameter(pname, float(getattr(law, fields[role])), units[role],
+                                 f"contact law of shape {name}: {fields[role]}",
+                                 positive=role == "k")
+            index.add(Attachment(Kind.SHAPE, "", name, parameters=params))
+        stems = ("elastic_force", "elastic_moment", "dissipative_force", "dissipative_moment")
+        for body in system.bodies:
+            b = self.bodies[body]
+            for part, (stem, junction) in enumerate(zip(stems, (b.v, b.w, b.v, b.w))):
+                n = f"{body}.contact.{stem}"
+                bg.add(ContactWrench(n, system, body, part))
+                bg.connect(n, junction, name=f"{n}.b")
+                bg.add_work_state(WorkState(f"{n}.work", n))
+                index.add(Attachment(Kind.CONTACT, n, body, index=part, bond=f"{n}.b",
+                                     work_state=f"{n}.work"))
+        assert len(stems) == len(PARTS)
+        index.contact = system
 
     @staticmethod
     def _build_port(bg: BondGraph, index: BuildIndex, j: Joint, axis: JointAxis, blk,

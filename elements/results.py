@@ -117,6 +117,7 @@ class MechanismResult:
         self.projection_drift: float | None = None   # max |Phi| each projection removed
         self.switches: list = []     # a run with stops or friction: its mode changes
         self._bodies: dict[str, BodyResult] = {}
+        self._cache: dict[str, Any] = {}
         self._joints: dict[str, JointResult] = {}
 
     # -- convenience ---------------------------------------------------------------------
@@ -238,6 +239,24 @@ class MechanismResult:
         friction = np.where(resting, 0.0, lock) if ax.friction is not None else zeros
         return friction, stop + np.where(resting, lock, 0.0)
 
+    def contact_energy(self) -> np.ndarray:
+        """The elastic energy stored in the contacts at each output time (J), from the
+        configuration: ``k d^(n+1) / (n+1)`` summed over every contact point."""
+        contacts = self.contacts()
+        return contacts.stored if contacts is not None else np.zeros(self.t.size)
+
+    def contacts(self):
+        """The contact forces over the run (:class:`~elements.contact.history.ContactHistory`:
+        per pair of shapes and output time, the normal and friction forces, the points,
+        the depth and the sliding velocity), or None without collision shapes."""
+        if "contacts" not in self._cache:
+            from elements.contact.history import contact_history
+            system = self.model.index.contact
+            self._cache["contacts"] = None if system is None else contact_history(
+                system.bind(self.model.parameters), self.raw.x,
+                self.model.model.state_slices, self.t)
+        return self._cache["contacts"]
+
     def coupling_effort(self, name: str) -> np.ndarray:
         """The effort coupling ``name`` applies on its follower's axis over time (N m or N;
         on the leader's axis it applies -ratio times this): the Se* effort of its
@@ -315,12 +334,20 @@ class MechanismResult:
         work, diss = {}, {}
         attached = mm.index.by_element()
         ports = {ax.port: ax for j in mech.joints.values() for ax in j.axes}
+        if mm.index.contact is not None:       # the elastic energy in the contacts
+            springs = springs + self.contact_energy()
         for ws in mm.graph.work_states:
             val = self.raw.state(ws.name)
             a = attached.get(ws.source)
             # power into a resistance is energy dissipated; the rest is work done
             if mm.graph.element(ws.source).category is Category.RESISTANCE:
                 diss[ws.source] = val
+            elif a is not None and a.kind is Kind.CONTACT:
+                # contact: the elastic part's work is the potential below (from the
+                # geometry, not from this integral: the ledger checks one by the other);
+                # the damping and friction dissipate
+                if a.index >= 2:
+                    diss["contact"] = diss.get("contact", 0.0) - np.asarray(val)
             elif a is not None and a.kind is Kind.LOCK:
                 # friction's work (none while held) is a loss
                 if ports[a.owner].friction is not None:

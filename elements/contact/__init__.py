@@ -7,13 +7,20 @@
   (closed forms, else :mod:`elements.contact.gjk`: GJK and EPA).
 - :mod:`elements.contact.broadphase`: :class:`CollisionWorld`, the candidate pairs of
   many shapes (sweep and prune, filters) and all their contacts.
+- :mod:`elements.contact.law`: :class:`ContactLaw` (Hunt and Crossley's normal law,
+  regularised Coulomb friction), :func:`restitution`.
+- :mod:`elements.contact.dynamics`: :class:`ContactSystem` and the
+  :class:`ContactWrench` sources by which contact acts on bodies.
 """
 
 from __future__ import annotations
 
 from elements.contact.broadphase import CollisionWorld, sweep_and_prune
 from elements.contact.detect import Contacts, collide
+from elements.contact.dynamics import ContactRecord, ContactSystem, ContactWrench
+from elements.contact.law import ContactLaw, restitution
 from elements.contact.shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
 
 __all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
-           "Contacts", "collide", "CollisionWorld", "sweep_and_prune"]
+           "Contacts", "collide", "CollisionWorld", "sweep_and_prune", "ContactLaw",
+           "restitution", "ContactSystem", "ContactWrench", "ContactRecord"]

@@ -44,6 +44,24 @@ SAMPLES = {
                                                   sign=-1.0),
 }
 
+def _contact_wrench():
+    """A ball 1 mm into the floor, at rest: its elastic contact force (part 0)."""
+    from elements.contact import ContactLaw, ContactSystem, Plane, Sphere
+    system = ContactSystem([Plane("floor"), Sphere("s", "b", 0.1)],
+                           {"floor": None, "s": ContactLaw(stiffness=1e5)},
+                           {"b": ("b.r", "b.q", "p_b.linear", "p_b.angular")}, {})
+    return ELEMENT_TYPES["ContactWrench"]("x", system, "b", 0)
+
+
+SAMPLES["ContactWrench"] = _contact_wrench
+# what a state-dependent sample's law needs: parameter values and a state
+_INERTIA = {"Ixx": 0.004, "Iyy": 0.004, "Izz": 0.004, "Ixy": 0.0, "Ixz": 0.0, "Iyz": 0.0}
+SOURCE_STATES = {"ContactWrench": (
+    {"b.mass": 1.0, **{f"b.{k}": v for k, v in _INERTIA.items()}, "s.contact.k": 1e5,
+     "s.contact.damping": 1.0, "s.contact.mu": 0.5},
+    {"b.r": [0.0, 0.0, 0.099], "b.q": [1.0, 0.0, 0.0, 0.0], "p_b.linear": [0.0, 0.0, 0.0],
+     "p_b.angular": [0.0, 0.0, 0.0]})}
+
 DEPENDENCY_SIZE = {"PointMTF": 4}
 """Entries of each state a modulated kind's modulus reads (a quaternion: 4; default 1)."""
 
@@ -103,7 +121,16 @@ def test_ports_and_laws(kind):
     if isinstance(el, ResistorBase):
         assert el.resistance_matrix(None).shape == (el.dim, el.dim)
     if isinstance(el, SourceBase):
-        law = el.law(None)
-        assert law.value(0.0, None).shape == (el.dim,)
+        values, state = SOURCE_STATES.get(kind, (None, None))
+        law = el.law(values)
+        view = None
+        if state is not None:
+            from bondgraph.element import StateView
+            x = np.concatenate([np.asarray(v, dtype=float) for v in state.values()])
+            sizes = np.cumsum([0] + [len(v) for v in state.values()])
+            view = StateView(x, {n: slice(a, b) for n, a, b in
+                                 zip(state, sizes[:-1], sizes[1:])})
+        out = law.value(0.0, view)
+        assert out.shape == (el.dim,) and np.all(np.isfinite(out))
     assert isinstance(el.parameters(), dict)
     assert el.name in el.label() or el.category.is_junction

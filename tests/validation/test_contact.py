@@ -1,0 +1,231 @@
+"""Contact against closed forms and a second route.
+
+The law (elements.contact.law): N = k d^n (1 + lambda d') >= 0 at each contact point,
+friction mu N regularised below the slip velocity v_s. Bodies start at their static
+penetration d0 = (m g / k)^(1/n) (per point), so that no vertical transient disturbs the
+closed forms of rigid contact. What the compliance and the regularisation cost is
+estimated per test (the tolerances say it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from bondgraph import ModelError
+from elements import Inertia, Mechanism, RigidBody
+from elements.contact import (
+    Box, ContactLaw, Cylinder, Plane, Sphere, restitution,
+)
+
+G = 9.81
+
+
+def _ball(mu=0.3, *, r=0.1, m=1.0, k=1e6, n=1.5, damping=0.0, gravity=(0, 0, -G),
+          slip=1e-4):
+    mech = Mechanism("ball", gravity=gravity)
+    inertia = 0.4 * m * r * r
+    mech.add_body(RigidBody("ball", m, Inertia.principal(inertia, inertia, inertia)))
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Sphere("s", "ball", r), ContactLaw(stiffness=k, exponent=n,
+                                                      damping=damping, friction=mu,
+                                                      slip_velocity=slip))
+    return mech.assemble()
+
+
+def _run(mm, t_end, body, position, velocity=(0, 0, 0), points=101, **kw):
+    kw.setdefault("rtol", 1e-9)
+    kw.setdefault("atol", 1e-11)
+    return mm.simulate((0.0, t_end), free={body: {"position": list(position),
+                                                 "velocity": list(velocity)}},
+                       t_eval=np.linspace(0.0, t_end, points), **kw)
+
+
+def test_a_sliding_sphere_rolls_at_five_sevenths_and_friction_takes_the_energy_lost():
+    """A solid sphere thrown along the ground without spin slides until
+    t* = 2 v0 / (7 mu g), then rolls at 5/7 v0: x(T) = 5/7 v0 T + 1/7 v0 t* after t*.
+    The friction's work is the kinetic energy lost, m v0^2 / 7. Tolerances: the
+    regularisation lets the rolling sphere creep at about v_s (1e-4 m/s) times the
+    (vanishing) friction it needs, and the sliding friction differs from mu N by
+    v_s^2 / (2 v^2) < 1e-6 until the last microseconds: 1e-6 m on x, 1e-6 relative on
+    speed and energy. mu 1 % off moves x(T) by v0 t* / 700 = 5.5e-4 m."""
+    m, r, mu, v0 = 1.0, 0.1, 0.3, 2.0
+    mm = _ball(mu, r=r, m=m)
+    d0 = (m * G / 1e6) ** (1 / 1.5)
+    ts = 2 * v0 / (7 * mu * G)
+    T = 1.3 * ts
+    res = _run(mm, T, "ball", [0, 0, r - d0], [v0, 0, 0])
+    assert res.success
+    x = res.body("ball").position[0, -1]
+    assert abs(x - (5 / 7 * v0 * T + v0 * ts / 7)) < 1e-6
+    v = res.body("ball").velocity[0, -1]
+    assert abs(v / (5 / 7 * v0) - 1) < 1e-6
+    lost = res.energy.dissipated["contact"][-1]
+    assert abs(lost / (m * v0 ** 2 / 7) - 1) < 1e-6
+    assert res.energy.relative_drift < 1e-7
+    # the contact report: one point, the weight on it, friction while sliding
+    pair = res.contacts().pair("floor", "s")
+    assert np.allclose(pair.normal_force, m * G, rtol=1e-6)
+    sliding = res.t < 0.9 * ts
+    assert np.allclose(pair.friction_force[0, sliding], -mu * m * G, rtol=1e-5)
+    assert np.all(pair.count == 1)
+
+
+def test_a_cylinder_on_its_side_rolls_at_two_thirds():
+    """A cylinder lying on its side: t* = v0 / (3 mu g), then 2/3 v0;
+    x(T) = 2/3 v0 T + 1/6 v0 t*. Two contact points (the ends of the line of contact)
+    share the weight."""
+    m, r, L, mu, v0 = 2.0, 0.05, 0.2, 0.4, 1.5
+    k, n = 2e6, 1.0
+    mech = Mechanism("roller", gravity=(0, 0, -G))
+    i_axis, i_cross = 0.5 * m * r * r, m * (3 * r * r + L * L) / 12
+    mech.add_body(RigidBody("cyl", m, Inertia.principal(i_cross, i_axis, i_cross)))
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Cylinder("c", "cyl", r, L, rotation=[np.pi / 2, 0, 0]),
+                   ContactLaw(stiffness=k, exponent=n, damping=0.0, friction=mu))
+    mm = mech.assemble()
+    d0 = m * G / 2 / k
+    ts = v0 / (3 * mu * G)
+    T = 1.4 * ts
+    res = _run(mm, T, "cyl", [0, 0, r - d0], [v0, 0, 0])
+    assert res.success
+    assert abs(res.body("cyl").position[0, -1] - (2 / 3 * v0 * T + v0 * ts / 6)) < 2e-6
+    assert abs(res.body("cyl").velocity[0, -1] / (2 / 3 * v0) - 1) < 1e-6
+    assert np.all(res.contacts().pair("floor", "c").count == 2)
+
+
+@pytest.mark.parametrize("alpha, mu, rolls", [(20.0, 0.5, True), (40.0, 0.1, False)])
+def test_a_sphere_on_an_incline_rolls_or_slips_as_tan_alpha_compares_with_seven_mu_over_two(
+        alpha, mu, rolls):
+    """On an incline of angle alpha (gravity tilted by alpha over a level floor), a
+    sphere released at rest rolls with a = 5/7 g sin(alpha) when tan(alpha) <= 7 mu / 2,
+    else slips with a = g (sin(alpha) - mu cos(alpha)): x(T) = a T^2 / 2. Rolling, the
+    regularisation lets the contact creep at v_s (2/7 tan(alpha) / mu) < 3e-5 m/s:
+    x within 1e-5 of 0.2 m at T = 0.4 s."""
+    a_ = math.radians(alpha)
+    g_vec = (G * math.sin(a_), 0.0, -G * math.cos(a_))
+    m, r = 1.0, 0.1
+    mm = _ball(mu, r=r, m=m, gravity=g_vec)
+    d0 = (m * G * math.cos(a_) / 1e6) ** (1 / 1.5)
+    T = 0.4
+    # Radau: rolling, the regularised friction is a stiff damper (mu N / (m v_s) ~ 5e4/s);
+    # DOP853 gives the same x to 1e-15 m in 9453 steps instead of 173
+    res = _run(mm, T, "ball", [0, 0, r - d0], points=41, method="Radau")
+    assert res.success
+    acc = 5 / 7 * G * math.sin(a_) if rolls else G * (math.sin(a_) - mu * math.cos(a_))
+    x = res.body("ball").position[0, -1]
+    assert abs(x - 0.5 * acc * T * T) < 1e-5 * max(1.0, x)
+    assert (math.tan(a_) <= 3.5 * mu) == rolls
+
+
+def _box(mu=0.4, *, m=2.0, h=(0.2, 0.1, 0.05), k=1e6, damping=5.0):
+    mech = Mechanism("crate", gravity=(0, 0, -G))
+    a, b, c = h
+    mech.add_body(RigidBody("box", m, Inertia.principal(m * (b * b + c * c) / 3,
+                                                         m * (a * a + c * c) / 3,
+                                                         m * (a * a + b * b) / 3)))
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Box("crate", "box", h), ContactLaw(stiffness=k, damping=damping,
+                                                      friction=mu))
+    return mech.assemble()
+
+
+def test_a_pushed_box_stops_after_v0_squared_over_two_mu_g_pressing_harder_in_front():
+    """A box sliding on its bottom face stops after v0^2 / (2 mu g). Its corners' normal
+    forces sum to m g, and the friction's moment about the centre (mu m g times the half
+    height c) moves the centre of pressure ahead by mu c. Tolerances: the box pitches by
+    about mu m g c / (k a^2) while sliding and settles (damped): 1e-5 m on the distance
+    (0.13 m), 2e-4 m on the centre of pressure (8 mm)."""
+    m, (a, b, c), mu, v0 = 2.0, (0.2, 0.1, 0.05), 0.4, 1.0
+    mm = _box(mu, m=m, damping=100.0)     # (the pitch mode the start excites dies fast)
+    d0 = m * G / 4 / 1e6
+    t_stop = v0 / (mu * G)
+    res = _run(mm, 1.5 * t_stop, "box", [0, 0, c - d0], [v0, 0, 0], points=151,
+               rtol=1e-8, atol=1e-10)
+    assert res.success
+    assert abs(res.body("box").position[0, -1] - v0 ** 2 / (2 * mu * G)) < 1e-5
+    pair = res.contacts().pair("floor", "crate")
+    sliding = (res.t > 0.2 * t_stop) & (res.t < 0.8 * t_stop)
+    assert np.allclose(pair.normal_force[sliding], m * G, rtol=1e-4)
+    ahead = pair.point[0, sliding] - res.body("box").position[0, sliding]
+    assert np.allclose(ahead, mu * c, atol=2e-4)
+    assert np.all(pair.count[sliding] == 4)
+
+
+def test_a_box_at_rest_presses_its_weight_for_ten_seconds_without_drifting():
+    """A box resting on the ground for 10 s: the summed normal force is its weight to
+    1e-6 and the penetration stays at m g / (4 k) per corner (to 1e-12 m)."""
+    m, c = 2.0, 0.05
+    mm = _box(m=m)
+    d0 = m * G / 4 / 1e6
+    res = _run(mm, 10.0, "box", [0, 0, c - d0], points=21)
+    assert res.success
+    pair = res.contacts().pair("floor", "crate")
+    assert np.allclose(pair.normal_force, m * G, rtol=1e-6)
+    assert np.allclose(pair.depth, d0, rtol=0, atol=1e-12)
+
+
+def test_an_impact_rebounds_with_the_laws_restitution():
+    """Without gravity a ball hitting the ground at v_in leaves at e v_in, e from Hunt
+    and Crossley's phase-plane integral (restitution(lambda, v_in), exact for the law,
+    any k and n): to 1e-6. The damping that gives e = 0.8 at 2 m/s
+    (ContactLaw.for_restitution) gives it back."""
+    v_in, e = 2.0, 0.8
+    law = ContactLaw.for_restitution(e, v_in, stiffness=1e6, exponent=1.5, friction=0.0)
+    assert abs(restitution(law.damping, v_in) - e) < 1e-12
+    mm = _ball(0.0, k=1e6, n=1.5, damping=law.damping, gravity=(0, 0, 0))
+    res = _run(mm, 0.02, "ball", [0, 0, 0.1 + 0.01], [0, 0, -v_in], points=201)
+    assert res.success
+    vz = res.body("ball").velocity[2, -1]
+    assert abs(vz / (e * v_in) - 1) < 1e-6
+    # the energy the damping took is the kinetic energy lost
+    lost = res.energy.dissipated["contact"][-1]
+    assert abs(lost / (0.5 * (v_in ** 2 - vz ** 2)) - 1) < 1e-6
+
+
+def test_a_dropped_ball_bounces_as_a_one_dimensional_model_of_the_same_law():
+    """A ball dropped from 0.3 m with gravity, against an independent 1-D model of the
+    same law (m z'' = -m g + N(d, d'), scipy's DOP853 at 1e-12): heights to 1e-7 m over
+    three bounces; and the stored plus dissipated energy closes the ledger."""
+    m, r, k, n = 1.0, 0.1, 1e6, 1.5
+    law = ContactLaw.for_restitution(0.7, 2.0, stiffness=k, exponent=n, friction=0.0)
+    mm = _ball(0.0, r=r, m=m, k=k, n=n, damping=law.damping)
+    T = 0.9
+    res = _run(mm, T, "ball", [0, 0, 0.3], points=91)
+    assert res.success
+
+    def one_d(t, y):
+        z, v = y
+        d = r - z
+        N = max(k * d ** n * (1 - law.damping * v), 0.0) if d > 0 else 0.0
+        return [v, -G + N / m]
+
+    ref = solve_ivp(one_d, (0, T), [0.3, 0.0], method="DOP853", rtol=1e-12, atol=1e-14,
+                    t_eval=res.t, max_step=1e-3)
+    assert np.abs(res.body("ball").position[2] - ref.y[0]).max() < 1e-7
+    assert res.energy.relative_drift < 1e-6
+
+
+@pytest.mark.parametrize("make, field", [
+    (lambda: Sphere("s", "ball", -0.1), "radius"),
+    (lambda: ContactLaw(friction=-0.2, owner="shape 's'"), "friction"),
+    (lambda: ContactLaw(stiffness=0.0, owner="shape 's'"), "stiffness"),
+    (lambda: ContactLaw(slip_velocity=0.0, owner="shape 's'"), "slip_velocity"),
+])
+def test_bad_contact_input_names_the_shape_and_the_field(make, field):
+    with pytest.raises(ModelError, match=field):
+        make()
+
+
+def test_a_shape_on_a_missing_body_or_a_plane_on_a_body_is_refused_by_name():
+    mech = Mechanism("m", gravity=(0, 0, -G))
+    mech.add_body(RigidBody("ball", 1.0, Inertia.principal(1e-3, 1e-3, 1e-3)))
+    with pytest.raises(ModelError, match=r"shape 'heel': body 'bal' .*did you mean 'ball'"):
+        mech.add_shape(Sphere("heel", "bal", 0.1))
+    with pytest.raises(ModelError, match=r"shape 'tilt': a plane .* on 'ground'"):
+        mech.add_shape(Plane("tilt", body="ball"))
+    with pytest.raises(ModelError, match="ContactLaw"):
+        mech.add_shape(Sphere("s", "ball", 0.1), law=0.5)
