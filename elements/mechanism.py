@@ -97,7 +97,7 @@ class Mechanism:
                              f"another name for the {what}")
         taken = set(self.bodies) | set(self.joints) | set(self.loads) | \
             set(getattr(self, "subsystems", {})) | set(getattr(self, "couplings", {})) | \
-            set(getattr(self, "shapes", {})) | {self.ground.name}
+            {self.ground.name}
         if name in taken:
             raise ModelError(f"mechanism '{self.name}': duplicate name '{name}' for a {what}; "
                              f"names of bodies, joints and loads must be unique")
@@ -168,7 +168,10 @@ class Mechanism:
             raise ModelError(f"mechanism '{self.name}': add_shape takes a collision shape "
                              f"(Plane, Sphere, Capsule, Box, Cylinder, ConvexMesh), got "
                              f"{shape!r}")
-        self._check_name(shape.name, "shape")
+        if shape.name in self.shapes:         # (shapes have their own names: a geom is
+            raise ModelError(                 # often called after its body)
+                f"mechanism '{self.name}': two shapes are named '{shape.name}'; shape "
+                f"names must be unique")
         if shape.body != self.ground.name and shape.body not in self.bodies:
             raise ModelError(f"shape '{shape.name}': body {shape.body!r} is not a body of "
                              f"mechanism '{self.name}' (add it first, or put the shape on "

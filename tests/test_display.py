@@ -116,8 +116,8 @@ def test_cards_and_the_import_report_travel_with_the_model(three_body, tmp_path)
     from elements.files.modelfile import load_model
     from elements.running.runner import run
     (tmp_path / "floor.xml").write_text(FLOOR)
-    (tmp_path / "drop.toml").write_text('[robot]\nfile = "floor.xml"\n[solver]\n'
-                                        't_end = 0.05\npoints = 6\n')
+    (tmp_path / "drop.toml").write_text('[robot]\nfile = "floor.xml"\ncontacts = false\n'
+                                        '[solver]\nt_end = 0.05\npoints = 6\n')
     spec = load_model(str(tmp_path / "drop.toml"))       # (a model file's run says it)
     mm = spec.mechanism.assemble()
     assert "not imported: contacts" in mm._repr_html_()

@@ -77,6 +77,8 @@ def import_notes(report: Any) -> list[str]:
     notes = [f"not imported: {kind}: {', '.join(names)}"
              for kind, names in (report.not_imported or {}).items()]
     notes += [f"inertia raised to min_inertia: {group}" for group in (report.bounded or {})]
+    notes += [f"approximated: {kind}: {', '.join(names)}"
+              for kind, names in (getattr(report, "approximated", None) or {}).items()]
     return notes
 
 
@@ -89,6 +91,8 @@ def import_summary(report: Any) -> dict[str, Any] | None:
     return {"not_imported": {k: list(v) for k, v in (report.not_imported or {}).items()},
             "bounded": {k: [list(map(float, a)), list(map(float, b))]
                         for k, (a, b) in (report.bounded or {}).items()},
+            "approximated": {k: list(v) for k, v in
+                             (getattr(report, "approximated", None) or {}).items()},
             "warnings": list(report.warnings or [])}
 
 

@@ -56,7 +56,7 @@ from elements.files.tables import read_text, xml_root
 from elements.mechanism import Mechanism
 from elements.files.robot_tree import JointSpec, LinkSpec, RobotImportWarning, RobotTree, build_mechanism
 
-__all__ = ["load_mjcf", "loads_mjcf", "from_mujoco", "read_mujoco_tree",
+__all__ = ["load_mjcf", "loads_mjcf", "from_mujoco", "read_mujoco_tree", "colliding_geoms",
            "mujoco_coordinates", "MJCFError"]
 
 
@@ -80,8 +80,8 @@ def _names(model, kind: str, count: int, stem: str) -> list[str]:
     return out
 
 
-def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
-                                                                  dict[str, list[str]]]:
+def read_mujoco_tree(model: Any, source: str = "<model>", *, contacts: bool = False
+                     ) -> tuple[RobotTree, dict[str, list[str]]]:
     """The bodies and joints of a compiled ``mujoco.MjModel`` as a robot tree, and what
     it holds that the mechanism does not represent (kind -> names).
 
@@ -90,7 +90,8 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
     A body with several joints becomes a chain through massless links (named
     ``<body>:<joint>``) that :func:`~elements.files.robot_tree.build_mechanism` turns into one
     composite joint (universal, gimbal, planar or a general chain) or refuses, naming
-    the joints."""
+    the joints. With ``contacts`` the colliding geoms are not reported as left out
+    (:func:`colliding_geoms` gives them to the contact import)."""
     mujoco = _mujoco()
     flags, bit = int(model.opt.disableflags), mujoco.mjtDisableBit
 
@@ -148,8 +149,8 @@ def read_mujoco_tree(model: Any, source: str = "<model>") -> tuple[RobotTree,
     if model.nu:
         skip("actuators (each hinge and slide takes efforts= instead)",
              _names(model, "actuator", model.nu, "actuator"))
-    if on("mjDSBL_CONTACT"):
-        colliding = _colliding_geoms(model, not flags & int(bit.mjDSBL_FILTERPARENT))
+    if on("mjDSBL_CONTACT") and not contacts:
+        colliding = colliding_geoms(model)
         names = _names(model, "geom", model.ngeom, "geom")
         colliding = [names[i] for i in colliding]
         if model.npair:
@@ -206,11 +207,16 @@ def _joint_spec(model, j: int, name: str, parent: str, child: str, xyz, R, sprin
     return spec
 
 
-def _colliding_geoms(model, filter_parent: bool) -> list[int]:
+def colliding_geoms(model) -> list[int]:
     """The geoms that MuJoCo's collision filter lets touch another: on bodies that do not
     move together (``body_weldid``), with matching ``contype``/``conaffinity`` bits, not
     a parent and its child (when the parent filter is on and the parent is not the
-    world)."""
+    world); none when the model's contacts are disabled."""
+    bit = _mujoco().mjtDisableBit
+    flags = int(model.opt.disableflags)
+    if flags & (int(bit.mjDSBL_CONSTRAINT) | int(bit.mjDSBL_CONTACT)):
+        return []
+    filter_parent = not flags & int(bit.mjDSBL_FILTERPARENT)
     if model.ngeom < 2:
         return []
     weld = np.asarray(model.body_weldid)[model.geom_bodyid]
@@ -235,7 +241,7 @@ def _model_name(model, source: str) -> str:
 
 def from_mujoco(model: Any, *, gravity: Any = None,
                 efforts: Mapping[str, Any] | None = None, strict: bool = False,
-                limits: Any = None, friction: bool = False,
+                limits: Any = None, friction: bool = False, contacts: bool = True,
                 source: str = "<model>", warn: bool = True) -> Mechanism:
     """A mechanism from a compiled ``mujoco.MjModel`` (see the module docstring).
 
@@ -259,6 +265,10 @@ def from_mujoco(model: Any, *, gravity: Any = None,
         Put ``frictionloss`` on hinges and slides as Coulomb friction with stiction
         (:meth:`~elements.Joint.add_friction`); by default it is reported as not
         imported.
+    contacts : bool
+        Give the geoms that may collide collision shapes with contact laws from their
+        friction, solref and solimp (:mod:`elements.files.mjcf_contact`, which lists
+        what is approximated; default); False leaves contact out (reported).
     source : str
         The name used in messages.
     warn : bool
@@ -272,17 +282,18 @@ def from_mujoco(model: Any, *, gravity: Any = None,
         With ``frames`` (every body's frame by name) and ``import_report``.
     """
     return _from_mujoco(model, [], gravity=gravity, efforts=efforts, strict=strict,
-                        limits=limits, friction=friction, source=source, warn=warn)
+                        limits=limits, friction=friction, contacts=contacts, source=source,
+                        warn=warn)
 
 
 def _from_mujoco(model: Any, compiler: list[str], *, gravity: Any = None,
                  efforts: Mapping[str, Any] | None = None, strict: bool = False,
-                 limits: Any = None, friction: bool = False, source: str = "<model>",
-                 warn: bool = True) -> Mechanism:
+                 limits: Any = None, friction: bool = False, contacts: bool = True,
+                 source: str = "<model>", warn: bool = True) -> Mechanism:
     """:func:`from_mujoco`, with the warnings of MuJoCo's compiler (``compiler``) said
     first."""
     mujoco = _mujoco()
-    tree, skipped = read_mujoco_tree(model, source)
+    tree, skipped = read_mujoco_tree(model, source, contacts=contacts)
     if gravity is None:
         off = model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY
         gravity = np.zeros(3) if off else np.array(model.opt.gravity, dtype=float)
@@ -295,6 +306,14 @@ def _from_mujoco(model: Any, compiler: list[str], *, gravity: Any = None,
     except ModelError as exc:
         raise MJCFError(f"{source}: {exc}") from None
     report = mech.import_report
+    if contacts:
+        from elements.files.mjcf_contact import add_contacts
+        try:
+            add_contacts(mech, model, _names(model, "geom", model.ngeom, "geom"),
+                         _names(model, "body", model.nbody, "body"),
+                         colliding_geoms(model), report)
+        except ModelError as exc:
+            raise MJCFError(f"{source}: contact: {exc}") from None
     report.said[:0] = compiler
     report.warnings[:0] = compiler
     for kind, names in skipped.items():

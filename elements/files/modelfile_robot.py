@@ -31,7 +31,7 @@ def robot_mechanism(c: TableReader, r: dict, path: str, gravity: Any) -> Mechani
     """The mechanism of the ``[robot]`` table ``r`` of the model file ``path``
     (``gravity``: the model's, or None for the description's own)."""
     c.only(r, "robot", {"file", "format", "floating_base", "mimic", "massless",
-                        "min_inertia", "strict", "efforts"})
+                        "min_inertia", "strict", "efforts", "contacts", "limits"})
     rel = c.string(r, "robot", "file")
     base = os.path.dirname(path) if path not in ("<string>", "") else ""
     file = os.path.join(base, rel) if not os.path.isabs(rel) else rel
@@ -71,6 +71,24 @@ def robot_mechanism(c: TableReader, r: dict, path: str, gravity: Any) -> Mechani
         kw["min_inertia"] = c.number(r, "robot", "min_inertia", required=False,
                                      positive=True)
     else:
+        kw["contacts"] = c.boolean(r, "robot", "contacts", True)
+        lim = r.get("limits")
+        if lim == "impact":
+            kw["limits"] = "impact"
+        elif isinstance(lim, dict):
+            c.only(lim, "robot.limits", {"stiffness", "damping", "restitution"})
+            kw["limits"] = {k: c.number(lim, "robot.limits", k, nonneg=True) for k in lim}
+        elif lim is not None:
+            c.fail("robot", "limits", f"{lim!r}; valid: \"impact\", or a table of stiffness "
+                                      f"(N m/rad or N/m) and damping: stops as compliant as "
+                                      f"MuJoCo's soft limits")
+    if found == "urdf":
+        for key in ("contacts", "limits"):
+            if key in r:
+                c.fail("robot", key, "an MJCF option here (a URDF's <collision> geometry "
+                                     "is not imported yet, and its limits are the "
+                                     "importer's limits= in Python)")
+    if found != "urdf":
         for key in ("floating_base", "mimic", "massless", "min_inertia"):
             if key in r:
                 c.fail("robot", key, "a URDF option; an MJCF file says which bodies float "

@@ -133,6 +133,9 @@ class ImportReport:
         Each link group (its links, joined by ", ") whose principal moments of inertia
         were raised to the importer's ``min_inertia`` -> (the moments before, after;
         kg m^2). Empty unless ``min_inertia`` was given.
+    approximated : dict of str to list of str
+        What was imported only approximately, by kind, with the names it concerns (an
+        MJCF geom's solref as a contact law, a mesh as its convex hull...).
     warnings : list of str
         Everything the import has to say (what was left out, changed or doubtful).
     said : list of str
@@ -153,6 +156,7 @@ class ImportReport:
     couplings: dict[str, str] = field(default_factory=dict)
     not_imported: dict[str, list[str]] = field(default_factory=dict)
     bounded: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    approximated: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)
 

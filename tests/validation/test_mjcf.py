@@ -42,9 +42,11 @@ def _compiled(path):
 
 
 def _load(path):
+    """The model without contact: these tests compare MuJoCo's constraint-free
+    dynamics (tests/validation/test_contact_mjcf.py checks the contact import)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RobotImportWarning)
-        return load_mjcf(path)
+        return load_mjcf(path, contacts=False)
 
 
 @pytest.mark.parametrize("name", ["pendulum_chain", "branched_ball", "floating"])
@@ -117,9 +119,9 @@ def test_dm_control_suite(path):
 def test_what_is_not_imported_is_reported_by_name():
     path = os.path.join(HERE, "unsupported_features.xml")
     with pytest.warns(RobotImportWarning, match="not imported: position limits"):
-        mech = load_mjcf(path)
+        mech = load_mjcf(path, contacts=False)
     got = mech.import_report.not_imported
-    assert got == {
+    expected = {
         "position limits (not enforced; limits= enforces them)": ["u_hinge1"],
         "friction": ["u_hinge2"],
         "tendons": ["u_coupling_tendon"],
@@ -127,6 +129,13 @@ def test_what_is_not_imported_is_reported_by_name():
         "actuators (each hinge and slide takes efforts= instead)": ["u_motor1"],
         "contacts (geoms and pairs that may collide)": ["floor", "u_g3", "u_box_floor"],
     }
+    assert got == expected
+    # with contact (the default) the geoms are shapes, and what is approximate is said
+    with pytest.warns(RobotImportWarning):
+        mech = load_mjcf(path)
+    assert "contacts (geoms and pairs that may collide)" not in mech.import_report.not_imported
+    assert {"floor", "u_g3"} <= set(mech.shapes)
+    assert any(k.startswith("solref") for k in mech.import_report.approximated)
     with pytest.warns(RobotImportWarning, match="damping of ball and free joints: a_ball"):
         mech = load_mjcf(os.path.join(HERE, "branched_ball.xml"))
     assert mech.import_report.not_imported["armature of ball and free joints"] == ["a_ball"]

@@ -1,0 +1,169 @@
+"""MuJoCo's geoms as collision shapes of an imported mechanism.
+
+- :func:`add_contacts`: every geom that may collide (its ``contype``/``conaffinity``
+  bits, MuJoCo's filters) becomes a shape on the body its MuJoCo body was merged into,
+  posed from the link's frame (:attr:`Mechanism.frames`); ``<exclude>`` and explicit
+  ``<pair>``s become the broad phase's pairs off and on.
+
+What maps how, and what is approximate (every approximation is listed in the import
+report under ``approximated``):
+
+- ``plane`` on the world body: a :class:`~elements.contact.Plane` (MuJoCo's planes are
+  infinite in collision, as here); a plane on a moving body is not imported.
+- ``sphere``, ``capsule``, ``box``, ``cylinder``: the same shape (MuJoCo's sizes are
+  half-lengths); ``mesh``: its convex hull (MuJoCo collides meshes as their hulls too);
+  ``ellipsoid`` and ``hfield``: not imported.
+- friction: the sliding coefficient (``friction[0]``; a pair takes the larger, as
+  MuJoCo does); the torsional and rolling ones are not imported.
+- ``solref`` (time constant tau, damping ratio zeta) and ``solimp`` (d0, dmax): MuJoCo's
+  soft contact pulls the penetration r back with the reference acceleration
+  ``r / (dmax tau zeta)^2``, mixed with the free motion by the impedance d (d0 at
+  contact), so that a body rests at ``r = (1 - d0) / d0 g (dmax tau zeta)^2`` whatever
+  its mass. Here the stiffness is linear (exponent 1), ``k = m d0 / (1 - d0) /
+  (dmax tau zeta)^2`` with m the mass of the body's whole tree, so that one contact
+  point carrying the tree's weight rests at MuJoCo's r (N points share it: r / N), and
+  Hunt and Crossley's damping lambda gives that spring the damping ratio zeta at that
+  weight: ``lambda = 2 zeta sqrt(k m) / (m g)``. Negative ``solref`` (direct stiffness
+  and damping per unit mass) is read as such.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bondgraph.spatial import quat_to_matrix
+
+from elements.contact import Box, Capsule, ContactLaw, ConvexMesh, Cylinder, Plane, Sphere
+
+__all__ = ["add_contacts", "GEOM_TYPES"]
+
+GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid",
+              5: "cylinder", 6: "box", 7: "mesh"}
+"""MuJoCo's geom types (mjtGeom) by code."""
+
+
+def _tree_masses(mech) -> dict[str, float]:
+    """Each body's tree mass: the mass of every body connected to it by joints (the
+    ground cuts the trees)."""
+    adj: dict[str, set[str]] = {b: set() for b in mech.bodies}
+    for j in mech.joints.values():
+        if not j.parent.is_ground:
+            adj[j.parent.name].add(j.child.name)
+            adj[j.child.name].add(j.parent.name)
+    out: dict[str, float] = {}
+    for b in mech.bodies:
+        if b in out:
+            continue
+        seen, todo = {b}, [b]
+        while todo:
+            for c in adj[todo.pop()] - seen:
+                seen.add(c)
+                todo.append(c)
+        total = sum(mech.bodies[c].mass for c in seen)
+        out.update({c: total for c in seen})
+    return out
+
+
+def add_contacts(mech, model: Any, geom_names: list[str], body_names: list[str],
+                 colliding: list[int], report) -> None:
+    """Add the shapes of ``colliding`` geoms (MuJoCo ids) to ``mech`` (see the module
+    docstring), and the report's ``approximated`` and ``not_imported`` entries."""
+    g = float(np.linalg.norm(mech.gravity)) or 9.81
+    tree_mass = _tree_masses(mech)
+    approx = report.approximated
+    added: dict[int, str] = {}
+    for i in colliding:
+        kind = GEOM_TYPES.get(int(model.geom_type[i]), "unknown")
+        name = geom_names[i]
+        link = body_names[int(model.geom_bodyid[i])]
+        on_world = int(model.geom_bodyid[i]) == 0
+        frame = mech.frames.get(link)
+        if on_world or frame is None or frame.body == mech.ground.name:
+            body, P, Rb = mech.ground.name, np.zeros(3), np.eye(3)
+            if frame is not None and not on_world:
+                P, Rb = frame.position, frame.rotation
+        else:
+            body, P, Rb = frame.body, frame.position, frame.rotation
+        pos = P + Rb @ np.asarray(model.geom_pos[i], dtype=float)
+        rot = Rb @ quat_to_matrix(np.asarray(model.geom_quat[i], dtype=float))
+        size = np.asarray(model.geom_size[i], dtype=float)
+        shape = None
+        if kind == "plane":
+            if body != mech.ground.name:
+                report.not_imported.setdefault("planes on moving bodies", []).append(name)
+                continue
+            n = rot[:, 2]
+            shape = Plane(name, n, float(n @ pos))
+        elif kind == "sphere":
+            shape = Sphere(name, body, size[0], position=pos, rotation=rot)
+        elif kind == "capsule":
+            shape = Capsule(name, body, size[0], 2 * size[1], position=pos, rotation=rot)
+        elif kind == "cylinder":
+            shape = Cylinder(name, body, size[0], 2 * size[1], position=pos, rotation=rot)
+        elif kind == "box":
+            shape = Box(name, body, size[:3], position=pos, rotation=rot)
+        elif kind == "mesh":
+            m = int(model.geom_dataid[i])
+            a, k = int(model.mesh_vertadr[m]), int(model.mesh_vertnum[m])
+            verts = np.asarray(model.mesh_vert[a:a + k], dtype=float)
+            shape = ConvexMesh(name, body, verts, position=pos, rotation=rot)
+            approx.setdefault("meshes collide as their convex hulls", []).append(name)
+        else:
+            report.not_imported.setdefault(f"{kind} geoms (no collision shape of that "
+                                           f"kind)", []).append(name)
+            continue
+        shape.contype, shape.conaffinity = int(model.geom_contype[i]), \
+            int(model.geom_conaffinity[i])
+        law = None
+        if kind != "plane" or not on_world:
+            law = _law(model, i, tree_mass.get(body, 1.0), g, approx, name)
+        elif float(model.geom_friction[i][0]) > 0:
+            law = ContactLaw(float("inf"), 1.0, 0.0, float(model.geom_friction[i][0]),
+                             float("inf"))
+        mech.add_shape(shape, law)
+        added[i] = name
+        if np.any(np.asarray(model.geom_friction[i][1:]) > 0):
+            approx.setdefault("torsional and rolling friction (not imported)",
+                              []).append(name)
+    _pairs(mech, model, geom_names, body_names, added, approx)
+
+
+def _law(model, i: int, mass: float, g: float, approx, name: str) -> ContactLaw:
+    """The contact law of geom ``i`` from its solref, solimp and friction (see the module
+    docstring)."""
+    tau, zeta = (float(v) for v in model.geom_solref[i][:2])
+    d0, dmax = (float(v) for v in model.geom_solimp[i][:2])
+    mu = float(model.geom_friction[i][0])
+    if tau > 0:
+        # MuJoCo's reference acceleration k r per unit mass, with k = 1 / (dmax tau
+        # zeta)^2, rests where d (k r) = (1 - d) g (d the impedance, d0 at contact)
+        k = mass * d0 / (1.0 - d0) / (dmax * tau * zeta) ** 2 if d0 < 1 else \
+            mass / (dmax * tau * zeta) ** 2
+        c = 2.0 * zeta * np.sqrt(k * mass)
+    else:           # direct stiffness and damping (negative solref), per unit mass
+        k, c = -tau * mass / dmax, -zeta * mass / dmax
+    approx.setdefault("solref/solimp as a linear spring (resting at MuJoCo's penetration "
+                      "when one point carries the tree's weight) with Hunt and Crossley "
+                      "damping of the same damping ratio at that weight", []).append(name)
+    return ContactLaw(k, 1.0, c / (mass * g), mu, 1e-3)
+
+
+def _pairs(mech, model, geom_names, body_names, added: dict[int, str], approx) -> None:
+    """<exclude> (body pairs) as pairs off; explicit <pair>s as pairs on."""
+    by_body: dict[int, list[str]] = {}
+    for i, name in added.items():
+        by_body.setdefault(int(model.geom_bodyid[i]), []).append(name)
+    off = []
+    for sig in np.asarray(model.exclude_signature, dtype=np.int64).ravel():
+        b1, b2 = int(sig) >> 16, int(sig) & 0xFFFF
+        off += [(x, y) for x in by_body.get(b1, []) for y in by_body.get(b2, [])]
+    on = []
+    for p in range(int(model.npair)):
+        a, b = int(model.pair_geom1[p]), int(model.pair_geom2[p])
+        if a in added and b in added:
+            on.append((added[a], added[b]))
+            approx.setdefault("explicit pairs (their own friction and solref: the geoms' "
+                              "laws combined)", []).append(f"{added[a]}|{added[b]}")
+    mech.contact_pairs(on=on or None, off=off or None)

@@ -1,0 +1,81 @@
+"""MJCF geoms as collision shapes (elements.files.mjcf_contact), against MuJoCo.
+
+MuJoCo's soft contact and the law here differ (its impedance varies over its solimp
+width; ours is a linear spring with Hunt and Crossley damping that rests where MuJoCo
+rests at the impedance d0), so the rest heights are compared to a fraction of MuJoCo's
+rest penetration, (1 - d0) / d0 g (dmax tau)^2 = 0.39 mm for the defaults: within
+0.05 mm; the normal forces balance the weights exactly.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from elements import RobotImportWarning, loads_mjcf, mujoco_coordinates  # noqa: E402
+from elements.contact import Box, Plane, Sphere  # noqa: E402
+
+SCENE = """<mujoco><option gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" friction="0.8 0.005 0.0001"/>
+    <body name="crate" pos="0 0 0.06"><freejoint/>
+      <geom name="b" type="box" size="0.2 0.1 0.05" mass="2"/></body>
+    <body name="ball" pos="1 0 0.2"><freejoint/>
+      <geom name="s" type="sphere" size="0.1" mass="1"/></body>
+    <body name="ghost" pos="-1 0 0.05"><freejoint/>
+      <geom name="g" type="sphere" size="0.05" mass="1" contype="0" conaffinity="0"/></body>
+  </worldbody>
+</mujoco>"""
+
+
+def _scene():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        return loads_mjcf(SCENE)
+
+
+def test_geoms_become_shapes_with_their_filters_and_laws():
+    mech = _scene()
+    assert isinstance(mech.shapes["floor"], Plane)
+    assert isinstance(mech.shapes["b"], Box) and isinstance(mech.shapes["s"], Sphere)
+    assert "g" not in mech.shapes                    # collides with nothing: left out
+    assert np.allclose(mech.shapes["b"].params[:3], [0.2, 0.1, 0.05])
+    assert mech.contact_laws["floor"].friction == 0.8
+    assert mech.contact_laws["b"].friction == 1.0    # MuJoCo's default geom friction
+    rep = mech.import_report
+    assert any(k.startswith("solref") for k in rep.approximated)
+    assert rep.approximated["torsional and rolling friction (not imported)"] == \
+        ["floor", "b", "s"]
+
+
+def test_bodies_at_rest_press_their_weights_at_mujocos_rest_heights():
+    mech = _scene()
+    mm = mech.assemble()
+    model = mujoco.MjModel.from_xml_string(SCENE)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    q, qd, free = mujoco_coordinates(mech, model, data.qpos, data.qvel)
+    res = mm.simulate((0.0, 2.0), q, qd, free=free, t_eval=np.linspace(0, 2, 21),
+                      method="Radau", rtol=1e-8, atol=1e-10)
+    assert res.success
+    while data.time < 2.0:
+        mujoco.mj_step(model, data)
+    contacts = res.contacts()
+    for body, shape, weight in (("crate", "b", 2.0 * 9.81), ("ball", "s", 9.81)):
+        z_mj = data.xpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)][2]
+        assert abs(res.body(body).position[2, -1] - z_mj) < 5e-5, body
+        assert abs(contacts.pair("floor", shape).normal_force[-1] / weight - 1) < 1e-6
+    # the ghost sphere has no shape: it falls through the floor, as in MuJoCo
+    ghost = data.xpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "ghost")][2]
+    assert ghost < -10 and res.body("ghost").position[2, -1] < -10
+
+
+def test_contacts_false_leaves_them_out_and_says_so():
+    with pytest.warns(RobotImportWarning, match="contacts"):
+        mech = loads_mjcf(SCENE, contacts=False)
+    assert not mech.shapes
+    assert "contacts (geoms and pairs that may collide)" in mech.import_report.not_imported
