@@ -595,7 +595,8 @@ class MechanismResult:
 
     def write(self, out_dir: str, *, stem: str = "result", mat_name: str | None = None
               ) -> dict[str, str]:
-        """Write bodies.csv, joints.csv, energy.csv (+ units.json), mechanism.json (masses,
+        """Write bodies.csv, joints.csv, energy.csv, contacts.csv (with collision shapes:
+        see :meth:`contacts`) (+ units.json), mechanism.json (masses,
         inertias, gravity, springs: what an offline energy check needs), summary.json and a
         MAT file into ``out_dir``; each file is written to a temporary name, then renamed
         (an interrupted write leaves no temporary file).
@@ -622,8 +623,12 @@ class MechanismResult:
             raise ModelError(f"write: mat_name {exc}") from None
         os.makedirs(out_dir, exist_ok=True)
         bodies, joints, energy = self.columns()
+        contacts = self.contacts()
+        tables = [("bodies", bodies), ("joints", joints), ("energy", energy)]
+        if contacts is not None:      # (contacts.csv: per pair of shapes, as reactions)
+            tables.append(("contacts", contacts.columns()))
         paths = {}
-        for kind, cols in (("bodies", bodies), ("joints", joints), ("energy", energy)):
+        for kind, cols in tables:
             path = os.path.join(out_dir, f"{kind}.csv")
             _atomic_csv(path, cols)
             paths[kind] = path
@@ -648,10 +653,10 @@ class MechanismResult:
         paths["summary"] = os.path.join(out_dir, "summary.json")
         write_text(paths["summary"], json.dumps(self.summary(), indent=2, ensure_ascii=False))
         import scipy.io
-        columns = [k for cols in (bodies, joints, energy) for k in cols]
+        every = [cols for _, cols in tables]
+        columns = list(dict.fromkeys(k for cols in every for k in cols))
         names = mat_names(columns)
-        mat = {n: np.asarray(v) for cols in (bodies, joints, energy)
-               for n, v in zip((names[k] for k in cols), cols.values())}
+        mat = {names[k]: np.asarray(v) for cols in every for k, v in cols.items()}
         mat["column_names"] = np.array([[names[k], k] for k in columns], dtype=object)
         mpath = os.path.join(out_dir, mat_file)
         with atomic_path(mpath) as tmp:
@@ -660,8 +665,8 @@ class MechanismResult:
         return paths
 
 
-RUN_FILES = ("bodies.csv", "joints.csv", "energy.csv", "units.json", "mechanism.json",
-             "summary.json", "manifest.json", "animation.html")
+RUN_FILES = ("bodies.csv", "joints.csv", "energy.csv", "contacts.csv", "units.json",
+             "mechanism.json", "summary.json", "manifest.json", "animation.html")
 """The files a run writes under fixed names (no output a user names may take one)."""
 
 

@@ -229,3 +229,23 @@ def test_a_shape_on_a_missing_body_or_a_plane_on_a_body_is_refused_by_name():
         mech.add_shape(Plane("tilt", body="ball"))
     with pytest.raises(ModelError, match="ContactLaw"):
         mech.add_shape(Sphere("s", "ball", 0.1), law=0.5)
+
+
+def test_contact_forces_are_written_with_the_other_histories(tmp_path):
+    """contacts.csv (and the MAT file) hold each pair's normal force, force, centre of
+    pressure, depth, slip and point count: the ball resting on the floor presses m g."""
+    import csv
+
+    import scipy.io
+    m, r = 1.0, 0.1
+    mm = _ball(0.3, r=r, m=m)
+    d0 = (m * G / 1e6) ** (1 / 1.5)
+    res = _run(mm, 0.05, "ball", [0, 0, r - d0], points=6)
+    paths = res.write(str(tmp_path), stem="rest")
+    with open(paths["contacts"]) as f:
+        rows = list(csv.DictReader(f))
+    assert abs(float(rows[-1]["floor|s.N"]) - m * G) < 1e-6 * m * G
+    assert float(rows[-1]["floor|s.count"]) == 1.0
+    assert abs(float(rows[-1]["floor|s.depth"]) - d0) < 1e-9
+    mat = scipy.io.loadmat(paths["mat"])
+    assert abs(float(np.ravel(mat["flooru007cs_N"])[-1]) - m * G) < 1e-6 * m * G
