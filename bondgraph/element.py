@@ -410,6 +410,11 @@ class StateView(Mapping[str, np.ndarray]):
         return len(self._slices)
 
     @property
+    def slices(self) -> Mapping[str, slice]:
+        """Each state's slice of :attr:`array`."""
+        return self._slices
+
+    @property
     def array(self) -> np.ndarray:
         """The whole state vector, read-only (a function of many states may key a cache
         on it: the sources of one evaluation all see the same vector)."""

@@ -81,6 +81,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.contact.gjk",),
     ("elements.contact.detect",),
     ("elements.contact.broadphase", "elements.contact.law"),
+    ("elements.contact.compiled",),
     ("elements.contact.dynamics", "elements.contact.history"),
     ("elements.contact",),
     ("elements.kernels.geometry",),

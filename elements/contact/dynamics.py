@@ -127,6 +127,7 @@ class ContactSystem:
                              f"sit on the mechanism's bodies or the ground)")
         self._bound: dict[tuple, BoundContacts] = {}
         self._allowed: list[tuple[int, int]] | None = None
+        self._radius: np.ndarray | None = None
 
     def candidates(self, poses: Mapping[str, tuple[np.ndarray, np.ndarray]]
                    ) -> list[tuple[int, int]]:
@@ -136,15 +137,13 @@ class ContactSystem:
         prune."""
         if len(self.shapes) > self.SMALL:
             return self.world.candidate_pairs(poses)
-        if self._allowed is None:
-            n = len(self.shapes)
-            self._allowed = [(i, j) for i in range(n) for j in range(i + 1, n)
-                             if self.world.allowed(i, j)]
+        allowed = self.allowed_pairs()
+        if self._radius is None:
             self._radius = np.array([0.0 if s.kind == PLANE else s.bounding_radius
                                      for s in self.shapes])
         centres = [_posed(s, poses.get(s.body))[0] for s in self.shapes]
         m, out = self.world.margin, []
-        for i, j in self._allowed:
+        for i, j in allowed:
             a, b = self.shapes[i], self.shapes[j]
             if a.kind == PLANE or b.kind == PLANE:
                 p, o = (a, j) if a.kind == PLANE else (b, i)
@@ -154,6 +153,14 @@ class ContactSystem:
                     (self._radius[i] + self._radius[j] + m) ** 2:
                 out.append((i, j))
         return out
+
+    def allowed_pairs(self) -> list[tuple[int, int]]:
+        """Every pair of shapes (indices, i < j) the filters let touch."""
+        if self._allowed is None:
+            n = len(self.shapes)
+            self._allowed = [(i, j) for i in range(n) for j in range(i + 1, n)
+                             if self.world.allowed(i, j)]
+        return self._allowed
 
     @property
     def depends_on(self) -> tuple[str, ...]:
@@ -208,6 +215,36 @@ class BoundContacts:
             self.laws[s.name] = law
         self._pair_law: dict[tuple[int, int], ContactLaw] = {}
         self._last: tuple[bytes, Any] | None = None
+        self._last_wrench: tuple[bytes, Any] | None = None
+        self._packed = None
+        from bondgraph import fastlu
+        if fastlu.enabled():              # the right-hand side's wrenches in one call
+            from elements.contact import compiled
+            self._compiled = compiled
+            self._packed = compiled.Packed(system, self)
+
+    def pair_law(self, i: int, j: int) -> ContactLaw:
+        """The law of the pair of shapes ``i`` and ``j`` (indices)."""
+        return self._law(i, j)
+
+    def wrench(self, s: StateView) -> dict[str, np.ndarray] | np.ndarray:
+        """Every body's contact wrench at the state ``s``: (n_bodies, 4, 3) rows in
+        :data:`PARTS` order, bodies in the system's order (compiled where numba is
+        enabled, else :meth:`evaluate`'s); the last state's answer is kept."""
+        x = s.array
+        key = x.tobytes()
+        if self._last_wrench is not None and self._last_wrench[0] == key:
+            return self._last_wrench[1]
+        if self._packed is not None:
+            if not self._packed.index.any():
+                self._packed.set_indices(s.slices, [self.system.states[b]
+                                                    for b in self.system.bodies])
+            W, _ = self._compiled.wrenches(*self._packed.args(np.ascontiguousarray(x)))
+        else:
+            w = self.evaluate(s)[0]
+            W = np.array([w[b] for b in self.system.bodies]).reshape(-1, 4, 3)
+        self._last_wrench = (key, W)
+        return W
 
     # -- the bodies at a state --------------------------------------------------------
     def _kinematics(self, s: StateView):
@@ -378,8 +415,8 @@ class ContactWrench(Se):
     def law(self, values: Mapping[str, float] | None = None) -> SourceLaw:
         w = self.value
         bound = w.system.bind(values or {})
-        body, part = w.body, w.part
-        return SourceLaw(lambda t, s: bound.evaluate(s)[0][body][part].copy(), None, True)
+        k, part = w.system.bodies.index(w.body), w.part
+        return SourceLaw(lambda t, s: bound.wrench(s)[k, part].copy(), None, True)
 
     def label(self, values: Mapping[str, float] | None = None) -> str:
         w = self.value

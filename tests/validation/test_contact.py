@@ -249,3 +249,49 @@ def test_contact_forces_are_written_with_the_other_histories(tmp_path):
     assert abs(float(rows[-1]["floor|s.depth"]) - d0) < 1e-9
     mat = scipy.io.loadmat(paths["mat"])
     assert abs(float(np.ravel(mat["flooru007cs_N"])[-1]) - m * G) < 1e-6 * m * G
+
+
+def test_the_compiled_wrenches_equal_the_python_evaluation():
+    """The right-hand side's compiled contact wrenches (elements.contact.compiled) equal
+    the Python evaluation (BoundContacts.evaluate: the records' sums) at random states of
+    a scene with every kind of shape, on the floor and on each other. Both call the same
+    compiled geometry; the shapes' poses differ by rounding (1e-16), which EPA's
+    iteration on a cylinder's curved side (its normal converges to about 1e-5,
+    docs/contact.md) can move by more: 1e-6 of the largest force (seen 7e-8). A wrong
+    law (friction doubled in the packed arrays) is caught."""
+    from bondgraph import fastlu
+    from bondgraph.element import StateView
+    from elements.contact import Capsule, ConvexMesh
+    if not fastlu.enabled():
+        pytest.skip("numba is not enabled here: there is no compiled path to compare")
+    mech = Mechanism("pile", gravity=(0, 0, -G))
+    shapes = [Sphere("sph", "a", 0.1), Box("box", "b", [0.1, 0.08, 0.06]),
+              Capsule("cap", "c", 0.05, 0.2), Cylinder("cyl", "d", 0.08, 0.1),
+              ConvexMesh("mesh", "e", np.random.default_rng(1).normal(size=(12, 3)) * 0.08)]
+    for s in shapes:
+        mech.add_body(RigidBody(s.body, 1.0, Inertia.principal(0.01, 0.012, 0.014)))
+        mech.add_shape(s, ContactLaw(stiffness=1e5, damping=2.0, friction=0.6))
+    mech.add_shape(Plane("floor"))
+    mm = mech.assemble()
+    bound = mm.index.contact.bind(mm.parameters)
+    assert bound._packed is not None
+    rng = np.random.default_rng(5)
+    slices = mm.model.state_slices
+    checked = 0
+    for _ in range(40):
+        free = {s.body: {"position": rng.uniform([-0.1, -0.1, 0.0], [0.1, 0.1, 0.15]),
+                         "rotation": rng.normal(size=3),
+                         "velocity": rng.normal(size=3),
+                         "angular_velocity": rng.normal(size=3)} for s in shapes}
+        x = mm.initial_state(free=free)
+        view = StateView(x, slices)
+        W = bound.wrench(view)
+        py, records = bound.evaluate(view)
+        ref = np.array([py[b] for b in mm.index.contact.bodies])
+        scale = max(1.0, float(np.abs(ref).max()))
+        assert np.abs(W - ref).max() <= 1e-6 * scale
+        checked += len(records)
+    assert checked > 40                   # contacts of many kinds were compared
+    bound._packed.laws[:, 3] *= 2.0       # friction doubled: the check sees it
+    bound._last_wrench = None
+    assert np.abs(bound.wrench(view) - ref).max() > 1e-6 * scale or not records

@@ -1,0 +1,236 @@
+"""Contact forces in one compiled call (numba): what
+:meth:`elements.contact.dynamics.BoundContacts.evaluate` computes, for the right-hand
+side.
+
+Imported only where numba is enabled (:func:`bondgraph.fastlu.enabled`), when a model
+with collision shapes is bound. On import it compiles the geometry's kernels in place:
+the functions of :mod:`elements.contact.shapes`, :mod:`elements.contact.gjk` and
+:mod:`elements.contact.detect` that :data:`KERNELS` names are replaced in their modules
+by their numba versions (they are written for it: plain loops over float64 arrays; the
+Python originals stay as ``.py_func``), so that :func:`wrenches` can call them and the
+Python path (``collide``, the contact history) runs the same code compiled.
+
+- :func:`wrenches`: every body's contact wrench (elastic and dissipative force and
+  moment) and the stored energy at a state vector, from the packed arrays of
+  :class:`Packed`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bondgraph._jit import njit
+
+from elements.contact import detect, gjk, shapes
+
+__all__ = ["wrenches", "KERNELS", "Packed"]
+
+KERNELS = {
+    shapes: ("_sgn", "core_radius", "core_support_point", "support_point"),
+    gjk: ("_dot", "_cross", "_perpendicular", "_support", "_segment", "_triangle",
+          "_closest", "_compact", "gjk_distance", "_face", "_flat_normal", "epa",
+          "_projection", "convex_contact"),
+    detect: ("_emit", "plane_contacts", "segment_closest", "capsule_contacts",
+             "sphere_box_contacts", "_flip", "box_box_manifold", "contact_kernel"),
+}
+"""The geometry kernels compiled in place, by module (callees before callers)."""
+
+for _mod, _names in KERNELS.items():
+    for _name in _names:
+        _f = getattr(_mod, _name)
+        if not hasattr(_f, "py_func"):
+            _jitted = njit(cache=True)(_f)
+            for _other in KERNELS:                 # every module that names it
+                if getattr(_other, _name, None) is _f:
+                    setattr(_other, _name, _jitted)
+
+_contact_kernel = detect.contact_kernel
+PLANE = shapes.PLANE
+
+
+class Packed:
+    """The arrays :func:`wrenches` reads, made once per bound system: the state
+    indices of each body (position 3, quaternion 4, momenta 3 + 3), masses and inverse
+    inertias, the shapes (kind, size, hull vertices, body, pose in the body, bounding
+    radius, a plane's normal and offset), the pairs the filters allow and each pair's
+    law (k, n, lambda, mu, v_s)."""
+
+    def __init__(self, system, bound):
+        bodies = system.bodies
+        where = {b: i for i, b in enumerate(bodies)}
+        self.index = np.zeros((len(bodies), 13), dtype=np.int64)
+        self.mass = np.array([bound.mass[b] for b in bodies], dtype=float)
+        self.jinv = np.array([bound.inertia_inv[b] for b in bodies],
+                             dtype=float).reshape(-1, 3, 3)
+        S = system.shapes
+        self.kind = np.array([s.kind for s in S], dtype=np.int64)
+        self.params = np.array([s.params for s in S], dtype=float).reshape(-1, 4)
+        counts = [len(s.vertices) for s in S]
+        self.vstart = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.verts = (np.concatenate([s.vertices for s in S if len(s.vertices)])
+                      if sum(counts) else np.zeros((0, 3)))
+        self.sbody = np.array([where.get(s.body, -1) for s in S], dtype=np.int64)
+        self.spos = np.array([s.position for s in S], dtype=float).reshape(-1, 3)
+        self.srot = np.array([s.rotation for s in S], dtype=float).reshape(-1, 3, 3)
+        self.srad = np.array([0.0 if s.kind == PLANE else s.bounding_radius for s in S])
+        self.pnormal = np.array([getattr(s, "normal", np.zeros(3)) for s in S],
+                                dtype=float).reshape(-1, 3)
+        self.poffset = np.array([getattr(s, "offset", 0.0) for s in S], dtype=float)
+        pairs = system.allowed_pairs()
+        self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        self.laws = np.array([[law.stiffness, law.exponent, law.damping, law.friction,
+                               law.slip_velocity] for law in
+                              (bound.pair_law(i, j) for i, j in pairs)],
+                             dtype=float).reshape(-1, 5)
+        self.capacity = int(max([8] + counts))
+        self.margin = float(system.world.margin)
+
+    def set_indices(self, slices, states) -> None:
+        """The state vector's indices of each body's states (``states``: body ->
+        (position, quaternion, linear momentum, angular momentum) names)."""
+        for i, names in enumerate(states):
+            idx = [k for n in names for k in range(slices[n].start, slices[n].stop)]
+            self.index[i] = idx
+
+    def args(self, x: np.ndarray) -> tuple:
+        return (x, self.index, self.mass, self.jinv, self.kind, self.params, self.verts,
+                self.vstart, self.sbody, self.spos, self.srot, self.srad, self.pnormal,
+                self.poffset, self.pairs, self.laws, self.capacity, self.margin)
+
+
+@njit(cache=True)
+def _quat_matrix(q0, q1, q2, q3, A):
+    n = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    w, x, y, z = q0 / n, q1 / n, q2 / n, q3 / n
+    A[0, 0] = 1 - 2 * (y * y + z * z)
+    A[0, 1] = 2 * (x * y - w * z)
+    A[0, 2] = 2 * (x * z + w * y)
+    A[1, 0] = 2 * (x * y + w * z)
+    A[1, 1] = 1 - 2 * (x * x + z * z)
+    A[1, 2] = 2 * (y * z - w * x)
+    A[2, 0] = 2 * (x * z - w * y)
+    A[2, 1] = 2 * (y * z + w * x)
+    A[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, srot, srad,
+             pnormal, poffset, pairs, laws, capacity, margin):
+    """(W (n_bodies, 4, 3), stored energy J): each body's elastic force (global),
+    elastic moment (body axes), dissipative force, dissipative moment; the same sums as
+    :meth:`BoundContacts.evaluate` (see :mod:`elements.contact.dynamics`)."""
+    nb = index.shape[0]
+    A = np.empty((nb, 3, 3))
+    r = np.empty((nb, 3))
+    v = np.empty((nb, 3))
+    w = np.empty((nb, 3))
+    for b in range(nb):
+        _quat_matrix(x[index[b, 3]], x[index[b, 4]], x[index[b, 5]], x[index[b, 6]], A[b])
+        wb = np.empty(3)
+        for i in range(3):
+            r[b, i] = x[index[b, i]]
+            v[b, i] = x[index[b, 7 + i]] / mass[b]
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                s += jinv[b, i, j] * x[index[b, 10 + j]]
+            wb[i] = s
+        for i in range(3):
+            w[b, i] = A[b, i, 0] * wb[0] + A[b, i, 1] * wb[1] + A[b, i, 2] * wb[2]
+    ns = kind.shape[0]
+    c = np.empty((ns, 3))
+    R = np.empty((ns, 3, 3))
+    for s in range(ns):
+        b = sbody[s]
+        for i in range(3):
+            if b < 0:
+                c[s, i] = spos[s, i]
+                for j in range(3):
+                    R[s, i, j] = srot[s, i, j]
+            else:
+                c[s, i] = r[b, i] + A[b, i, 0] * spos[s, 0] + A[b, i, 1] * spos[s, 1] + \
+                    A[b, i, 2] * spos[s, 2]
+                for j in range(3):
+                    R[s, i, j] = A[b, i, 0] * srot[s, 0, j] + A[b, i, 1] * srot[s, 1, j] + \
+                        A[b, i, 2] * srot[s, 2, j]
+    W = np.zeros((nb, 4, 3))
+    stored = 0.0
+    P = np.empty((capacity, 3))
+    N = np.empty((capacity, 3))
+    D = np.empty(capacity)
+    for p in range(pairs.shape[0]):
+        i, j = pairs[p, 0], pairs[p, 1]
+        # the bounding test (a plane: its half-space)
+        if kind[i] == PLANE or kind[j] == PLANE:
+            pl, o = (i, j) if kind[i] == PLANE else (j, i)
+            d = pnormal[pl, 0] * c[o, 0] + pnormal[pl, 1] * c[o, 1] + \
+                pnormal[pl, 2] * c[o, 2] - poffset[pl]
+            if d > srad[o] + margin:
+                continue
+        else:
+            dd = 0.0
+            for k in range(3):
+                dd += (c[i, k] - c[j, k]) ** 2
+            if dd > (srad[i] + srad[j] + margin) ** 2:
+                continue
+        n_pts = _contact_kernel(kind[i], params[i], verts[vstart[i]:vstart[i + 1]], c[i],
+                                R[i], kind[j], params[j], verts[vstart[j]:vstart[j + 1]],
+                                c[j], R[j], 0.0, P, N, D)
+        kk, nn, lam, mu, vs = laws[p, 0], laws[p, 1], laws[p, 2], laws[p, 3], laws[p, 4]
+        ba, bb = sbody[i], sbody[j]
+        for q in range(n_pts):
+            dep = D[q]
+            if not dep > 0.0:
+                continue
+            pa = np.empty(3)
+            pb = np.empty(3)
+            va = np.zeros(3)
+            vb = np.zeros(3)
+            for k in range(3):
+                pa[k] = P[q, k] + 0.5 * dep * N[q, k]
+                pb[k] = P[q, k] - 0.5 * dep * N[q, k]
+            if ba >= 0:
+                ra = pa - r[ba]
+                va[0] = v[ba, 0] + w[ba, 1] * ra[2] - w[ba, 2] * ra[1]
+                va[1] = v[ba, 1] + w[ba, 2] * ra[0] - w[ba, 0] * ra[2]
+                va[2] = v[ba, 2] + w[ba, 0] * ra[1] - w[ba, 1] * ra[0]
+            if bb >= 0:
+                rb = pb - r[bb]
+                vb[0] = v[bb, 0] + w[bb, 1] * rb[2] - w[bb, 2] * rb[1]
+                vb[1] = v[bb, 1] + w[bb, 2] * rb[0] - w[bb, 0] * rb[2]
+                vb[2] = v[bb, 2] + w[bb, 0] * rb[1] - w[bb, 1] * rb[0]
+            rel = vb - va
+            nrel = N[q, 0] * rel[0] + N[q, 1] * rel[1] + N[q, 2] * rel[2]
+            el = kk * dep ** nn
+            tot = el * (1.0 - lam * nrel)
+            if tot < 0.0:
+                tot = 0.0
+            vt = rel - nrel * N[q]
+            if np.isfinite(vs):
+                sp = np.sqrt(vt[0] ** 2 + vt[1] ** 2 + vt[2] ** 2 + vs * vs)
+                ft = -(mu * tot / sp) * vt
+            else:
+                ft = np.zeros(3)
+            stored += kk * dep ** (nn + 1.0) / (nn + 1.0)
+            fel = el * N[q]
+            fd = (tot - el) * N[q] + ft
+            for body, pt, sign in ((ba, pa, -1.0), (bb, pb, 1.0)):
+                if body < 0:
+                    continue
+                arm = pt - r[body]
+                mel = np.empty(3)
+                md = np.empty(3)
+                mel[0] = arm[1] * fel[2] - arm[2] * fel[1]
+                mel[1] = arm[2] * fel[0] - arm[0] * fel[2]
+                mel[2] = arm[0] * fel[1] - arm[1] * fel[0]
+                md[0] = arm[1] * fd[2] - arm[2] * fd[1]
+                md[1] = arm[2] * fd[0] - arm[0] * fd[2]
+                md[2] = arm[0] * fd[1] - arm[1] * fd[0]
+                for k in range(3):
+                    W[body, 0, k] += sign * fel[k]
+                    W[body, 2, k] += sign * fd[k]
+                    W[body, 1, k] += sign * (A[body, 0, k] * mel[0] + A[body, 1, k] * mel[1]
+                                             + A[body, 2, k] * mel[2])
+                    W[body, 3, k] += sign * (A[body, 0, k] * md[0] + A[body, 1, k] * md[1]
+                                             + A[body, 2, k] * md[2])
+    return W, stored
