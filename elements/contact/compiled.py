@@ -21,7 +21,9 @@ import numpy as np
 
 from bondgraph._jit import njit
 
-from elements.contact import detect, gjk, shapes
+import elements.contact.detect as detect
+import elements.contact.gjk as gjk
+import elements.contact.shapes as shapes
 
 __all__ = ["wrenches", "KERNELS", "Packed"]
 

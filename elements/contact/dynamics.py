@@ -219,7 +219,7 @@ class BoundContacts:
         self._packed = None
         from bondgraph import fastlu
         if fastlu.enabled():              # the right-hand side's wrenches in one call
-            from elements.contact import compiled
+            import elements.contact.compiled as compiled
             self._compiled = compiled
             self._packed = compiled.Packed(system, self)
 
