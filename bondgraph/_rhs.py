@@ -79,6 +79,7 @@ class RightHandSide:
         self.failure: Failure | None = None
         self.calls = 0          # every evaluation asked for, the Jacobian's included
         self.nonfinite: list[tuple[float, str]] = []
+        self.singular: list[tuple[float, str]] = []     # trial stages rejected as singular
         self._nan = np.full(model.n_states, np.nan)
         self._nan.setflags(write=False)
 
@@ -146,15 +147,26 @@ class RightHandSide:
         elif not np.isfinite(ev.xdot).all():
             self.nonfinite.append((t, "the state derivative is not finite"))
         elif ev.rank < self.rank0:
-            return self._fail(Status.SINGULAR,
-                              f"singular configuration at t = {t:.6g} s: the constraint "
-                              f"matrix lost rank ({ev.rank} < {self.rank0}); "
-                              f"{model.deficient_sources_text(ev.H4)}", t)
+            # a trial stage in a singular configuration: rejected like a non-finite one
+            # (a stiff model's explicit stages can stray there while its steps do not);
+            # where the accepted motion reaches it, the solver cannot step past, and
+            # the run ends SINGULAR with this message (bondgraph._stepping)
+            self.singular.append((t, f"singular configuration at t = {t:.6g} s: the "
+                                     f"constraint matrix lost rank ({ev.rank} < "
+                                     f"{self.rank0}); "
+                                     f"{model.deficient_sources_text(ev.H4)}"))
+            return self._nan.copy()
         else:
             return ev.xdot
         # a non-finite derivative at a trial stage: the solver rejects the step and
         # shrinks it; if it cannot get past, the run fails there (the loop says so)
         return self._nan.copy()
+
+    def singular_cause(self, since: float) -> tuple[float, str] | None:
+        """The last singular configuration a trial stage met at or after ``since`` (s),
+        as (time, why); None when there is none."""
+        recent = [item for item in self.singular if item[0] >= since]
+        return recent[-1] if recent else None
 
     def cause(self, since: float) -> tuple[float, str] | None:
         """The last non-finite derivative at or after ``since`` (s) as (time, why),

@@ -149,6 +149,10 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                        t_ok)
         if solver.status == "failed":
             status, message = Status.STEP_FAILED, f"{msg} (at t = {t_ok:.6g} s)"
+            singular = rhs.singular_cause(t_ok)
+            if singular is not None:         # the motion reached a singular configuration
+                return end(Status.SINGULAR, singular[1] + _beyond(singular[0], t_ok),
+                           t_ok)
             cause = rhs.cause(t_ok)
             if cause is not None and cause[0] - t_ok < \
                     10 * max(abs(t_ok), 1.0) * np.finfo(float).eps ** 0.5 + \

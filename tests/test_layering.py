@@ -101,7 +101,7 @@ STAGES: list[tuple[str, ...]] = [
      "elements.analysis.energy_check", "elements.files.robot_spec",
      "elements.files.joint_chains", "elements.files.robot_tree"),
     ("elements.analysis.linearization", "elements.analysis.modes", "elements.export.fmu"),
-    ("elements.files.mjcf_contact",),
+    ("elements.files.mjcf_contact", "elements.files.urdf_collision"),
     ("elements.files.modelfile", "elements.files.modelfile_robot", "elements.files.urdf",
      "elements.files.mjcf", "elements.models"),
     ("elements.running.runner", "elements.study.names", "elements.study.model",

@@ -84,6 +84,9 @@ class RobotTree:
     source: str
     links: dict[str, LinkSpec]
     joints: list[JointSpec]
+    collisions: list = field(default_factory=list)
+    """The links' collision geometry as written (a URDF's ``<collision>``:
+    :class:`~elements.files.urdf_collision.CollisionSpec`)."""
 
 
 @dataclass(frozen=True)

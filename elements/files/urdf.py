@@ -86,7 +86,8 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                efforts: Mapping[str, Any] | None = None, floating_base: bool = False,
                strict: bool = False, mimic: str = "couple", limits: Any = None,
                friction: bool = False, massless: str = "refuse",
-               min_inertia: float | None = None,
+               min_inertia: float | None = None, contacts: bool = False,
+               contact_law: Any = None,
                source: str = "<string>", warn: bool = True) -> Mechanism:
     """A mechanism from URDF text (see the module docstring for the mapping).
 
@@ -129,6 +130,13 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
         MuJoCo's ``boundinertia`` (a point mass, a thin rod or a negative moment would
         be refused otherwise; iCub's links are point masses). Listed in
         ``import_report.bounded`` and warned about: it changes the model.
+    contacts : bool
+        Make the links' ``<collision>`` boxes, cylinders and spheres collision shapes
+        on their bodies (:mod:`elements.files.urdf_collision`: they touch what you add,
+        such as a floor ``Plane``, not each other; meshes are reported as not
+        imported); by default the collision geometry is listed as not imported.
+    contact_law : ContactLaw, optional
+        Their law (default ``ContactLaw()``).
     source : str
         The name used in messages (the file name).
     warn : bool
@@ -154,6 +162,13 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
                                floating_base=floating_base, strict=strict, mimic=mimic,
                                limits=limits, friction=friction, massless=massless,
                                min_inertia=min_inertia, error=URDFError)
+        if contacts:
+            from elements.files.urdf_collision import add_collisions
+            add_collisions(mech, tree.collisions, contact_law)
+        elif tree.collisions:
+            mech.import_report.not_imported.setdefault(
+                "collision geometry (contacts=True imports its primitives)",
+                []).extend(c.name for c in tree.collisions)
     except URDFError:
         raise
     except ModelError as exc:
@@ -235,7 +250,9 @@ def read_urdf_tree(text: str, source: str = "<string>") -> RobotTree:
             upper=_number(f"{where} <limit>", lim, "upper"),
             effort_limit=_number(f"{where} <limit>", lim, "effort"),
             velocity_limit=_number(f"{where} <limit>", lim, "velocity"), mimic=mimic))
-    return RobotTree(root.get("name") or "robot", source, links, joints)
+    from elements.files.urdf_collision import read_collisions
+    return RobotTree(root.get("name") or "robot", source, links, joints,
+                     read_collisions(root, source, _origin, _floats))
 
 
 def _link(ln, where: str) -> LinkSpec:

@@ -295,3 +295,42 @@ def test_the_compiled_wrenches_equal_the_python_evaluation():
     bound._packed.laws[:, 3] *= 2.0       # friction doubled: the check sees it
     bound._last_wrench = None
     assert np.abs(bound.wrench(view) - ref).max() > 1e-6 * scale or not records
+
+
+URDF_CRATE = """<robot name="crate">
+  <link name="body">
+    <inertial><mass value="2.0"/><origin xyz="0 0 0"/>
+      <inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision name="hull"><origin xyz="0 0 0"/><geometry><box size="0.4 0.2 0.1"/></geometry></collision>
+    <collision name="knob"><origin xyz="0 0 0.1" rpy="0 0 0"/><geometry><sphere radius="0.02"/></geometry></collision>
+    <collision name="part"><geometry><mesh filename="part.stl"/></geometry></collision>
+  </link>
+</robot>"""
+
+
+def test_urdf_collision_primitives_rest_on_a_floor_with_their_weight():
+    """A floating URDF link with a <collision> box (and a sphere, and a mesh that is
+    reported as not imported) rests on a floor the user adds: the box's four corners
+    carry its weight (to 1e-6), at the static penetration m g / (4 k)."""
+    from elements import loads_urdf
+    plain = loads_urdf(URDF_CRATE, floating_base=True)
+    assert not plain.shapes
+    assert plain.import_report.not_imported[
+        "collision geometry (contacts=True imports its primitives)"] == ["hull", "knob",
+                                                                          "part"]
+    law = ContactLaw(stiffness=1e6, damping=5.0, friction=0.5)
+    mech = loads_urdf(URDF_CRATE, floating_base=True, contacts=True, contact_law=law,
+                      warn=False)
+    assert isinstance(mech.shapes["hull"], Box) and isinstance(mech.shapes["knob"], Sphere)
+    assert np.allclose(mech.shapes["hull"].params[:3], [0.2, 0.1, 0.05])
+    assert "part" in next(v for k, v in mech.import_report.not_imported.items()
+                          if k.startswith("mesh"))
+    mech.add_shape(Plane("floor"))
+    mm = mech.assemble()
+    body = next(iter(mech.bodies))
+    d0 = 2.0 * G / 4 / 1e6
+    res = _run(mm, 1.0, body, [0, 0, 0.05 - d0], points=11)
+    assert res.success
+    pair = res.contacts().pair("floor", "hull")
+    assert np.allclose(pair.normal_force, 2.0 * G, rtol=1e-6)
+    assert np.all(pair.count == 4)
