@@ -398,7 +398,10 @@ class MechanismModel:
                  events: Sequence[Callable[[float, np.ndarray], float]] = (),
                  max_steps: int | None = None, max_wall_time: float | None = None,
                  progress: Callable[[float], None] | bool | None = None,
-                 parameters: Mapping[str, float] | None = None, **kwargs: Any):
+                 parameters: Mapping[str, float] | None = None,
+                 first_step: float | None = None, dense_output: bool = False,
+                 raise_on_failure: bool = False, max_events: int = 10_000,
+                 dense_reduction: bool = False, compiled_loop: bool = True):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
         Parameters
@@ -449,10 +452,11 @@ class MechanismModel:
         parameters : mapping of str to float, optional
             Values of some of :attr:`parameters` for this run (the run is that of
             :meth:`with_parameters`; this model is not changed).
-        **kwargs
-            The other options of :func:`bondgraph.simulate`: ``first_step``,
-            ``dense_output``, ``raise_on_failure``, ``max_events``, ``dense_reduction``,
-            ``compiled_loop``.
+        first_step, dense_output, raise_on_failure, max_events, dense_reduction,
+        compiled_loop
+            As in :func:`bondgraph.simulate` (the first step, s; a continuous solution;
+            raising :class:`~bondgraph.IntegrationError` instead of returning a failed
+            run; the most event crossings; the dense reduction; the compiled RK loop).
 
         Returns
         -------
@@ -461,7 +465,10 @@ class MechanismModel:
         options = dict(t_eval=t_eval, method=method, rtol=rtol, atol=atol,
                        max_step=max_step, stabilization=stabilization,
                        projection=projection, events=events, max_steps=max_steps,
-                       max_wall_time=max_wall_time, **kwargs)
+                       max_wall_time=max_wall_time, first_step=first_step,
+                       dense_output=dense_output, raise_on_failure=raise_on_failure,
+                       max_events=max_events, dense_reduction=dense_reduction,
+                       compiled_loop=compiled_loop)
         if parameters is not None:
             return self.with_parameters(parameters).simulate(
                 t_span, q, qd, x0=x0, free=free, guess=guess, states=states,
