@@ -401,7 +401,8 @@ class MechanismModel:
                  parameters: Mapping[str, float] | None = None,
                  first_step: float | None = None, dense_output: bool = False,
                  raise_on_failure: bool = False, max_events: int = 10_000,
-                 dense_reduction: bool = False, compiled_loop: bool = True):
+                 dense_reduction: bool = False, compiled_loop: bool = True,
+                 max_switches: int = 10_000):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
         Parameters
@@ -457,6 +458,10 @@ class MechanismModel:
             As in :func:`bondgraph.simulate` (the first step, s; a continuous solution;
             raising :class:`~bondgraph.IntegrationError` instead of returning a failed
             run; the most event crossings; the dense reduction; the compiled RK loop).
+        max_switches : int
+            With joint stops or friction: the most mode switches (impacts, sticking,
+            release) before the run ends with the named failure of an event storm
+            (status ``EVENT_STORM``, the result so far kept); unused otherwise.
 
         Returns
         -------
@@ -468,7 +473,7 @@ class MechanismModel:
                        max_wall_time=max_wall_time, first_step=first_step,
                        dense_output=dense_output, raise_on_failure=raise_on_failure,
                        max_events=max_events, dense_reduction=dense_reduction,
-                       compiled_loop=compiled_loop)
+                       compiled_loop=compiled_loop, max_switches=max_switches)
         if parameters is not None:
             return self.with_parameters(parameters).simulate(
                 t_span, q, qd, x0=x0, free=free, guess=guess, states=states,
@@ -494,7 +499,8 @@ class MechanismModel:
                 reporter.close()
 
     def _simulate(self, t_span, x0, progress, *, t_eval, method, rtol, atol, max_step,
-                  stabilization, projection, events, max_steps, max_wall_time, **kwargs):
+                  stabilization, projection, events, max_steps, max_wall_time, max_switches,
+                  **kwargs):
         """:meth:`simulate` from a state: the run (switched, projected or plain)."""
         from elements.results import MechanismResult
         stab = Baumgarte(10.0, 10.0) if stabilization == "auto" else stabilization
@@ -508,7 +514,7 @@ class MechanismModel:
             raw, switches = hybrid.run(self, x0, t_span, grid, method=method, rtol=rtol,
                                        atol=atol, stabilization=stab, strict=self.strict,
                                        max_steps=max_steps, max_wall_time=max_wall_time,
-                                       **kwargs)
+                                       max_switches=max_switches, **kwargs)
             res = MechanismResult(self, raw, stab)
             res.switches = switches
             return res
