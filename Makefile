@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: test test-slow demo bench bench-wp docs dot clean
+.PHONY: test test-slow demo bench bench-wp bench-contact docs dot clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,12 @@ bench-wp: $(STAMP)
 	@$(PY) -c "import pinocchio, mujoco" 2>/dev/null \
 	  || $(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/work_precision.py $(WP_ARGS)
+
+# contact on gymnasium's and dm_control's MJCF robots beside MuJoCo (issue 35); CONTACT_ARGS=--span 1
+bench-contact: $(STAMP)
+	@$(PY) -c "import mujoco, gymnasium" 2>/dev/null \
+	  || $(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) benchmarks/contact.py $(CONTACT_ARGS)
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
