@@ -12,6 +12,10 @@ Each model is exported and compiled once per session (module fixtures). The chec
   absolute tolerance 1e-15 of each state's nominal) to 1e-8 of each state's scale (its
   largest magnitude over the run; for a state that stays at rounding level, a rotor's
   centre at 1e-18 m, 1e-6 of its nominal magnitude); seen: 7e-12, the three-body 4e-10;
+- a mechanism with universal (perpendicular and oblique), gimbal and screw joints, with
+  rotors so that the terms' rates count: the same derivative (1e-12), fmpy's runs equal
+  to :meth:`MechanismModel.simulate` to 1e-8 (seen: 7e-11), and at gimbal lock an
+  fmi2Error where Python raises GimbalLockError;
 - the fixed-step co-simulation solver (RK4) converges at its order: halving the step
   divides the error by 2^4 = 16 (accepted between 12 and 20);
 - an input stepped during a run changes the response as the Python model with the new
@@ -466,11 +470,15 @@ def universal_gimbal_screw(folder):
     return mm, case
 
 
-def test_universal_gimbal_and_screw_joints_export(universal_gimbal_screw):
+def test_universal_gimbal_and_screw_joints_export(universal_gimbal_screw, capsys):
     """Their kernels are compiled, hence in the FMU's C (program.c): the FMU's
     derivative at random states near the start (joint terms, their rates through the
     rotors, the screw's Phi through the stabilisation) is the model's to 1e-12 of the
-    largest rate."""
+    largest rate. At the gimbal's lock (its body turned a quarter turn about the
+    middle axis x: the third axis y onto the first, z) the evaluation fails with
+    fmi2Error and says why, as Python raises GimbalLockError there."""
+    from fmpy.fmi1 import FMICallException
+    from elements.kernels.geometry import GimbalLockError
     mm, case = universal_gimbal_screw
     assert case.info.engine == "fused"
     inst = Instance(case.path)
@@ -480,6 +488,15 @@ def test_universal_gimbal_and_screw_joints_export(universal_gimbal_screw):
         got = inst.derivative(t, x)
         want = case.model.rhs(t, x, stabilization=case.stab)
         assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max(), (t, got, want)
+    x = case.x0.copy()
+    x[case.model.state_slices[mm.mechanism.bodies["gb"].q]] = [np.sqrt(0.5), np.sqrt(0.5),
+                                                               0.0, 0.0]
+    with pytest.raises(GimbalLockError, match="gimbal joint 'G' is in gimbal lock"):
+        case.model.rhs(0.0, x, stabilization=case.stab)
+    capsys.readouterr()
+    with pytest.raises(FMICallException, match="fmi2GetDerivatives"):
+        inst.derivative(0.0, x)
+    assert "a joint term's modulus is not finite" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fmi_type", ["ModelExchange", "CoSimulation"])
