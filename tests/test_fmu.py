@@ -12,6 +12,10 @@ Each model is exported and compiled once per session (module fixtures). The chec
   absolute tolerance 1e-15 of each state's nominal) to 1e-8 of each state's scale (its
   largest magnitude over the run; for a state that stays at rounding level, a rotor's
   centre at 1e-18 m, 1e-6 of its nominal magnitude); seen: 7e-12, the three-body 4e-10;
+- a mechanism with universal (perpendicular and oblique), gimbal and screw joints, with
+  rotors so that the terms' rates count: the same derivative (1e-12), fmpy's runs equal
+  to :meth:`MechanismModel.simulate` to 1e-8 (seen: 7e-11), and at gimbal lock an
+  fmi2Error where Python raises GimbalLockError;
 - the fixed-step co-simulation solver (RK4) converges at its order: halving the step
   divides the error by 2^4 = 16 (accepted between 12 and 20);
 - an input stepped during a run changes the response as the Python model with the new
@@ -409,6 +413,123 @@ def test_mechanism_outputs_equal_the_result(three_body):
             b = res.body(stem)
             ref = {"x": b.position[0], "qz": b.quaternion[3]}[what]
         assert np.abs(r[name] - ref).max() <= RUN_RTOL * np.abs(ref).max(), name
+
+
+def _universal_gimbal_screw():
+    """A Cardan joint from the ground and an oblique universal joint below it (axes at
+    a cosine of 0.5: AxesCombination), a gimbal and a screw (pitch 0.01 m/rad, its axis
+    off the vertical), every coordinate with a rotor inertia: a rotor's flow is the
+    coordinate's rate, so the derivative also needs the rates of the joints' terms
+    (without rotors it does not read them). Springs and a damper on some coordinates,
+    gravity off the axes. Over 2 s the gimbal's middle angle stays within -0.2..0.3 rad
+    (far from its lock at pi/2)."""
+    from elements import GimbalJoint, Inertia, Mechanism, RigidBody, ScrewJoint, \
+        UniversalJoint
+    mech = Mechanism("universal_gimbal_screw", gravity=(0.3, -0.2, -9.81))
+    I1 = Inertia.about_center([[0.05, 0.004, -0.002], [0.004, 0.03, 0.001],
+                               [-0.002, 0.001, 0.04]])
+    I2 = Inertia.about_center([[0.02, -0.003, 0.001], [-0.003, 0.015, 0.002],
+                               [0.001, 0.002, 0.025]])
+    g = mech.ground
+    u1 = mech.add_body(RigidBody("u1", 1.2, I1))
+    u2 = mech.add_body(RigidBody("u2", 0.8, I2))
+    gb = mech.add_body(RigidBody("gb", 1.0, I1))
+    nut = mech.add_body(RigidBody("nut", 0.5, I2))
+    mech.add_joint(UniversalJoint("U", g, u1, axis=(1, 0, 0), axis2=(0, 1, 0),
+                                  child_point=(0.02, -0.01, 0.3),
+                                  rotor={"angle1": 0.01, "angle2": 0.02}))
+    mech.add_joint(UniversalJoint("UO", u1, u2, parent_point=(0.0, 0.0, -0.2),
+                                  child_point=(0.01, 0.02, 0.25), axis=(0, 0, 1),
+                                  axis2=(1, 1, 0.7), spring={"angle1": 2.0, "angle2": 1.0},
+                                  damper={"angle1": 0.01}, rotor={"angle2": 0.01}))
+    mech.add_joint(GimbalJoint("G", g, gb, parent_point=(1.0, 0.0, 0.0), axis=(0, 0, 1),
+                               axis2=(1, 0, 0), axis3=(0, 1, 0), child_point=(0.05, 0.03, 0.3),
+                               rotor={"angle1": 0.01, "angle2": 0.02, "angle3": 0.015}))
+    mech.add_joint(ScrewJoint("S", g, nut, parent_point=(-1.0, 0.0, 0.0),
+                              child_point=(0.006, -0.004, 0.01), axis=(0.1, 0.0, 1.0),
+                              pitch=0.01, spring=40.0, rotor=0.002))
+    q = {"U": [0.3, -0.2], "UO": [0.4, 0.5], "G": [0.2, 0.3, -0.1], "S": 0.5}
+    qd = {"U": [0.5, -0.4], "UO": [-0.3, 0.8], "G": [0.5, -0.3, 0.4], "S": 1.0}
+    return mech.assemble(), q, qd
+
+
+UGS_PORTS = ["U.angle1", "U.angle2", "UO.angle1", "UO.angle2", "G.angle1", "G.angle2",
+             "G.angle3", "S"]
+
+
+@pytest.fixture(scope="module")
+def universal_gimbal_screw(folder):
+    from elements import export_mechanism_fmu
+    mm, q, qd = _universal_gimbal_screw()
+    path = folder / "universal_gimbal_screw.fmu"
+    outputs = [f"{p}.{w}" for p in UGS_PORTS for w in ("q", "qd")] + \
+        ["G.Fz", "S.Fx", "nut.z"]
+    info = export_mechanism_fmu(mm, path, q=q, qd=qd, outputs=outputs, stop_time=2.0)
+    case = Case("universal_gimbal_screw", mm.model, mm.initial_state(q, qd), 2.0,
+                Baumgarte(10.0, 10.0), path, info, mm.state_atol(1.0))
+    return mm, case
+
+
+def test_universal_gimbal_and_screw_joints_export(universal_gimbal_screw, capsys):
+    """Their kernels are compiled, hence in the FMU's C (program.c): the FMU's
+    derivative at random states near the start (joint terms, their rates through the
+    rotors, the screw's Phi through the stabilisation) is the model's to 1e-12 of the
+    largest rate. At the gimbal's lock (its body turned a quarter turn about the
+    middle axis x: the third axis y onto the first, z) the evaluation fails with
+    fmi2Error and says why, as Python raises GimbalLockError there."""
+    from fmpy.fmi1 import FMICallException
+    from elements.kernels.geometry import GimbalLockError
+    mm, case = universal_gimbal_screw
+    assert case.info.engine == "fused"
+    inst = Instance(case.path)
+    rng = np.random.default_rng(9)
+    for _ in range(4):
+        t, x = rng.uniform(0, 2.0), case.x0 + rng.normal(scale=0.1, size=case.x0.size)
+        got = inst.derivative(t, x)
+        want = case.model.rhs(t, x, stabilization=case.stab)
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max(), (t, got, want)
+    x = case.x0.copy()
+    x[case.model.state_slices[mm.mechanism.bodies["gb"].q]] = [np.sqrt(0.5), np.sqrt(0.5),
+                                                               0.0, 0.0]
+    with pytest.raises(GimbalLockError, match="gimbal joint 'G' is in gimbal lock"):
+        case.model.rhs(0.0, x, stabilization=case.stab)
+    capsys.readouterr()
+    with pytest.raises(FMICallException, match="fmi2GetDerivatives"):
+        inst.derivative(0.0, x)
+    assert "a joint term's modulus is not finite" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmi_type", ["ModelExchange", "CoSimulation"])
+def test_universal_gimbal_and_screw_runs_equal_the_result(universal_gimbal_screw,
+                                                          fmi_type):
+    """fmpy's runs (CVode at 1e-14, the FMU's Dormand-Prince at 1e-12) of the mechanism
+    with universal, gimbal and screw joints: every coordinate and rate, the gimbal's
+    and the screw's reactions and the nut's height equal MechanismModel.simulate (at
+    1e-12, steps no longer than the output interval) to 1e-8 of each output's largest
+    magnitude."""
+    mm, case = universal_gimbal_screw
+    outs = list(case.info.outputs)
+    tol = 1e-14 if fmi_type == "ModelExchange" else 1e-12
+    r = simulate_fmu(str(case.path), fmi_type=fmi_type, stop_time=2.0,
+                     relative_tolerance=tol, output_interval=0.04, output=outs)
+    keep = np.r_[True, np.diff(r["time"]) > 0]
+    res = mm.simulate((0, 2.0), x0=case.x0, t_eval=r["time"][keep], rtol=1e-12,
+                      atol=1e-12, max_step=0.04)
+    assert res.success
+    errs = {}
+    for name in outs:
+        stem, _, what = name.rpartition(".")
+        if stem == "nut":
+            ref = res.body("nut").position[2]
+        elif what in ("Fx", "Fy", "Fz"):
+            ref = res.joint(stem).force["xyz".index(what[1])]
+        else:
+            joint, _, coord = stem.partition(".")
+            ax = [a for a in mm.mechanism.joint(joint).axes if a.port == stem][0]
+            ref = np.atleast_2d(getattr(res.joint(joint), what))[ax.index]
+        errs[name] = np.abs(r[name][keep] - ref).max() / np.abs(ref).max()
+    print(fmi_type, {k: f"{v:.1e}" for k, v in errs.items()})
+    assert max(errs.values()) <= RUN_RTOL, errs
 
 
 def _panda_urdf():

@@ -17,8 +17,11 @@ evaluation in C); this module names what a tool sees:
 
 Joint stops and friction switch the model at events (impacts, sticking); the exported
 FMU has no events, so a mechanism with them is refused, naming the joint. So is a joint
-whose kernels have no compiled form (universal, gimbal, screw and chain joints: their
-terms are evaluated by numpy only, and the FMU's C ports the compiled program).
+whose kernels have no compiled form, which the FMU's C ports: the chain joint (its terms
+come from an inverse-kinematics iteration warm-started from its last solution, numpy
+only). Every other kind exports: revolute, prismatic, cylindrical, planar, spherical,
+fixed, free, universal, gimbal (at gimbal lock the FMU's evaluation fails with
+``fmi2Error``, as a run in Python stops with ``GimbalLockError``) and screw joints.
 """
 
 from __future__ import annotations
@@ -72,10 +75,13 @@ def _refuse_uncompiled(mm: MechanismModel) -> None:
                 if not ok:
                     raise ModelError(
                         f"joint '{j.name}' ({j.type_name}): its {type(k).__name__} terms "
-                        f"have no compiled kernel (elements/kernels/compiled.py), which the FMU's C "
-                        f"runs; joints of kinds revolute, prismatic, cylindrical, planar, "
-                        f"spherical, fixed and free export (universal, gimbal, screw and "
-                        f"chain joints do not yet)")
+                        f"have no compiled kernel (elements/kernels/compiled.py), which the "
+                        f"FMU's C runs (a chain joint's terms come from an inverse-"
+                        f"kinematics iteration warm-started from its last solution, in "
+                        f"numpy only); joints of kinds revolute, prismatic, cylindrical, "
+                        f"planar, spherical, fixed, free, universal, gimbal and screw "
+                        f"export (a chain whose members a universal, gimbal or planar "
+                        f"joint describes exports as that kind)")
 
 
 def _output(mm: MechanismModel, name: str) -> tuple[Any, str]:

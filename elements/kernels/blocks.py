@@ -32,8 +32,9 @@ import numpy as np
 from bondgraph import MTF, TF, BondGraph, ModulusContext, PositionConstraint, ZeroJunction
 
 from elements.kernels.geometry import (
-    Geometry, Kernel, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich,
-    SlideGap, _index_of, _rows,
+    AxesCombination, AxesCross, AxesDot, GimbalLockError, GimbalRate, Geometry, Kernel,
+    OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, ScrewGap, SlideGap,
+    _index_of, _rows,
 )
 
 __all__ = ["Term", "Junction", "Block", "build_block", "frames_context", "term_bond"]
@@ -174,7 +175,8 @@ class _CompiledSandwiches:
 
 
 # the compiled form of each kernel type (elements.kernels.compiled): f(module, geo, rate, ia, ib,
-# params, dest, sign, out); Phi kernels only as values
+# params, dest, sign, out); Phi kernels only as values. GimbalRate's returns the first
+# instance in gimbal lock (or -1), which the caller raises as GimbalLockError
 _COMPILED_KERNELS = {
     PointGap: lambda m, g, rate, ia, ib, p, *o: m.point_gap(g.A, g.r, ia, ib, *p, *o),
     RevoluteGap: lambda m, g, rate, ia, ib, p, *o: m.revolute_gap(g.A, ia, ib, *p, *o),
@@ -182,8 +184,16 @@ _COMPILED_KERNELS = {
     OrientationGap: lambda m, g, rate, ia, ib, p, *o: m.orientation_gap(g.A, ia, ib, *p, *o),
     PrismaticRotation: lambda m, g, rate, ia, ib, p, *o: m.prismatic_rotation(
         g.A, g.r, g.w if rate else g.r, g.v if rate else g.r, rate, ia, ib, *p, *o),
+    AxesCross: lambda m, g, rate, ia, ib, p, *o: m.axes_cross(
+        g.A, g.Adot if rate else g.A, rate, ia, ib, *p, *o),
+    AxesDot: lambda m, g, rate, ia, ib, p, *o: m.axes_dot(g.A, ia, ib, *p, *o),
+    AxesCombination: lambda m, g, rate, ia, ib, p, *o: m.axes_combination(
+        g.A, g.Adot if rate else g.A, rate, ia, ib, *p, *o),
+    ScrewGap: lambda m, g, rate, ia, ib, p, *o: m.screw_gap(g.A, g.r, ia, ib, *p, *o),
+    GimbalRate: lambda m, g, rate, ia, ib, p, *o: m.gimbal_rate(
+        g.A, g.Adot if rate else g.A, rate, ia, ib, *p, *o),
 }
-_RATES_COMPILED = (PrismaticRotation,)
+_RATES_COMPILED = (PrismaticRotation, AxesCross, AxesCombination, GimbalRate)
 
 
 def _compiles(kernel: Kernel, rate: bool) -> bool:
@@ -221,7 +231,9 @@ class _CompiledKernels:
             if index is not geo.index:
                 g[4] = geo.index
                 g[5], g[6] = ia, ib = _rows(ks, geo.index)
-            fn(self.module, geo, self.rate, ia, ib, params, dest, self.sign, out)
+            bad = fn(self.module, geo, self.rate, ia, ib, params, dest, self.sign, out)
+            if bad is not None and bad >= 0:            # (GimbalRate's: a joint in lock)
+                raise GimbalLockError.of(ks[bad].joint)
 
 
 def _batch(functions) -> Any:
@@ -287,11 +299,13 @@ class _Program:
     :class:`_CompiledKernels`."""
 
     _CODES = {Sandwich: 0, PointGap: 1, RevoluteGap: 2, SlideGap: 3, OrientationGap: 4,
-              PrismaticRotation: 5}
+              PrismaticRotation: 5, AxesCross: 6, AxesDot: 7, AxesCombination: 8,
+              ScrewGap: 9, GimbalRate: 10}
 
     def __init__(self, module, index: dict[str, int], outputs, rate: bool):
         C = module
         self.module, self.rate = module, bool(rate)
+        self.gimbals: dict[int, list[str]] = {}     # desc row -> its gimbals' joints
         rows, ints, flts = [], [], []
         n_int, n_flt = [0], [0]
 
@@ -338,8 +352,12 @@ class _Program:
                     row[C.D_DEST] = put(ints, n_int, dest)
                     if type(gks[0]) in (SlideGap, PrismaticRotation):
                         row[C.D_K] = params[0].shape[2]
-                    for j, par in enumerate(params):
-                        row[C.D_F0 + j] = put(flts, n_flt, par)
+                    if type(gks[0]) is GimbalRate:
+                        self.gimbals[len(rows)] = [k.joint for k in gks]
+                    for j, par in enumerate(params):      # (one after another)
+                        at = put(flts, n_flt, par)
+                        if j < 3:
+                            row[C.D_F0 + j] = at
                     row[[C.D_TARGET, C.D_SIGN]] = target, int(sign)
                     rows.append(row)
         self.desc = np.array(rows, dtype=np.int64).reshape(-1, C.D_COLUMNS)
@@ -375,8 +393,10 @@ class _Program:
 
     def __call__(self, states: np.ndarray, state_rates: np.ndarray | None = None):
         out0, out1 = np.empty(self.sizes[0]), np.empty(self.sizes[1])
-        self.module.program(states, states if state_rates is None else state_rates,
-                            self.rate, self.desc, self.ints, self.flts, out0, out1)
+        g, i = self.module.program(states, states if state_rates is None else state_rates,
+                                   self.rate, self.desc, self.ints, self.flts, out0, out1)
+        if g >= 0:
+            raise GimbalLockError.of(self.gimbals[g][i])
         return out0, out1
 
 

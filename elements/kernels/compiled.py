@@ -4,7 +4,8 @@ Imported by :mod:`elements.kernels.blocks` where numba is available and enabled
 (:func:`bondgraph.fastlu.enabled`), so that importing the package does not import numba.
 Every Sandwich term of a batch, whatever its form (ground factors, identity L or R,
 shapes), is computed in one call: G_i = L_i A_x^T A_y R_i, or its rate
-L_i (dA_x/dt^T A_y + A_x^T dA_y/dt) R_i; the other kernel forms likewise, and
+L_i (dA_x/dt^T A_y + A_x^T dA_y/dt) R_i; the other kernel forms likewise (every joint
+kind's but the chain joint's: universal, gimbal and screw joints included), and
 :func:`program` runs all the groups of a mechanism in one call. Ground factors and
 identity L or R are not multiplied out, as the numpy stacks do not (their products are
 exact); ``tests/unit/test_moduli.py`` compares the two.
@@ -226,6 +227,193 @@ def orientation_gap(A, ia, ib, C, dest, sign, out):
         out[dest[i, 2]] = sign * 0.5 * (M[1, 0] - M[0, 1])
 
 
+# -- universal, gimbal and screw joints -----------------------------------------------------
+# 3-vectors as tuples: A_x u, A_x^T w and a x b, the sums of bondgraph.spatial and the
+# numpy stacks (elements/kernels/geometry.py) in their order
+
+@njit(cache=True, inline="always")
+def _mv3(A, x, u0, u1, u2):
+    """A[x] u."""
+    return (A[x, 0, 0] * u0 + A[x, 0, 1] * u1 + A[x, 0, 2] * u2,
+            A[x, 1, 0] * u0 + A[x, 1, 1] * u1 + A[x, 1, 2] * u2,
+            A[x, 2, 0] * u0 + A[x, 2, 1] * u1 + A[x, 2, 2] * u2)
+
+
+@njit(cache=True, inline="always")
+def _mtv3(A, x, w0, w1, w2):
+    """A[x]^T w."""
+    return (A[x, 0, 0] * w0 + A[x, 1, 0] * w1 + A[x, 2, 0] * w2,
+            A[x, 0, 1] * w0 + A[x, 1, 1] * w1 + A[x, 2, 1] * w2,
+            A[x, 0, 2] * w0 + A[x, 1, 2] * w1 + A[x, 2, 2] * w2)
+
+
+@njit(cache=True, inline="always")
+def _cross3(a0, a1, a2, b0, b1, b2):
+    """a x b (:func:`bondgraph.spatial.cross3`)."""
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
+
+@njit(cache=True)
+def axes_cross(A, Adot, rate, ia, ib, u, v, flags, dest, sign, out):
+    """:class:`elements.kernels.geometry.AxesCross`: flags[i, 1] (u x v)^T A_x with
+    u = A_a u_i, v = A_b v_i, x = b where flags[i, 0] > 0.5 (else a); its rate
+    A_x^T (du/dt x v + u x dv/dt) + (dA_x/dt)^T (u x v). 3 values per instance."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        x = b if flags[i, 0] > 0.5 else a
+        u0, u1, u2 = _mv3(A, a, u[i, 0], u[i, 1], u[i, 2])
+        v0, v1, v2 = _mv3(A, b, v[i, 0], v[i, 1], v[i, 2])
+        w0, w1, w2 = _cross3(u0, u1, u2, v0, v1, v2)
+        if rate:
+            du0, du1, du2 = _mv3(Adot, a, u[i, 0], u[i, 1], u[i, 2])
+            dv0, dv1, dv2 = _mv3(Adot, b, v[i, 0], v[i, 1], v[i, 2])
+            c0, c1, c2 = _cross3(du0, du1, du2, v0, v1, v2)
+            e0, e1, e2 = _cross3(u0, u1, u2, dv0, dv1, dv2)
+            p0, p1, p2 = _mtv3(A, x, c0 + e0, c1 + e1, c2 + e2)
+            q0, q1, q2 = _mtv3(Adot, x, w0, w1, w2)
+            o0, o1, o2 = p0 + q0, p1 + q1, p2 + q2
+        else:
+            o0, o1, o2 = _mtv3(A, x, w0, w1, w2)
+        s = flags[i, 1]
+        out[dest[i, 0]] = sign * (s * o0)
+        out[dest[i, 1]] = sign * (s * o1)
+        out[dest[i, 2]] = sign * (s * o2)
+
+
+@njit(cache=True)
+def axes_dot(A, ia, ib, u, v, c, dest, sign, out):
+    """:class:`elements.kernels.geometry.AxesDot`: (A_a u_i) . (A_b v_i) - c_i."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        u0, u1, u2 = _mv3(A, a, u[i, 0], u[i, 1], u[i, 2])
+        v0, v1, v2 = _mv3(A, b, v[i, 0], v[i, 1], v[i, 2])
+        out[dest[i, 0]] = sign * ((u0 * v0 + u1 * v1 + u2 * v2) - c[i, 0])
+
+
+@njit(cache=True)
+def axes_combination(A, Adot, rate, ia, ib, u, v, flags, dest, sign, out):
+    """:class:`elements.kernels.geometry.AxesCombination`: flags[i, 3] row^T A_x with
+    row = alpha A_a u_i + beta A_b v_i (alpha, beta = flags[i, 0], flags[i, 1]), x = b
+    where flags[i, 2] > 0.5 (else a); its rate A_x^T drow/dt + (dA_x/dt)^T row."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        al, be = flags[i, 0], flags[i, 1]
+        x = b if flags[i, 2] > 0.5 else a
+        u0, u1, u2 = _mv3(A, a, u[i, 0], u[i, 1], u[i, 2])
+        v0, v1, v2 = _mv3(A, b, v[i, 0], v[i, 1], v[i, 2])
+        w0, w1, w2 = al * u0 + be * v0, al * u1 + be * v1, al * u2 + be * v2
+        if rate:
+            du0, du1, du2 = _mv3(Adot, a, u[i, 0], u[i, 1], u[i, 2])
+            dv0, dv1, dv2 = _mv3(Adot, b, v[i, 0], v[i, 1], v[i, 2])
+            p0, p1, p2 = _mtv3(A, x, al * du0 + be * dv0, al * du1 + be * dv1,
+                               al * du2 + be * dv2)
+            q0, q1, q2 = _mtv3(Adot, x, w0, w1, w2)
+            o0, o1, o2 = p0 + q0, p1 + q1, p2 + q2
+        else:
+            o0, o1, o2 = _mtv3(A, x, w0, w1, w2)
+        s = flags[i, 3]
+        out[dest[i, 0]] = sign * (s * o0)
+        out[dest[i, 1]] = sign * (s * o1)
+        out[dest[i, 2]] = sign * (s * o2)
+
+
+@njit(cache=True)
+def screw_gap(A, r, ia, ib, F, R0, P, Q, pitch, dest, sign, out):
+    """:class:`elements.kernels.geometry.ScrewGap`: s - p theta less the whole turns
+    2 pi p that make it least (rounded half to even, as numpy rounds), with
+    s = (A_a F[:, 2]) . -h and theta = atan2(X[1, 0], X[0, 0]),
+    X = F^T A_a^T A_b R0^T F (its first column's two entries, multiplied out left to
+    right)."""
+    X1 = np.empty(3)
+    X2 = np.empty(3)
+    X3 = np.empty(3)
+    X4 = np.empty(2)
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        h = _gap3(A, r, a, b, P, Q, i)
+        g0, g1, g2 = _mv3(A, a, F[i, 0, 2], F[i, 1, 2], F[i, 2, 2])
+        s = g0 * -h[0] + g1 * -h[1] + g2 * -h[2]
+        for row in range(2):
+            for j in range(3):          # (F^T A_a^T)[row, j]
+                X1[j] = F[i, 0, row] * A[a, j, 0] + F[i, 1, row] * A[a, j, 1] + \
+                    F[i, 2, row] * A[a, j, 2]
+            for j in range(3):          # (.. A_b)[row, j]
+                X2[j] = X1[0] * A[b, 0, j] + X1[1] * A[b, 1, j] + X1[2] * A[b, 2, j]
+            for j in range(3):          # (.. R0^T)[row, j]
+                X3[j] = X2[0] * R0[i, j, 0] + X2[1] * R0[i, j, 1] + X2[2] * R0[i, j, 2]
+            X4[row] = X3[0] * F[i, 0, 0] + X3[1] * F[i, 1, 0] + X3[2] * F[i, 2, 0]
+        theta = np.arctan2(X4[1], X4[0])
+        p = pitch[i, 0]
+        raw = s - p * theta
+        turn = 2.0 * np.pi * p
+        k = np.rint(raw / turn) if turn != 0.0 else 0.0
+        out[dest[i, 0]] = sign * (raw - k * turn)
+
+
+@njit(cache=True)
+def gimbal_rate(A, Adot, rate, ia, ib, u, v, flags, dest, sign, out):
+    """:class:`elements.kernels.geometry.GimbalRate`: flags[i, 2] r_k^T A_x (or its
+    rate) with flags (k, which, sign, s, lock). Returns the first instance in gimbal
+    lock (|a1 x u3| below ``lock``), whose values are written NaN, or -1: the caller
+    raises :class:`~elements.kernels.geometry.GimbalLockError` naming its joint (a
+    compiled caller sees the NaN)."""
+    bad = -1
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        a0, a1, a2 = _mv3(A, a, u[i, 0], u[i, 1], u[i, 2])
+        w0, w1, w2 = _mv3(A, b, v[i, 0], v[i, 1], v[i, 2])        # u3
+        d = a0 * w0 + a1 * w1 + a2 * w2
+        c0, c1, c2 = _cross3(a0, a1, a2, w0, w1, w2)
+        n2 = 1.0 - d * d
+        n = np.sqrt(max(n2, 0.0))
+        if n < flags[i, 4]:
+            if bad < 0:
+                bad = i
+            for j in range(3):
+                out[dest[i, j]] = np.nan
+            continue
+        k, s = flags[i, 0], flags[i, 3]
+        x = b if flags[i, 1] > 0.5 else a
+        if k < 0.5:
+            r0, r1, r2 = (a0 - d * w0) / n2, (a1 - d * w1) / n2, (a2 - d * w2) / n2
+        elif k < 1.5:
+            r0, r1, r2 = s * c0 / n, s * c1 / n, s * c2 / n
+        else:
+            r0, r1, r2 = (w0 - d * a0) / n2, (w1 - d * a1) / n2, (w2 - d * a2) / n2
+        if rate:
+            da0, da1, da2 = _mv3(Adot, a, u[i, 0], u[i, 1], u[i, 2])
+            dw0, dw1, dw2 = _mv3(Adot, b, v[i, 0], v[i, 1], v[i, 2])
+            dd = (da0 * w0 + da1 * w1 + da2 * w2) + (a0 * dw0 + a1 * dw1 + a2 * dw2)
+            if k < 0.5 or k > 1.5:
+                g = 2.0 * d * dd / (n2 * n2)
+                if k < 0.5:
+                    e0 = (da0 - dd * w0 - d * dw0) / n2 + (a0 - d * w0) * g
+                    e1 = (da1 - dd * w1 - d * dw1) / n2 + (a1 - d * w1) * g
+                    e2 = (da2 - dd * w2 - d * dw2) / n2 + (a2 - d * w2) * g
+                else:
+                    e0 = (dw0 - dd * a0 - d * da0) / n2 + (w0 - d * a0) * g
+                    e1 = (dw1 - dd * a1 - d * da1) / n2 + (w1 - d * a1) * g
+                    e2 = (dw2 - dd * a2 - d * da2) / n2 + (w2 - d * a2) * g
+            else:
+                f0, f1, f2 = _cross3(da0, da1, da2, w0, w1, w2)
+                h0, h1, h2 = _cross3(a0, a1, a2, dw0, dw1, dw2)
+                f0, f1, f2 = f0 + h0, f1 + h1, f2 + h2                  # dc/dt
+                dn = (c0 * f0 + c1 * f1 + c2 * f2) / n
+                e0 = s * (f0 / n - c0 * dn / n2)
+                e1 = s * (f1 / n - c1 * dn / n2)
+                e2 = s * (f2 / n - c2 * dn / n2)
+            p0, p1, p2 = _mtv3(Adot, x, r0, r1, r2)
+            q0, q1, q2 = _mtv3(A, x, e0, e1, e2)
+            o0, o1, o2 = p0 + q0, p1 + q1, p2 + q2
+        else:
+            o0, o1, o2 = _mtv3(A, x, r0, r1, r2)
+        t = flags[i, 2]
+        out[dest[i, 0]] = sign * (t * o0)
+        out[dest[i, 1]] = sign * (t * o1)
+        out[dest[i, 2]] = sign * (t * o2)
+    return bad
+
+
 @njit(cache=True)
 def frames(states):
     """Rotation matrices (body -> global) and centres of the moving bodies from their
@@ -263,8 +451,11 @@ def quat_rates(q, om):
 # -- every term and Phi of a mechanism in one call ----------------------------------------
 # A program is a table ``desc`` with one row per group of kernels of one form (columns
 # below) and the groups' arrays packed in ``ints`` (body rows, destinations, Sandwich
-# row and column counts) and ``flts`` (the kernels' parameters), row-major.
-SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION = range(6)
+# row and column counts) and ``flts`` (the kernels' parameters, row-major, one after
+# another from D_F0: D_F1 and D_F2 give the second and third, a screw's further ones
+# follow its third).
+(SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION,
+ AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE) = range(11)
 (D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
  D_F2, D_FORM) = range(14)
 D_COLUMNS = 14
@@ -275,7 +466,9 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
     """Run a program: the bodies' frames from ``states`` (n, 7) (and, with ``rate``,
     their rates from ``state_rates`` (n, 7)), then every group of ``desc``, each writing
     ``sign`` times its kernels' values (or rates) at its destinations in ``out0``
-    (target 0) or ``out1`` (target 1)."""
+    (target 0) or ``out1`` (target 1). Returns (group, instance) of the first gimbal in
+    lock (see :func:`gimbal_rate`; its values NaN), or (-1, -1)."""
+    locked_g, locked_i = -1, -1
     A, r = frames(states)
     if rate:
         w, v, Adot = rates(states[:, :4], state_rates[:, :4], state_rates[:, 4:], A)
@@ -314,12 +507,42 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
         elif code == ORIENTATION_GAP:
             orientation_gap(A, ia, ib, flts[f0:f0 + 9 * n].reshape((n, 3, 3)),
                             ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
-        else:
+        elif code == PRISMATIC_ROTATION:
             prismatic_rotation(A, r, w, v, rate, ia, ib,
                                flts[f0:f0 + 3 * k * n].reshape((n, 3, k)),
                                flts[f1:f1 + 3 * n].reshape((n, 3)),
                                flts[f2:f2 + 3 * n].reshape((n, 3)),
                                ints[i0:i0 + 3 * k * n].reshape((n, 3 * k)), sign, out)
+        elif code == AXES_CROSS:
+            axes_cross(A, Adot, rate, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                       flts[f1:f1 + 3 * n].reshape((n, 3)),
+                       flts[f2:f2 + 2 * n].reshape((n, 2)),
+                       ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+        elif code == AXES_DOT:
+            axes_dot(A, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                     flts[f1:f1 + 3 * n].reshape((n, 3)), flts[f2:f2 + n].reshape((n, 1)),
+                     ints[i0:i0 + n].reshape((n, 1)), sign, out)
+        elif code == AXES_COMBINATION:
+            axes_combination(A, Adot, rate, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                             flts[f1:f1 + 3 * n].reshape((n, 3)),
+                             flts[f2:f2 + 4 * n].reshape((n, 4)),
+                             ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+        elif code == SCREW_GAP:
+            # F, R0 (3 x 3), P, Q (3), pitch (1) one after another from f0
+            f3, f4 = f2 + 3 * n, f2 + 6 * n
+            screw_gap(A, r, ia, ib, flts[f0:f0 + 9 * n].reshape((n, 3, 3)),
+                      flts[f1:f1 + 9 * n].reshape((n, 3, 3)),
+                      flts[f2:f2 + 3 * n].reshape((n, 3)),
+                      flts[f3:f3 + 3 * n].reshape((n, 3)), flts[f4:f4 + n].reshape((n, 1)),
+                      ints[i0:i0 + n].reshape((n, 1)), sign, out)
+        else:
+            bad = gimbal_rate(A, Adot, rate, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                              flts[f1:f1 + 3 * n].reshape((n, 3)),
+                              flts[f2:f2 + 5 * n].reshape((n, 5)),
+                              ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+            if bad >= 0 and locked_g < 0:
+                locked_g, locked_i = g, bad
+    return locked_g, locked_i
 
 
 # the program and the quaternion rates as first-class functions of fixed types (those of

@@ -436,6 +436,14 @@ class GimbalLockError(ModelError):
     """A gimbal joint whose first and third axes have become parallel: its three angles
     no longer determine the rotation, and their rates are unbounded."""
 
+    @classmethod
+    def of(cls, joint: str) -> "GimbalLockError":
+        """The error of gimbal joint ``joint`` (the numpy stack's and the compiled
+        kernels' one message)."""
+        return cls(f"gimbal joint '{joint}' is in gimbal lock (its first and third axes "
+                   f"are parallel: the middle angle is at +-90 degrees from rest); its "
+                   f"angles and their rates are undefined there")
+
 
 GIMBAL_LOCK = 1e-8
 """The least sine between a gimbal's first and third axes (|a1 x u3|) at which its rates
@@ -457,8 +465,11 @@ class GimbalRate(Kernel):
     def __init__(self, a: str | None, b: str, u: Any, v: Any, k: int, which: int,
                  sign: float, s: float, joint: str = "?"):
         self.bodies = (a, b)
+        # (the lock's threshold travels with the parameters: the compiled kernels read
+        # it there)
         self.params = (np.asarray(u, dtype=float), np.asarray(v, dtype=float),
-                       np.array([float(k), float(which), float(sign), float(s)]))
+                       np.array([float(k), float(which), float(sign), float(s),
+                                 GIMBAL_LOCK]))
         self.shape = (1, 3)
         self.joint = joint
 
@@ -478,12 +489,9 @@ class GimbalRate(Kernel):
             c = cross3(a1, u3)
             n2 = 1.0 - d * d
             n = np.sqrt(np.maximum(n2, 0.0))
-            bad = np.flatnonzero(n[:, 0] < GIMBAL_LOCK)
+            bad = np.flatnonzero(n[:, 0] < flags[:, 4])
             if bad.size:
-                raise GimbalLockError(
-                    f"gimbal joint '{names[bad[0]]}' is in gimbal lock (its first and "
-                    f"third axes are parallel: the middle angle is at +-90 degrees from "
-                    f"rest); its angles and their rates are undefined there")
+                raise GimbalLockError.of(names[bad[0]])
             s = flags[:, 3:4]
             rows = np.stack([(a1 - d * u3) / n2, s * c / n, (u3 - d * a1) / n2], axis=1)
             r = rows[np.arange(len(row)), row]

@@ -20,19 +20,21 @@ from bondgraph import (
     MTF, BondGraph, ModelError, ModulusContext, OneJunction, I, Se, KinematicState,
     ZeroJunction, assemble, assign_causality,
 )
+from bondgraph.spatial import as_rotation
 from elements import (
-    BodyMoment, FixedJoint, Inertia, Mechanism, PointForce, PrismaticJoint, RevoluteJoint,
-    RigidBody, SphericalJoint, models,
+    BodyMoment, FixedJoint, GimbalJoint, Inertia, Mechanism, PointForce, PrismaticJoint,
+    RevoluteJoint, RigidBody, ScrewJoint, SphericalJoint, UniversalJoint, models,
 )
 from mechanisms import random_unit_state
 
 
 def _every_kind():
-    """Every joint type with ground and body parents, points on and off the centres, and
-    every load in both frames."""
+    """Every joint type with compiled kernels (all but the chain joint, whose inverse
+    kinematics is numpy's) with ground and body parents, points on and off the centres,
+    and every load in both frames."""
     m = Mechanism("every_kind", gravity=(0.0, 0.0, -9.81))
     box = Inertia.principal(0.01, 0.02, 0.03)
-    bodies = [m.add_body(RigidBody(f"b{i}", 1.0 + 0.1 * i, box)) for i in range(8)]
+    bodies = [m.add_body(RigidBody(f"b{i}", 1.0 + 0.1 * i, box)) for i in range(13)]
     g = m.ground
     m.add_joint(RevoluteJoint("R0", g, bodies[0], child_point=(0.0, 0.0, 0.1), axis=(0, 0, 1)))
     m.add_joint(RevoluteJoint("R1", bodies[0], bodies[1], parent_point=(0.1, 0, 0),
@@ -46,6 +48,22 @@ def _every_kind():
     m.add_joint(FixedJoint("F0", bodies[5], bodies[6], parent_point=(0.2, 0.0, 0.0)))
     m.add_joint(FixedJoint("F1", g, bodies[7], parent_point=(0.0, -1.0, 0.0),
                            child_point=(0.0, 0.0, 0.1)))
+    # universal (perpendicular and oblique axes), gimbal and screw joints
+    m.add_joint(UniversalJoint("U0", g, bodies[8], child_point=(0.02, 0.0, 0.2),
+                               axis=(1, 0, 0), axis2=(0, 1, 0)))
+    m.add_joint(UniversalJoint("U1", bodies[8], bodies[9], parent_point=(0, 0, -0.2),
+                               child_point=(0.01, 0.02, 0.1), axis=(0, 0, 1),
+                               axis2=(1, 1, 0.7),
+                               rest_rotation=as_rotation([0.2, -0.1, 0.3])))
+    m.add_joint(GimbalJoint("G0", bodies[0], bodies[10], parent_point=(0.1, 0.2, 0.0),
+                            child_point=(0.05, 0.0, 0.1), axis=(0, 0, 1), axis2=(1, 1, 0),
+                            axis3=(1, -1, 0.2)))
+    m.add_joint(ScrewJoint("W0", g, bodies[11], parent_point=(0.0, 1.0, 0.0),
+                           child_point=(0.006, -0.004, 0.01), axis=(0.1, 0.0, 1.0),
+                           pitch=0.01))
+    m.add_joint(ScrewJoint("W1", bodies[11], bodies[12], child_point=(0.0, 0.0, 0.1),
+                           axis=(0.2, 1.0, -0.3), pitch=-0.03,
+                           rest_rotation=as_rotation([0.1, 0.2, 0.3])))
     m.add_load(PointForce("fg", bodies[1], (0.1, 0.0, 0.2), [1.0, 0.0, -2.0]))
     m.add_load(PointForce("fb", bodies[3], (0.0, 0.1, 0.0), [0.0, 3.0, 1.0], frame="body"))
     m.add_load(PointForce("f0", bodies[0], (0.0, 0.0, 0.0), [0.5, 0.0, 0.0], frame="body"))
@@ -285,3 +303,89 @@ def test_compiled_kernels_equal_numpy(make, monkeypatch):
     assert {"sandwich", "frames", "rates", "quat_rates"} <= set(calls)
     if make is _every_kind:       # every compiled kernel is exercised, hence checked
         assert set(calls) == set(kernels)
+
+
+def _gimbal_and_screw(pitch: float):
+    """A gimbal (axes z, x, y) and a screw (axis z, ``pitch``) from the ground."""
+    m = Mechanism("gimbal_screw", gravity=(0.0, 0.0, -9.81))
+    box = Inertia.principal(0.01, 0.02, 0.03)
+    g = m.ground
+    m.add_joint(GimbalJoint("G", g, m.add_body(RigidBody("b", 1.0, box)), axis=(0, 0, 1),
+                            axis2=(1, 0, 0), axis3=(0, 1, 0), child_point=(0.0, 0.0, 0.2)))
+    m.add_joint(ScrewJoint("W", g, m.add_body(RigidBody("nut", 0.5, box)), axis=(0, 0, 1),
+                           pitch=pitch))
+    return m.assemble()
+
+
+@pytest.mark.parametrize("numba", [True, False], ids=["compiled", "numpy"])
+def test_gimbal_lock_is_named_on_both_paths(numba, monkeypatch):
+    """At the lock (the middle angle a quarter turn: the third axis y turned onto the
+    first, z) the batched terms, their rates and the fused program (compiled: the
+    kernel's flag, its values NaN) raise GimbalLockError naming the joint; just off it
+    they are finite."""
+    from elements.kernels.geometry import GimbalLockError
+    if numba:
+        pytest.importorskip("numba")
+        monkeypatch.delenv("BONDGRAPH_NO_NUMBA", raising=False)
+    else:
+        monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+    mm = _gimbal_and_screw(0.01)
+    model = mm.model
+    fns = model.functions
+    assert (fns._fused is not None) == numba
+    x = mm.initial_state({"G": [0.2, 1.0, -0.3]}, {"G": [0.1, 0.2, 0.3]})
+    kr = np.random.default_rng(2).normal(size=fns.n_kin)
+    sl = model.state_slices[mm.mechanism.bodies["b"].q]
+    for off, locked in ((0.0, True), (1e-6, False)):
+        h = 0.5 * (np.pi / 2 - off)                    # a turn about x by pi/2 - off
+        x[sl] = [np.cos(h), np.sin(h), 0.0, 0.0]
+        calls = [lambda: fns.moduli(x), lambda: fns.moduli_rates(x, kr),
+                 lambda: fns.moduli_and_phi(x)[0]]
+        for call in calls:
+            if locked:
+                with pytest.raises(GimbalLockError, match="gimbal joint 'G' is in gimbal "
+                                                          "lock"):
+                    call()
+            else:
+                assert np.isfinite(call()).all()
+
+
+@pytest.mark.parametrize("numba", [True, False], ids=["compiled", "numpy"])
+def test_the_screws_phi_takes_the_nearest_turn(numba, monkeypatch):
+    """The screw's Phi = s - p theta less the whole turns 2 pi p that leave it least: a
+    nut turned by theta and advanced p theta + (5 + f) turns has Phi = f turns for
+    f = 0.2 and f - 1 for f = 0.7, pitch of either sign, through the batch (compiled:
+    its kernel) and, compiled, the fused program; to 1e-12 of a turn (rounding of
+    s ~ 0.3 m)."""
+    from elements.kernels.blocks import _batch, _compiled, _Program
+    from elements.kernels.geometry import Geometry
+    if numba:
+        pytest.importorskip("numba")
+        monkeypatch.delenv("BONDGRAPH_NO_NUMBA", raising=False)
+    else:
+        monkeypatch.setenv("BONDGRAPH_NO_NUMBA", "1")
+    C = _compiled()
+    assert (C is not None) == numba
+    for p in (0.01, -0.01):
+        mm = _gimbal_and_screw(p)
+        kernel = [b for b in mm.blocks["W"] if b.name == "W.lead"][0].phi
+        bodies = list(mm.mechanism.bodies.values())
+        turn = 2 * np.pi * p
+        theta = 0.3
+        for f, want in ((0.2, 0.2), (0.7, -0.3)):
+            values = []
+            for b in bodies:
+                if b.name == "nut":
+                    values += [[np.cos(theta / 2), 0.0, 0.0, np.sin(theta / 2)],
+                               [0.0, 0.0, p * theta + (5 + f) * turn]]
+                elif not b.is_ground:
+                    values += [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+            geo = Geometry.of(bodies, values)
+            got = [_batch([kernel])(geo)[0]]
+            if numba:
+                states = np.array([np.r_[values[k], values[k + 1]]
+                                   for k in range(0, len(values), 2)])
+                prog = _Program(C, geo.index, [[(kernel, 1.0)]], rate=False)
+                got.append(prog(states)[0][0])
+            for v in got:
+                assert abs(v - want * turn) < 1e-12 * abs(turn), (p, f, v / turn)

@@ -1,12 +1,14 @@
 /* The element library's program in C (elements/kernels/compiled.py: program, frames, rates and
    the kernels sandwich, point_gap, revolute_gap, slide_gap, orientation_gap,
-   prismatic_rotation), for an exported FMU (bondgraph/fmu/c/bg_fused.h declares
+   prismatic_rotation, axes_cross, axes_dot, axes_combination, screw_gap, gimbal_rate),
+   for an exported FMU (bondgraph/fmu/c/bg_fused.h declares
    bg_program). The same sums in the same order as the compiled Python. The quaternion
    formulas (bg_quat_matrix_entries, bg_body_rate_entries) are written before this text
    from bondgraph/spatial.py (elements/kernels/compiled_c.py). Stacks are row-major: A (n + 1,
    3, 3) with the ground in row 0, r, w, v (n + 1, 3). */
 
-enum { SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION };
+enum { SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION,
+       AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE };
 enum { D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
        D_F2, D_FORM, D_COLUMNS };
 
@@ -205,6 +207,182 @@ static void orientation_gap(const double *A, int64_t n, const int64_t *ia, const
     }
 }
 
+/* universal, gimbal and screw joints: A_x u, A_x^T w and a x b as in compiled.py */
+static void mv3(const double *A, int64_t x, double u0, double u1, double u2, double o[3]) {
+    o[0] = M3(A, x, 0, 0) * u0 + M3(A, x, 0, 1) * u1 + M3(A, x, 0, 2) * u2;
+    o[1] = M3(A, x, 1, 0) * u0 + M3(A, x, 1, 1) * u1 + M3(A, x, 1, 2) * u2;
+    o[2] = M3(A, x, 2, 0) * u0 + M3(A, x, 2, 1) * u1 + M3(A, x, 2, 2) * u2;
+}
+
+static void mtv3(const double *A, int64_t x, double w0, double w1, double w2, double o[3]) {
+    o[0] = M3(A, x, 0, 0) * w0 + M3(A, x, 1, 0) * w1 + M3(A, x, 2, 0) * w2;
+    o[1] = M3(A, x, 0, 1) * w0 + M3(A, x, 1, 1) * w1 + M3(A, x, 2, 1) * w2;
+    o[2] = M3(A, x, 0, 2) * w0 + M3(A, x, 1, 2) * w1 + M3(A, x, 2, 2) * w2;
+}
+
+static void cross3(const double a[3], const double b[3], double o[3]) {
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void axes_cross(const double *A, const double *Adot, int rate, int64_t n,
+                       const int64_t *ia, const int64_t *ib, const double *u, const double *v,
+                       const double *flags, const int64_t *dest, double sign, double *out) {
+    double ug[3], vg[3], w[3], o[3];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ia[i], b = ib[i];
+        int64_t x = flags[2 * i] > 0.5 ? b : a;
+        mv3(A, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), ug);
+        mv3(A, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), vg);
+        cross3(ug, vg, w);
+        if (rate) {
+            double du[3], dv[3], c[3], e[3], p[3], q[3];
+            mv3(Adot, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), du);
+            mv3(Adot, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), dv);
+            cross3(du, vg, c);
+            cross3(ug, dv, e);
+            mtv3(A, x, c[0] + e[0], c[1] + e[1], c[2] + e[2], p);
+            mtv3(Adot, x, w[0], w[1], w[2], q);
+            for (int k = 0; k < 3; k++) o[k] = p[k] + q[k];
+        } else {
+            mtv3(A, x, w[0], w[1], w[2], o);
+        }
+        double s = flags[2 * i + 1];
+        for (int k = 0; k < 3; k++) out[dest[3 * i + k]] = sign * (s * o[k]);
+    }
+}
+
+static void axes_dot(const double *A, int64_t n, const int64_t *ia, const int64_t *ib,
+                     const double *u, const double *v, const double *c, const int64_t *dest,
+                     double sign, double *out) {
+    double ug[3], vg[3];
+    for (int64_t i = 0; i < n; i++) {
+        mv3(A, ia[i], V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), ug);
+        mv3(A, ib[i], V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), vg);
+        out[dest[i]] = sign * ((ug[0] * vg[0] + ug[1] * vg[1] + ug[2] * vg[2]) - c[i]);
+    }
+}
+
+static void axes_combination(const double *A, const double *Adot, int rate, int64_t n,
+                             const int64_t *ia, const int64_t *ib, const double *u,
+                             const double *v, const double *flags, const int64_t *dest,
+                             double sign, double *out) {
+    double ug[3], vg[3], w[3], o[3];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ia[i], b = ib[i];
+        const double *fl = flags + 4 * i;
+        double al = fl[0], be = fl[1];
+        int64_t x = fl[2] > 0.5 ? b : a;
+        mv3(A, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), ug);
+        mv3(A, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), vg);
+        for (int k = 0; k < 3; k++) w[k] = al * ug[k] + be * vg[k];
+        if (rate) {
+            double du[3], dv[3], p[3], q[3];
+            mv3(Adot, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), du);
+            mv3(Adot, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), dv);
+            mtv3(A, x, al * du[0] + be * dv[0], al * du[1] + be * dv[1],
+                 al * du[2] + be * dv[2], p);
+            mtv3(Adot, x, w[0], w[1], w[2], q);
+            for (int k = 0; k < 3; k++) o[k] = p[k] + q[k];
+        } else {
+            mtv3(A, x, w[0], w[1], w[2], o);
+        }
+        for (int k = 0; k < 3; k++) out[dest[3 * i + k]] = sign * (fl[3] * o[k]);
+    }
+}
+
+/* F, R0 (n x 3 x 3), P, Q (n x 3), pitch (n) one after another from F */
+static void screw_gap(const double *A, const double *r, int64_t n, const int64_t *ia,
+                      const int64_t *ib, const double *F, const int64_t *dest, double sign,
+                      double *out) {
+    const double *R0 = F + 9 * n, *P = R0 + 9 * n, *Q = P + 3 * n, *pitch = Q + 3 * n;
+    const double two_pi = 2.0 * 3.14159265358979311600;     /* 2.0 * numpy.pi */
+    double h[3], g[3], X1[3], X2[3], X3[3], X4[2];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ia[i], b = ib[i];
+        gap3(A, r, a, b, P, Q, i, h);
+        mv3(A, a, M3(F, i, 0, 2), M3(F, i, 1, 2), M3(F, i, 2, 2), g);
+        double s = g[0] * -h[0] + g[1] * -h[1] + g[2] * -h[2];
+        for (int row = 0; row < 2; row++) {
+            for (int j = 0; j < 3; j++)
+                X1[j] = M3(F, i, 0, row) * M3(A, a, j, 0) + M3(F, i, 1, row) * M3(A, a, j, 1) +
+                        M3(F, i, 2, row) * M3(A, a, j, 2);
+            for (int j = 0; j < 3; j++)
+                X2[j] = X1[0] * M3(A, b, 0, j) + X1[1] * M3(A, b, 1, j) + X1[2] * M3(A, b, 2, j);
+            for (int j = 0; j < 3; j++)
+                X3[j] = X2[0] * M3(R0, i, j, 0) + X2[1] * M3(R0, i, j, 1) +
+                        X2[2] * M3(R0, i, j, 2);
+            X4[row] = X3[0] * M3(F, i, 0, 0) + X3[1] * M3(F, i, 1, 0) + X3[2] * M3(F, i, 2, 0);
+        }
+        double theta = atan2(X4[1], X4[0]);
+        double p = pitch[i];
+        double raw = s - p * theta;
+        double turn = two_pi * p;
+        double k = turn != 0.0 ? nearbyint(raw / turn) : 0.0;   /* half to even */
+        out[dest[i]] = sign * (raw - k * turn);
+    }
+}
+
+/* flags (n x 5): k, which, sign, s, lock; an instance in gimbal lock (|a1 x u3| below
+   lock) writes NaN, which the fused engine reports (a joint term that is not finite) */
+static void gimbal_rate(const double *A, const double *Adot, int rate, int64_t n,
+                        const int64_t *ia, const int64_t *ib, const double *u,
+                        const double *v, const double *flags, const int64_t *dest,
+                        double sign, double *out) {
+    double a1[3], u3[3], c[3], rr[3], e[3], o[3];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ia[i], b = ib[i];
+        const double *fl = flags + 5 * i;
+        mv3(A, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), a1);
+        mv3(A, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), u3);
+        double d = a1[0] * u3[0] + a1[1] * u3[1] + a1[2] * u3[2];
+        cross3(a1, u3, c);
+        double n2 = 1.0 - d * d;
+        double nn = sqrt(n2 > 0.0 ? n2 : 0.0);
+        if (nn < fl[4]) {
+            for (int k = 0; k < 3; k++) out[dest[3 * i + k]] = NAN;
+            continue;
+        }
+        double kk = fl[0], s = fl[3];
+        int64_t x = fl[1] > 0.5 ? b : a;
+        for (int k = 0; k < 3; k++) {
+            if (kk < 0.5) rr[k] = (a1[k] - d * u3[k]) / n2;
+            else if (kk < 1.5) rr[k] = s * c[k] / nn;
+            else rr[k] = (u3[k] - d * a1[k]) / n2;
+        }
+        if (rate) {
+            double da[3], dw[3], p[3], q[3];
+            mv3(Adot, a, V3(u, i, 0), V3(u, i, 1), V3(u, i, 2), da);
+            mv3(Adot, b, V3(v, i, 0), V3(v, i, 1), V3(v, i, 2), dw);
+            double dd = (da[0] * u3[0] + da[1] * u3[1] + da[2] * u3[2]) +
+                        (a1[0] * dw[0] + a1[1] * dw[1] + a1[2] * dw[2]);
+            if (kk < 0.5 || kk > 1.5) {
+                double g = 2.0 * d * dd / (n2 * n2);
+                for (int k = 0; k < 3; k++) {
+                    if (kk < 0.5)
+                        e[k] = (da[k] - dd * u3[k] - d * dw[k]) / n2 + (a1[k] - d * u3[k]) * g;
+                    else
+                        e[k] = (dw[k] - dd * a1[k] - d * da[k]) / n2 + (u3[k] - d * a1[k]) * g;
+                }
+            } else {
+                double f[3], hh[3], dc[3];
+                cross3(da, u3, f);
+                cross3(a1, dw, hh);
+                for (int k = 0; k < 3; k++) dc[k] = f[k] + hh[k];
+                double dn = (c[0] * dc[0] + c[1] * dc[1] + c[2] * dc[2]) / nn;
+                for (int k = 0; k < 3; k++) e[k] = s * (dc[k] / nn - c[k] * dn / n2);
+            }
+            mtv3(Adot, x, rr[0], rr[1], rr[2], p);
+            mtv3(A, x, e[0], e[1], e[2], q);
+            for (int k = 0; k < 3; k++) o[k] = p[k] + q[k];
+        } else {
+            mtv3(A, x, rr[0], rr[1], rr[2], o);
+        }
+        for (int k = 0; k < 3; k++) out[dest[3 * i + k]] = sign * (fl[2] * o[k]);
+    }
+}
+
 void bg_program(int64_t n, const double *states, const double *rates, int rate,
                 const int64_t *desc, int64_t ndesc, const int64_t *ints, const double *flts,
                 double *out0, double *out1) {
@@ -265,8 +443,23 @@ void bg_program(int64_t n, const double *states, const double *rates, int rate,
         case ORIENTATION_GAP:
             orientation_gap(A, cnt, ia, ib, f0, dest, sign, out);
             break;
-        default:
+        case PRISMATIC_ROTATION:
             prismatic_rotation(A, r, w, v, rate, cnt, ia, ib, K, f0, f1, f2, dest, sign, out);
+            break;
+        case AXES_CROSS:
+            axes_cross(A, Adot, rate, cnt, ia, ib, f0, f1, f2, dest, sign, out);
+            break;
+        case AXES_DOT:
+            axes_dot(A, cnt, ia, ib, f0, f1, f2, dest, sign, out);
+            break;
+        case AXES_COMBINATION:
+            axes_combination(A, Adot, rate, cnt, ia, ib, f0, f1, f2, dest, sign, out);
+            break;
+        case SCREW_GAP:
+            screw_gap(A, r, cnt, ia, ib, f0, dest, sign, out);
+            break;
+        default:
+            gimbal_rate(A, Adot, rate, cnt, ia, ib, f0, f1, f2, dest, sign, out);
         }
     }
 }
