@@ -82,7 +82,8 @@ class ContactHistory:
 
     def columns(self) -> dict[str, np.ndarray]:
         """The columns of ``contacts.csv``: ``t``, then per pair ``<a>|<b>.N`` (N),
-        ``.Fx`` ``.Fy`` ``.Fz`` (N, on b), ``.x`` ``.y`` ``.z`` (the centre of pressure,
+        ``.Fx`` ``.Fy`` ``.Fz`` (N, on b: normal plus friction), ``.Ftx`` ``.Fty``
+        ``.Ftz`` (the friction, N, on b), ``.x`` ``.y`` ``.z`` (the centre of pressure,
         m), ``.depth`` (m), ``.slip`` (m/s), ``.count``; and ``contact_energy`` (J)."""
         out = {"t": self.t}
         for p in self.pairs.values():
@@ -91,11 +92,37 @@ class ContactHistory:
             for k, ax in enumerate("xyz"):
                 out[f"{n}.F{ax}"] = p.force[k]
             for k, ax in enumerate("xyz"):
+                out[f"{n}.Ft{ax}"] = p.friction_force[k]
+            for k, ax in enumerate("xyz"):
                 out[f"{n}.{ax}"] = p.point[k]
             out[f"{n}.depth"] = p.depth
             out[f"{n}.slip"] = p.slip_speed
             out[f"{n}.count"] = p.count.astype(float)
         out["contact_energy"] = self.stored
+        return out
+
+    def units(self) -> dict[str, dict[str, str]]:
+        """Units and frames of :meth:`columns` (as ``units.json`` gives them)."""
+        out: dict[str, dict[str, str]] = {}
+        for p in self.pairs.values():
+            n = p.name
+            out[f"{n}.N"] = {"unit": "N", "meaning": f"normal force of {p.shape_a} on "
+                                                    f"{p.shape_b}, summed over the points"}
+            for ax in "xyz":
+                out[f"{n}.F{ax}"] = {"unit": "N", "frame": "global",
+                                     "meaning": f"contact force (normal plus friction) of "
+                                                f"{p.shape_a} on {p.shape_b}"}
+            for ax in "xyz":
+                out[f"{n}.Ft{ax}"] = {"unit": "N", "frame": "global",
+                                      "meaning": f"friction force of {p.shape_a} on "
+                                                 f"{p.shape_b}"}
+            for ax in "xyz":
+                out[f"{n}.{ax}"] = {"unit": "m", "frame": "global",
+                                    "meaning": "centre of pressure (NaN out of contact)"}
+            out[f"{n}.depth"] = {"unit": "m", "meaning": "deepest penetration"}
+            out[f"{n}.slip"] = {"unit": "m/s", "meaning": "fastest sliding at a point"}
+            out[f"{n}.count"] = {"unit": "1", "meaning": "contact points"}
+        out["contact_energy"] = {"unit": "J", "meaning": "elastic energy in the contacts"}
         return out
 
 

@@ -249,6 +249,17 @@ def test_contact_forces_are_written_with_the_other_histories(tmp_path):
     assert abs(float(rows[-1]["floor|s.depth"]) - d0) < 1e-9
     mat = scipy.io.loadmat(paths["mat"])
     assert abs(float(np.ravel(mat["flooru007cs_N"])[-1]) - m * G) < 1e-6 * m * G
+    # the JSON files: the columns' units, and the shapes for a page drawn from the files
+    import json
+    units = json.load(open(paths["units"]))
+    assert units["floor|s.N"]["unit"] == "N" and units["floor|s.Ftx"]["frame"] == "global"
+    assert set(rows[0]) - {"t"} <= set(units)             # every column has its unit
+    shapes = json.load(open(paths["mechanism"]))["shapes"]
+    assert [(s["name"], s["body"], s["kind"], s["size"][0]) for s in shapes] == \
+        [("floor", "ground", "plane", 0.0), ("s", "ball", "sphere", r)]
+    # the data frame's columns: the contacts' beside the bodies' (as the reactions)
+    cols = res.motion().columns()
+    assert np.array_equal(cols["floor|s.N"], res.contacts().pair("floor", "s").normal_force)
 
 
 def test_the_compiled_wrenches_equal_the_python_evaluation():
