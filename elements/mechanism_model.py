@@ -9,14 +9,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from bondgraph import (
-    Baumgarte, ModelError, RunProgress, Status, assemble, assign_causality, nominal_scales,
-    simulate,
+    Baumgarte, IntegrationError, IntegrationWarning, ModelError, RunProgress, Status,
+    assemble, assign_causality, nominal_scales, simulate,
 )
 from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
@@ -507,7 +508,13 @@ class MechanismModel:
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)
         kwargs.update(max_step=max_step, events=events, progress=progress)
-        if any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes):
+        switched = any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes)
+        watch = None
+        if self.index.contact is not None and not switched:    # (docs/contact.md)
+            from elements.contact.tunnelling import TunnelWatch
+            watch = TunnelWatch(self.index.contact, self.model.state_slices)
+            kwargs["events"] = [*([events] if callable(events) else events), watch]
+        if switched:
             if projection:
                 raise ModelError("projection=True is not available with joint stops or "
                                  "friction (their impacts and sticking switch the model)")
@@ -535,7 +542,7 @@ class MechanismModel:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict,
                            max_steps=max_steps, max_wall_time=max_wall_time, **kwargs)
-            return MechanismResult(self, res, stab)
+            return MechanismResult(self, _tunnelled(res, watch, kwargs), stab)
         parts = []
         x = self.project(x0)
         removed = 0.0
@@ -547,7 +554,7 @@ class MechanismModel:
                            method=method, rtol=rtol, atol=atol, stabilization=stab,
                            strict=self.strict, max_steps=steps_left, max_wall_time=wall,
                            **kwargs)
-            if not seg.success:
+            if not seg.success or (watch is not None and watch.hit):
                 parts.append(seg)
                 break
             if steps_left is not None:        # (the budget is the whole run's)
@@ -563,9 +570,25 @@ class MechanismModel:
             removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])
             parts.append(_with_last(seg, x))
-        res = MechanismResult(self, join_results(parts), stab)
+        res = MechanismResult(self, _tunnelled(join_results(parts), watch, kwargs), stab)
         res.projection_drift = removed
         return res
+
+
+def _tunnelled(raw, watch, options):
+    """The run ``raw``, failed with the tunnelling's message when ``watch``
+    (:class:`~elements.contact.tunnelling.TunnelWatch`) fired: never SUCCESS with a
+    body through a shape (raised with ``raise_on_failure``, else warned)."""
+    if watch is None or watch.hit is None:
+        return raw
+    message = watch.message()
+    raw = dataclasses.replace(raw, status=Status.STEP_FAILED, success=False,
+                              failure_time=float(raw.t[-1]) if raw.t.size else watch.hit[2],
+                              message=message)
+    if options.get("raise_on_failure"):
+        raise IntegrationError(message, raw)
+    warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=4)
+    return raw
 
 
 def _inertia_of(params, body: str) -> np.ndarray:

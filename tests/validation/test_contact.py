@@ -345,3 +345,45 @@ def test_urdf_collision_primitives_rest_on_a_floor_with_their_weight():
     pair = res.contacts().pair("floor", "hull")
     assert np.allclose(pair.normal_force, 2.0 * G, rtol=1e-6)
     assert np.all(pair.count == 4)
+
+
+def _pellet(v, **kw):
+    """A pellet (5 mm, 10 g) shot along x at ``v`` (m/s) without gravity at a plate 2 mm
+    thick fixed 0.3 m ahead; no friction, no damping; stiff enough (5e7 N/m in series)
+    to stop it within 1.5 mm."""
+    mech = Mechanism("shot", gravity=(0, 0, 0))
+    m, r = 0.01, 0.005
+    mech.add_body(RigidBody("pellet", m, Inertia.principal(*[0.4 * m * r * r] * 3)))
+    mech.add_shape(Box("plate", "ground", (0.001, 0.2, 0.2), position=(0.3, 0, 0)),
+                   ContactLaw(stiffness=1e8, damping=0.0, friction=0.0))
+    mech.add_shape(Sphere("ball", "pellet", r), ContactLaw(stiffness=1e8, damping=0.0,
+                                                            friction=0.0))
+    T = 0.6 / v
+    return mech.assemble().simulate((0.0, T), free={"pellet": {
+        "position": [0, 0, 0], "velocity": [v, 0, 0]}}, t_eval=np.linspace(0, T, 7), **kw)
+
+
+def test_a_fast_pellet_never_passes_through_a_thin_plate_unnoticed(monkeypatch):
+    """In free flight nothing limits the step, and one step carries the pellet through
+    the plate (2 mm) without a state in contact. The run ends in a failure naming both
+    shapes, the speed and the step that would see the plate (elements.contact.tunnelling),
+    not in SUCCESS; with that max_step the pellet bounces back at -v (elastic: to 1e-6).
+    Without the watch (its event made silent) the same run reports SUCCESS with the
+    pellet 0.3 m beyond the plate: what the watch is for."""
+    from bondgraph import IntegrationError, IntegrationWarning
+    from elements.contact.tunnelling import TunnelWatch
+    v = 100.0
+    with pytest.warns(IntegrationWarning, match="tunnelling"):
+        res = _pellet(v)
+    assert not res.success and res.raw.status.name == "STEP_FAILED"
+    assert "shape 'ball' entered shape 'plate'" in res.raw.message
+    assert "at 100 m/s" in res.raw.message and "max_step below 1e-05 s" in res.raw.message
+    assert res.body("pellet").position[0, -1] < 0.3            # stopped at the plate
+    with pytest.raises(IntegrationError, match="tunnelling"):
+        _pellet(v, raise_on_failure=True)
+    res = _pellet(v, max_step=1e-5)
+    assert res.success
+    assert abs(res.body("pellet").velocity[0, -1] / -v - 1) < 1e-6
+    monkeypatch.setattr(TunnelWatch, "__call__", lambda self, t, x: 1.0)
+    res = _pellet(v)
+    assert res.success and res.body("pellet").position[0, -1] > 0.59
