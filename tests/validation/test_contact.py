@@ -455,3 +455,7 @@ def test_torsional_resistance_stops_a_spinning_sphere_at_the_predicted_time():
     assert agrees(cn) and not agrees(1.01 * cn)
     assert 0.40 < I * w0 / (cn * m * G) < 0.41 and w[40] > 0.1 and abs(w[41]) < 1e-9
     assert abs(res.energy.dissipated["contact"][-1] / (0.5 * I * w0 ** 2) - 1) < 1e-9
+    # the report: the moment c_n m g against the spin while it turns (on the ball)
+    moment = res.contacts().pair("floor", "s").moment
+    assert np.allclose(moment[2, 1:36], -cn * m * G, rtol=1e-6)   # (w > 1.4: w_s^2 / w^2)
+    assert np.abs(moment[:2]).max() < 1e-12 and abs(moment[2, -1]) < 1e-9
