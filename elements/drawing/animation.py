@@ -33,13 +33,14 @@ from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, ModelError
 
 from elements.drawing.motion import (
-    HasMotion, Motion, MotionBody, MotionJoint, RunDirectoryError, Source, TraceSpec,
+    HasMotion, Motion, MotionBody, MotionContact, MotionJoint, MotionShape,
+    RunDirectoryError, Source, TraceSpec,
     geometry_table, joint_from_table, load_motion, rotations,
 )
 from elements.drawing.scene import MAX_SIDE, MIN_SIDE, PALETTE, Scene, Shape, _nice, build_scene, moving_bodies
 
 __all__ = ["Shape", "animate", "load_motion", "moving_bodies", "Motion", "MotionBody",
-           "MotionJoint", "HasMotion", "RunDirectoryError", "THREE_VERSION", "geometry_table",
+           "MotionJoint", "MotionShape", "MotionContact", "HasMotion", "RunDirectoryError", "THREE_VERSION", "geometry_table",
            "joint_from_table", "Scene", "build_scene", "rotations", "PALETTE", "Source",
            "TraceSpec", "MIN_SIDE", "MAX_SIDE", "scene_data", "render_html"]
 

@@ -244,7 +244,8 @@ class Scene:
     contacts: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     """Per pair of shapes (``floor|foot``): ``point`` (3, frames) m, the centre of
     pressure (NaN out of contact), ``normal`` and ``friction`` (3, frames) N, on the
-    pair's second shape, global."""
+    pair's second shape, global; a pair whose second shape is on the ground and first
+    is not is turned round (``foot|floor`` is drawn as ``floor|foot``)."""
     contact_scale: float | None = None
     """m of arrow per N of contact force (one scale for all pairs)."""
     contact_ref: float | None = None
@@ -485,9 +486,13 @@ def _add_contact(scene: Scene, motion: Motion, index: np.ndarray,
     if not contacts:
         return
     arrows = {}
+    body = {s.name: s.body for s in motion.shapes}
     for name, c in motion.contacts().items():
-        arrows[name] = {"point": c.point[:, index], "normal": c.normal[:, index],
-                        "friction": c.friction[:, index]}
+        sign = 1.0           # drawn on the moving shape: a pair (foot, floor) as floor|foot
+        if body.get(c.shape_b) == motion.ground and body.get(c.shape_a) != motion.ground:
+            name, sign = f"{c.shape_b}|{c.shape_a}", -1.0
+        arrows[name] = {"point": c.point[:, index], "normal": sign * c.normal[:, index],
+                        "friction": sign * c.friction[:, index]}
     fmax = max((float(np.nanmax(np.linalg.norm(a[k], axis=0), initial=0.0))
                 for a in arrows.values() for k in ("normal", "friction")), default=0.0)
     if fmax > 0 and np.isfinite(fmax):
