@@ -9,15 +9,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from bondgraph import (
-    Baumgarte, IntegrationError, IntegrationWarning, ModelError, RunProgress, Status,
-    assemble, assign_causality, nominal_scales, simulate,
+    Baumgarte, ModelError, RunProgress, Status, assemble, assign_causality, nominal_scales,
+    simulate,
 )
 from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
@@ -25,6 +24,7 @@ from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 
 import elements.running.closure as closure
 import elements.running.hybrid as hybrid
+from elements.contact.tunnelling import tunnelled
 from elements.kernels.blocks import Block
 from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
@@ -510,8 +510,8 @@ class MechanismModel:
         kwargs.update(max_step=max_step, events=events, progress=progress)
         switched = any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes)
         watch = None
-        if self.index.contact is not None and not switched:    # (docs/contact.md)
-            from elements.contact.tunnelling import TunnelWatch
+        if self.index.contact is not None and not switched:    # (docs/contact.md; a
+            from elements.contact.tunnelling import TunnelWatch   # switched run's: hybrid)
             watch = TunnelWatch(self.index.contact, self.model.state_slices)
             kwargs["events"] = [*([events] if callable(events) else events), watch]
         if switched:
@@ -542,7 +542,7 @@ class MechanismModel:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict,
                            max_steps=max_steps, max_wall_time=max_wall_time, **kwargs)
-            return MechanismResult(self, _tunnelled(res, watch, kwargs), stab)
+            return MechanismResult(self, tunnelled(res, watch, kwargs), stab)
         parts = []
         x = self.project(x0)
         removed = 0.0
@@ -570,25 +570,9 @@ class MechanismModel:
             removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])
             parts.append(_with_last(seg, x))
-        res = MechanismResult(self, _tunnelled(join_results(parts), watch, kwargs), stab)
+        res = MechanismResult(self, tunnelled(join_results(parts), watch, kwargs), stab)
         res.projection_drift = removed
         return res
-
-
-def _tunnelled(raw, watch, options):
-    """The run ``raw``, failed with the tunnelling's message when ``watch``
-    (:class:`~elements.contact.tunnelling.TunnelWatch`) fired: never SUCCESS with a
-    body through a shape (raised with ``raise_on_failure``, else warned)."""
-    if watch is None or watch.hit is None:
-        return raw
-    message = watch.message()
-    raw = dataclasses.replace(raw, status=Status.STEP_FAILED, success=False,
-                              failure_time=float(raw.t[-1]) if raw.t.size else watch.hit[2],
-                              message=message)
-    if options.get("raise_on_failure"):
-        raise IntegrationError(message, raw)
-    warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=4)
-    return raw
 
 
 def _inertia_of(params, body: str) -> np.ndarray:

@@ -478,6 +478,14 @@ def test_contact_page_data_are_the_contact_history(crate_dir, tmp_path):
     from_files = page_data(__import__("elements").animate(str(out), str(tmp_path / "f.html")))
     for key in ("collision", "contacts", "contact_scale", "bodies"):
         assert from_files[key] == d[key], key
+    # the command line, without the arrows: the shapes stay
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "animate", str(out), "--out",
+                        str(tmp_path / "cli.html"), "--no-contacts"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    cli = page_data(tmp_path / "cli.html")
+    assert cli["contacts"] == [] and cli["contact_scale"] is None
+    assert cli["collision"] == d["collision"]
 
 
 def test_contact_arrows_drawn_in_chromium_are_the_contact_forces(chromium, crate_dir,

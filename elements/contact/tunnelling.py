@@ -27,16 +27,20 @@ a segment), a cylinder's clipping to its caps, then the distance to its axis.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from bondgraph import IntegrationError, IntegrationWarning, Status
 from bondgraph.spatial import quat_to_matrix
 
 from elements.contact.detect import segment_closest
 from elements.contact.shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE
 
-__all__ = ["TunnelWatch"]
+__all__ = ["TunnelWatch", "tunnelled"]
 
 
 class TunnelWatch:
@@ -155,6 +159,26 @@ class TunnelWatch:
                 f"shape, past what the contact can push back. Give simulate max_step "
                 f"below {bound:.3g} s (half the thinner shape, {thin:.3g} m, at that "
                 f"speed), or stiffer contact")
+
+
+def tunnelled(raw, watch: TunnelWatch | None, options: Mapping[str, Any],
+              t_stop: float | None = None):
+    """The run ``raw`` (a :class:`~bondgraph.SimulationResult`), failed with ``watch``'s
+    message when it fired: status ``STEP_FAILED``, never SUCCESS with a body through a
+    shape, failing at ``t_stop`` (s; default the run's last time, where the event ended
+    it); raised as :class:`~bondgraph.IntegrationError` when ``options`` (the run's
+    keywords) ask ``raise_on_failure``, else warned."""
+    if watch is None or watch.hit is None:
+        return raw
+    message = watch.message()
+    if t_stop is None:
+        t_stop = float(raw.t[-1]) if raw.t.size else watch.hit[2]
+    raw = dataclasses.replace(raw, status=Status.STEP_FAILED, success=False,
+                              failure_time=float(t_stop), message=message)
+    if options.get("raise_on_failure"):
+        raise IntegrationError(message, raw)
+    warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=4)
+    return raw
 
 
 def _halfspaces(s) -> np.ndarray | None:
