@@ -70,8 +70,13 @@ class TunnelWatch:
         self.bodies = list(system.bodies)
         where = {b: k for k, b in enumerate(self.bodies)}
         self.body_of = np.array([where.get(s.body, -1) for s in shapes], dtype=np.int64)
-        self.index = [(slices[system.states[b][0]], slices[system.states[b][1]])
-                      for b in self.bodies]
+        def span(name):
+            sl = slices[name]
+            return list(range(sl.start, sl.stop))
+        self.r_index = np.array([span(system.states[b][0]) for b in self.bodies],
+                                dtype=np.int64).reshape(-1, 3)
+        self.q_index = np.array([span(system.states[b][1]) for b in self.bodies],
+                                dtype=np.int64).reshape(-1, 4)
         self.pos = np.array([s.position for s in shapes], dtype=float).reshape(-1, 3)
         self.rot = np.array([s.rotation for s in shapes], dtype=float).reshape(-1, 3, 3)
         # a mover's centre: a mesh's is the mean of its hull's vertices (inside it)
@@ -89,18 +94,15 @@ class TunnelWatch:
         pairs.sort(key=lambda ij: self.body_of[ij[0]] < 0)
         self.movers = np.array([i for i, _ in pairs], dtype=np.int64)
         self.obstacles = np.array([j for _, j in pairs], dtype=np.int64)
+        self.on_plane = np.array([self.kind[j] == PLANE for _, j in pairs], dtype=bool)
         self.ref_t = -np.inf
         self.ref: np.ndarray | None = None
         self.hit: tuple[str, str, float, float, float] | None = None
 
     def _relative(self, x: np.ndarray) -> np.ndarray:
         """Every mover's centre in its obstacle's frame (pairs, 3), m."""
-        A = np.empty((len(self.bodies), 3, 3))
-        r = np.empty((len(self.bodies), 3))
-        for k, (ri, qi) in enumerate(self.index):
-            r[k] = x[ri]
-            q = np.asarray(x[qi], dtype=float)
-            A[k] = quat_to_matrix(q / np.linalg.norm(q))
+        r = x[self.r_index]
+        A = quat_to_matrix(x[self.q_index]).reshape(-1, 3, 3)     # (normalised)
         n = len(self.kind)
         c = self.pos.copy()
         R = self.rot.copy()
@@ -135,13 +137,19 @@ class TunnelWatch:
     def _crossed(self, p0: np.ndarray, p1: np.ndarray) -> int | None:
         """The first pair whose segment p0 -> p1 (obstacle frame) enters the obstacle,
         its mover's centre outside it at p0; None."""
-        # bounding test: the segment's distance from the obstacle's centre
+        # a plane (z <= 0 in its frame): the centre from above to below
+        below = self.on_plane & (p0[:, 2] >= 0.0) & (p1[:, 2] < 0.0)
+        if below.any():
+            return int(np.nonzero(below)[0][0])
+        # the others: a bounding test on the segment's distance from the obstacle's
+        # centre, then the shape's own
         d = p1 - p0
         dd = np.einsum("ki,ki->k", d, d)
         s = np.clip(-np.einsum("ki,ki->k", p0, d) / np.where(dd > 0, dd, 1.0), 0.0, 1.0)
         near = p0 + s[:, None] * d
         dist = np.sqrt(np.einsum("ki,ki->k", near, near))
-        for k in np.nonzero(dist <= self.reach[self.obstacles] + 1e-12)[0]:
+        near = ~self.on_plane & (dist <= self.reach[self.obstacles] + 1e-12)
+        for k in np.nonzero(near)[0]:
             j = self.obstacles[k]
             if not _inside(self, j, p0[k]) and _enters(self, j, p0[k], p1[k]):
                 return int(k)
