@@ -530,3 +530,33 @@ def test_contact_video_draws_the_shapes_and_the_arrows(crate_dir, tmp_path):
         < teal.sum()
     box = (np.abs(frames[False] - [31, 119, 180]).max(axis=-1) < 40).sum()   # the crate
     assert box > 300
+
+
+def test_a_pair_with_the_ground_second_is_drawn_on_the_moving_shape():
+    """contacts.csv names a pair as the broad phase met it (``s|floor``: forces on the
+    floor); the page turns it round (``floor|s``: the same forces, opposite, on the
+    sphere), so that arrows act on moving bodies. A pair of two moving shapes stays."""
+    from elements.drawing.motion import Motion, MotionBody, MotionContact, MotionShape
+    n = 3
+    t = np.linspace(0.0, 1.0, n)
+    body = MotionBody("ball", 1.0, np.eye(3) * 4e-3, np.zeros((3, n)) + [[0], [0], [0.1]],
+                      np.tile([[1.0], [0], [0], [0]], n))
+    ground = np.eye(3)
+    shapes = [MotionShape("floor", "ground", "plane", np.zeros(4), np.zeros(3), ground),
+              MotionShape("s", "ball", "sphere", np.array([0.1, 0, 0, 0]), np.zeros(3),
+                          ground),
+              MotionShape("t", "ball", "sphere", np.array([0.05, 0, 0, 0]), np.zeros(3),
+                          ground)]
+    point = np.zeros((3, n))
+    down = np.tile([[0.0], [0.0], [-5.0]], n)
+    aside = np.tile([[1.0], [0.0], [0.0]], n)
+    contacts = {"s|floor": MotionContact("s", "floor", point, down, aside),
+                "s|t": MotionContact("s", "t", point, down, aside)}
+    motion = Motion("m", t, np.array([0, 0, -9.81]), {"ball": body}, {}, "ground",
+                    shapes=shapes, _contacts=lambda: contacts)
+    scene = build_scene(motion, plots=[])
+    assert sorted(scene.contacts) == ["floor|s", "s|t"]
+    assert np.array_equal(scene.contacts["floor|s"]["normal"], -down)
+    assert np.array_equal(scene.contacts["floor|s"]["friction"], -aside)
+    assert np.array_equal(scene.contacts["s|t"]["normal"], down)
+    assert scene.covered == {"ball"}
