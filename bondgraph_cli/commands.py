@@ -259,7 +259,8 @@ def cmd_animate(args) -> int:
         shapes[body] = spec
     plots = None if args.plot is None else [p.split(",") for p in args.plot]
     traces = moving_bodies(motion) if args.trace is None else args.trace
-    options = dict(shapes=shapes, traces=traces, reactions=not args.no_reactions, plots=plots)
+    options = dict(shapes=shapes, traces=traces, reactions=not args.no_reactions, plots=plots,
+                   contacts=not args.no_contacts)
     out = args.out or os.path.join(args.directory, "animation.html")
     written = [animate(motion, out, speed=args.speed, **options)]
     print(f"wrote {out} (open it in a browser; it needs no network)")
@@ -576,6 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw BODY as box:LX,LY,LZ, sphere:R or cylinder:R,L[,AXIS] (m, body "
                         "coordinates; repeatable; default: the box of its inertia)")
     a.add_argument("--no-reactions", action="store_true", help="no joint reaction arrows")
+    a.add_argument("--no-contacts", action="store_true",
+                   help="no contact force arrows (the collision shapes are drawn)")
     a.set_defaults(func=cmd_animate)
     lz = sub.add_parser("linearize", help="the linear model about an operating point",
                         description="Linearise MODEL (a TOML model file) about an operating "

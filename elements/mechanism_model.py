@@ -24,6 +24,7 @@ from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 
 import elements.running.closure as closure
 import elements.running.hybrid as hybrid
+from elements.contact.tunnelling import tunnelled
 from elements.kernels.blocks import Block
 from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
@@ -507,7 +508,13 @@ class MechanismModel:
         grid = np.linspace(t_span[0], t_span[1], 501) if t_eval is None else \
             np.asarray(t_eval, dtype=float)
         kwargs.update(max_step=max_step, events=events, progress=progress)
-        if any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes):
+        switched = any(ax.switched for j in self.mechanism.joints.values() for ax in j.axes)
+        watch = None
+        if self.index.contact is not None and not switched:    # (docs/contact.md; a
+            from elements.contact.tunnelling import TunnelWatch   # switched run's: hybrid)
+            watch = TunnelWatch(self.index.contact, self.model.state_slices)
+            kwargs["events"] = [*([events] if callable(events) else events), watch]
+        if switched:
             if projection:
                 raise ModelError("projection=True is not available with joint stops or "
                                  "friction (their impacts and sticking switch the model)")
@@ -535,7 +542,7 @@ class MechanismModel:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict,
                            max_steps=max_steps, max_wall_time=max_wall_time, **kwargs)
-            return MechanismResult(self, res, stab)
+            return MechanismResult(self, tunnelled(res, watch, kwargs), stab)
         parts = []
         x = self.project(x0)
         removed = 0.0
@@ -547,7 +554,7 @@ class MechanismModel:
                            method=method, rtol=rtol, atol=atol, stabilization=stab,
                            strict=self.strict, max_steps=steps_left, max_wall_time=wall,
                            **kwargs)
-            if not seg.success:
+            if not seg.success or (watch is not None and watch.hit):
                 parts.append(seg)
                 break
             if steps_left is not None:        # (the budget is the whole run's)
@@ -563,7 +570,7 @@ class MechanismModel:
             removed = max(removed, float(np.abs(phi_end).max(initial=0.0)))
             x = self.project(seg.x[:, -1])
             parts.append(_with_last(seg, x))
-        res = MechanismResult(self, join_results(parts), stab)
+        res = MechanismResult(self, tunnelled(join_results(parts), watch, kwargs), stab)
         res.projection_drift = removed
         return res
 

@@ -31,7 +31,10 @@ from elements.kernels.blocks import Junction, term_bond
 from elements.running.switch import SwitchKind
 from elements.energy_ledger import EnergyLedger
 from elements.drawing.animation import animate
-from elements.drawing.motion import Motion, MotionBody, geometry_table, joint_from_table
+from elements.drawing.motion import (
+    Motion, MotionBody, contacts_from_columns, geometry_table, joint_from_table,
+    shapes_from_table,
+)
 from elements.drawing.result_display import import_summary
 from elements.drawing.video import animate_video
 
@@ -504,13 +507,21 @@ class MechanismResult:
 
         def columns():
             b, jn, e = result.columns()
-            out = {**b, **jn, **e}
+            out = {**b, **jn, **e, **result._contact_columns()}
             out.pop("t", None)
             return out
 
         return Motion(mech.name, np.asarray(result.t, dtype=float), self.model.gravity,
                       bodies, joints, mech.ground.name, columns, result.units,
-                      lambda name: np.asarray(result.joint(name).force, dtype=float))
+                      lambda name: np.asarray(result.joint(name).force, dtype=float),
+                      shapes=shapes_from_table(geo.get("shapes")),
+                      _contacts=lambda: contacts_from_columns(result._contact_columns()))
+
+    def _contact_columns(self) -> dict[str, np.ndarray]:
+        """The columns of ``contacts.csv`` (:meth:`ContactHistory.columns`), empty
+        without collision shapes."""
+        contacts = self.contacts()
+        return {} if contacts is None else contacts.columns()
 
     def animate(self, path: str, **options: Any) -> str:
         """Write a self-contained HTML page animating the motion in 3D (no network needed);
@@ -525,12 +536,13 @@ class MechanismResult:
         return animate_video(self, path, **options)
 
     def to_dataframe(self):
-        """Every exported column (bodies, joints, energy) as one pandas DataFrame indexed
-        by time (requires the optional pandas: ``pip install vector-bondgraph[dataframe]``).
+        """Every exported column (bodies, joints, energy, and with collision shapes the
+        contacts of ``contacts.csv``) as one pandas DataFrame indexed by time (requires
+        the optional pandas: ``pip install vector-bondgraph[dataframe]``).
         """
         pd = require_extra("pandas", "to_dataframe()", "dataframe")
         bodies, joints, energy = self.columns()
-        cols = {**bodies, **joints, **energy}
+        cols = {**bodies, **joints, **energy, **self._contact_columns()}
         t = cols.pop("t")
         return pd.DataFrame(cols, index=pd.Index(t, name="t"))
 
@@ -591,6 +603,9 @@ class MechanismResult:
             out[f"dissipated.{k}"] = {"unit": "J", "meaning": f"energy dissipated by {k}"}
         for k in led.other:
             out[f"stored.{k}"] = {"unit": "J", "meaning": f"energy stored in {k}"}
+        contacts = self.contacts()
+        if contacts is not None:          # (the columns of contacts.csv)
+            out.update(contacts.units())
         return out
 
     def write(self, out_dir: str, *, stem: str = "result", mat_name: str | None = None

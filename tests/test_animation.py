@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -411,3 +412,151 @@ def test_unknown_names_are_refused(run_dir, tmp_path):
         res.animate(str(tmp_path / "x.html"), plots=["m2.q"])
     with pytest.raises(NameNotFoundError, match="has no point 'tip'"):
         res.animate(str(tmp_path / "x.html"), traces=["m2:tip"])
+
+
+# -- contact: the collision shapes and the contact forces -----------------------------------
+
+@pytest.fixture(scope="module")
+def crate_dir(tmp_path_factory):
+    """A box dropped 1 cm onto a floor while sliding at 1 m/s (friction 0.4): 41 output
+    times over 0.4 s, written with its page; four corners in contact, friction while
+    it slides."""
+    from elements import Inertia, Mechanism, RigidBody
+    from elements.contact import Box, ContactLaw, Plane
+    m, (a, b, c), g = 2.0, (0.2, 0.1, 0.05), 9.81
+    mech = Mechanism("crate", gravity=(0, 0, -g))
+    mech.add_body(RigidBody("box", m, Inertia.principal(m * (b * b + c * c) / 3,
+                                                         m * (a * a + c * c) / 3,
+                                                         m * (a * a + b * b) / 3)))
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Box("crate", "box", (a, b, c)),
+                   ContactLaw(stiffness=1e6, damping=100.0, friction=0.4))
+    res = mech.assemble().simulate((0.0, 0.4), free={"box": {
+        "position": [0, 0, c + 0.01], "velocity": [1.0, 0, 0]}},
+        t_eval=np.linspace(0.0, 0.4, 41), rtol=1e-8, atol=1e-10)
+    assert res.success
+    out = tmp_path_factory.mktemp("crate")
+    paths = res.write(str(out))
+    paths["animation"] = res.animate(str(out / "animation.html"))
+    return out, res, paths
+
+
+def _drawn_arrow_matches(drawn: str, point, force, scale: float) -> bool:
+    """Whether an arrow as the page reports it (origin and vector, m) starts at
+    ``point`` (m) and is ``force`` (N) times ``scale`` (m/N) long: to 1e-6 of its
+    length (the page's data keep 7 digits, the report 9) and 1e-7 m."""
+    v = np.array([float(x) for x in drawn.split(",")])
+    return bool(np.allclose(v[:3], point, rtol=0, atol=1e-7) and
+                np.linalg.norm(v[3:] - force * scale) <= 1e-6 * np.linalg.norm(force * scale))
+
+
+def test_contact_page_data_are_the_contact_history(crate_dir, tmp_path):
+    """The page draws the collision shapes on their bodies (the box instead of its
+    inertia box) and, per output time, the history's centre of pressure and its normal
+    and friction forces (7 digits); the run's directory gives the same data."""
+    out, res, paths = crate_dir
+    d = page_data(paths["animation"])
+    pair = res.contacts().pair("floor", "crate")
+    assert [c["kind"] for c in d["collision"]] == ["plane", "box"]
+    assert d["collision"][1]["size"][:3] == [0.2, 0.1, 0.05]
+    assert d["bodies"][0]["covered"] is True
+    (c,) = d["contacts"]
+    assert c["pair"] == "floor|crate"
+    touching = ~np.isnan(pair.point[0])
+    assert touching.sum() > 30 and not touching.all()           # it falls, then lands
+    point = np.array([np.nan if v is None else v for v in c["point"]]).reshape(-1, 3).T
+    assert np.array_equal(np.isnan(point), np.isnan(pair.point))
+    assert np.allclose(point[:, touching], pair.point[:, touching], rtol=1e-6, atol=1e-9)
+    normal = np.array(c["normal"]).reshape(-1, 3).T
+    friction = np.array(c["friction"]).reshape(-1, 3).T
+    assert np.allclose(friction, pair.friction_force, rtol=1e-6, atol=1e-9)
+    assert np.allclose(normal, pair.force - pair.friction_force, rtol=1e-6, atol=1e-9)
+    assert np.allclose(np.linalg.norm(normal, axis=0), pair.normal_force, rtol=1e-6, atol=1e-9)
+    fmax = max(np.linalg.norm(normal, axis=0).max(), np.linalg.norm(friction, axis=0).max())
+    assert 0.1 * d["extent"] < fmax * d["contact_scale"] <= 0.25 * d["extent"] * (1 + 1e-12)
+    # from the run's files (contacts.csv, mechanism.json): the same page, number for number
+    from_files = page_data(__import__("elements").animate(str(out), str(tmp_path / "f.html")))
+    for key in ("collision", "contacts", "contact_scale", "bodies"):
+        assert from_files[key] == d[key], key
+    # the command line, without the arrows: the shapes stay
+    p = subprocess.run([sys.executable, "-m", "bondgraph_cli", "animate", str(out), "--out",
+                        str(tmp_path / "cli.html"), "--no-contacts"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    cli = page_data(tmp_path / "cli.html")
+    assert cli["contacts"] == [] and cli["contact_scale"] is None
+    assert cli["collision"] == d["collision"]
+
+
+def test_contact_arrows_drawn_in_chromium_are_the_contact_forces(chromium, crate_dir,
+                                                                 tmp_path):
+    """At an output time the page's arrows, read back from the drawn three.js objects
+    (their origin, direction and length), are the history's normal and friction forces
+    at its centre of pressure, times the legend's scale; the same check with the scale
+    1 % off fails."""
+    out, res, paths = crate_dir
+    d = page_data(paths["animation"])
+    pair = res.contacts().pair("floor", "crate")
+    k = 20                                                       # t = 0.2 s: sliding
+    dom = browse(chromium, f"{Path(paths['animation']).as_uri()}?t={float(res.t[k])!r}",
+                 tmp_path).stdout
+    row = re.search(r'<span class="contact-readout" data-pair="floor\|crate" '
+                    r'data-normal="([^"]*)" data-friction="([^"]*)">', dom)
+    assert row, re.findall(r'<span class="contact-readout"[^>]*>', dom)
+    normal = pair.force[:, k] - pair.friction_force[:, k]
+    friction = pair.friction_force[:, k]
+    assert np.linalg.norm(friction) > 0.3 * np.linalg.norm(normal)     # it slides
+    scale = d["contact_scale"]
+    for drawn, force in ((row.group(1), normal), (row.group(2), friction)):
+        assert _drawn_arrow_matches(drawn, pair.point[:, k], force, scale), (drawn, force)
+        assert not _drawn_arrow_matches(drawn, pair.point[:, k], force, 1.01 * scale)
+    assert f"N = {np.linalg.norm(normal):.4g} N" in dom
+
+
+def test_contact_video_draws_the_shapes_and_the_arrows(crate_dir, tmp_path):
+    """The GIF of the contact run: frames with the contact arrows differ from those
+    without only where the arrows are (teal and orange pixels appear)."""
+    from PIL import Image
+    out = crate_dir[0]
+    frames = {}
+    for on in (True, False):
+        p = animate_video(str(out), str(tmp_path / f"c{on}.gif"), fps=5, t_span=(0.2, 0.4),
+                          contacts=on, size=(4.0, 3.0), dpi=80)
+        im = Image.open(p)
+        im.seek(0)
+        frames[on] = np.asarray(im.convert("RGB")).astype(int)
+    teal = np.abs(frames[True] - [11, 114, 133]).max(axis=-1) < 40
+    assert teal.sum() > 5 and (np.abs(frames[False] - [11, 114, 133]).max(axis=-1) < 40).sum() \
+        < teal.sum()
+    box = (np.abs(frames[False] - [31, 119, 180]).max(axis=-1) < 40).sum()   # the crate
+    assert box > 300
+
+
+def test_a_pair_with_the_ground_second_is_drawn_on_the_moving_shape():
+    """contacts.csv names a pair as the broad phase met it (``s|floor``: forces on the
+    floor); the page turns it round (``floor|s``: the same forces, opposite, on the
+    sphere), so that arrows act on moving bodies. A pair of two moving shapes stays."""
+    from elements.drawing.motion import Motion, MotionBody, MotionContact, MotionShape
+    n = 3
+    t = np.linspace(0.0, 1.0, n)
+    body = MotionBody("ball", 1.0, np.eye(3) * 4e-3, np.zeros((3, n)) + [[0], [0], [0.1]],
+                      np.tile([[1.0], [0], [0], [0]], n))
+    ground = np.eye(3)
+    shapes = [MotionShape("floor", "ground", "plane", np.zeros(4), np.zeros(3), ground),
+              MotionShape("s", "ball", "sphere", np.array([0.1, 0, 0, 0]), np.zeros(3),
+                          ground),
+              MotionShape("t", "ball", "sphere", np.array([0.05, 0, 0, 0]), np.zeros(3),
+                          ground)]
+    point = np.zeros((3, n))
+    down = np.tile([[0.0], [0.0], [-5.0]], n)
+    aside = np.tile([[1.0], [0.0], [0.0]], n)
+    contacts = {"s|floor": MotionContact("s", "floor", point, down, aside),
+                "s|t": MotionContact("s", "t", point, down, aside)}
+    motion = Motion("m", t, np.array([0, 0, -9.81]), {"ball": body}, {}, "ground",
+                    shapes=shapes, _contacts=lambda: contacts)
+    scene = build_scene(motion, plots=[])
+    assert sorted(scene.contacts) == ["floor|s", "s|t"]
+    assert np.array_equal(scene.contacts["floor|s"]["normal"], -down)
+    assert np.array_equal(scene.contacts["floor|s"]["friction"], -aside)
+    assert np.array_equal(scene.contacts["s|t"]["normal"], down)
+    assert scene.covered == {"ball"}

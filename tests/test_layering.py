@@ -82,7 +82,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.contact.detect",),
     ("elements.contact.broadphase", "elements.contact.law"),
     ("elements.contact.compiled",),
-    ("elements.contact.dynamics", "elements.contact.history"),
+    ("elements.contact.dynamics", "elements.contact.history", "elements.contact.tunnelling"),
     ("elements.contact",),
     ("elements.kernels.geometry",),
     ("elements.kernels.blocks",),

@@ -11,6 +11,8 @@
   regularised Coulomb friction), :func:`restitution`.
 - :mod:`elements.contact.dynamics`: :class:`ContactSystem` and the
   :class:`ContactWrench` sources by which contact acts on bodies.
+- :mod:`elements.contact.tunnelling`: :class:`TunnelWatch`, the event that ends a run
+  in which a shape passes through another between two steps.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from elements.contact.detect import Contacts, collide
 from elements.contact.dynamics import ContactRecord, ContactSystem, ContactWrench
 from elements.contact.law import ContactLaw, restitution
 from elements.contact.shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
+from elements.contact.tunnelling import TunnelWatch
 
 __all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
            "Contacts", "collide", "CollisionWorld", "sweep_and_prune", "ContactLaw",
-           "restitution", "ContactSystem", "ContactWrench", "ContactRecord"]
+           "restitution", "ContactSystem", "ContactWrench", "ContactRecord",
+           "TunnelWatch"]

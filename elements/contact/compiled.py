@@ -55,7 +55,7 @@ class Packed:
     indices of each body (position 3, quaternion 4, momenta 3 + 3), masses and inverse
     inertias, the shapes (kind, size, hull vertices, body, pose in the body, bounding
     radius, a plane's normal and offset), the pairs the filters allow and each pair's
-    law (k, n, lambda, mu, v_s)."""
+    law (k, n, lambda, mu, v_s, c_r, c_n, w_s)."""
 
     def __init__(self, system, bound):
         bodies = system.bodies
@@ -81,9 +81,10 @@ class Packed:
         pairs = system.allowed_pairs()
         self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         self.laws = np.array([[law.stiffness, law.exponent, law.damping, law.friction,
-                               law.slip_velocity] for law in
+                               law.slip_velocity, law.rolling, law.torsion,
+                               law.spin_velocity] for law in
                               (bound.pair_law(i, j) for i, j in pairs)],
-                             dtype=float).reshape(-1, 5)
+                             dtype=float).reshape(-1, 8)
         self.capacity = int(max([8] + counts))
         self.margin = float(system.world.margin)
 
@@ -179,7 +180,14 @@ def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, sro
                                 R[i], kind[j], params[j], verts[vstart[j]:vstart[j + 1]],
                                 c[j], R[j], 0.0, P, N, D)
         kk, nn, lam, mu, vs = laws[p, 0], laws[p, 1], laws[p, 2], laws[p, 3], laws[p, 4]
+        cr, cn, ws = laws[p, 5], laws[p, 6], laws[p, 7]
         ba, bb = sbody[i], sbody[j]
+        wrel = np.zeros(3)            # B's angular velocity relative to A's (global)
+        for k in range(3):
+            if bb >= 0:
+                wrel[k] += w[bb, k]
+            if ba >= 0:
+                wrel[k] -= w[ba, k]
         for q in range(n_pts):
             dep = D[q]
             if not dep > 0.0:
@@ -216,6 +224,16 @@ def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, sro
             stored += kk * dep ** (nn + 1.0) / (nn + 1.0)
             fel = el * N[q]
             fd = (tot - el) * N[q] + ft
+            mr = np.zeros(3)          # rolling and torsional resistance, on B (global)
+            if cr > 0.0 or cn > 0.0:
+                wn_s = N[q, 0] * wrel[0] + N[q, 1] * wrel[1] + N[q, 2] * wrel[2]
+                wn = wn_s * N[q]
+                wt = wrel - wn
+                if cr > 0.0:
+                    mr -= (cr * tot / np.sqrt(wt[0] ** 2 + wt[1] ** 2 + wt[2] ** 2 +
+                                              ws * ws)) * wt
+                if cn > 0.0:
+                    mr -= (cn * tot / np.sqrt(wn_s * wn_s + ws * ws)) * wn
             for body, pt, sign in ((ba, pa, -1.0), (bb, pb, 1.0)):
                 if body < 0:
                     continue
@@ -225,9 +243,9 @@ def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, sro
                 mel[0] = arm[1] * fel[2] - arm[2] * fel[1]
                 mel[1] = arm[2] * fel[0] - arm[0] * fel[2]
                 mel[2] = arm[0] * fel[1] - arm[1] * fel[0]
-                md[0] = arm[1] * fd[2] - arm[2] * fd[1]
-                md[1] = arm[2] * fd[0] - arm[0] * fd[2]
-                md[2] = arm[0] * fd[1] - arm[1] * fd[0]
+                md[0] = arm[1] * fd[2] - arm[2] * fd[1] + mr[0]
+                md[1] = arm[2] * fd[0] - arm[0] * fd[2] + mr[1]
+                md[2] = arm[0] * fd[1] - arm[1] * fd[0] + mr[2]
                 for k in range(3):
                     W[body, 0, k] += sign * fel[k]
                     W[body, 2, k] += sign * fd[k]

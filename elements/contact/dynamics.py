@@ -23,11 +23,16 @@ pair's :class:`~elements.contact.law.ContactLaw`:
 - the friction force on B, ``-mu N v_t / sqrt(|v_t|^2 + v_s^2)``, v_t the tangential part
   of v(p_b) - v(p_a);
 - A gets the opposite forces; each body's force acts at its own deepest point, so the
-  elastic forces' power is exactly minus the rate of ``k d^(n+1) / (n+1)``.
+  elastic forces' power is exactly minus the rate of ``k d^(n+1) / (n+1)``;
+- with rolling or torsional resistance (c_r, c_n), the moments on B
+  ``-c_r N w_t / sqrt(|w_t|^2 + w_s^2)`` and ``-c_n N w_n / sqrt(|w_n|^2 + w_s^2)``,
+  w_n and w_t the parts of B's angular velocity relative to A's along the normal and
+  across it (A gets the opposite): dissipative, their power ``M . w_rel <= 0``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +74,8 @@ class ContactRecord:
     friction_force : (k, 3) N, on B.
     slip : (k, 3) m/s: B's point's velocity relative to A's, tangential part.
     stored : float, J: the elastic energy ``k d^(n+1) / (n+1)`` summed over the points.
+    moment : (3,) N m, on B (A gets the opposite), global: the rolling and torsional
+        resistance summed over the points (zero without them).
     """
 
     shape_a: str
@@ -81,6 +88,7 @@ class ContactRecord:
     friction_force: np.ndarray
     slip: np.ndarray
     stored: float
+    moment: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
 
 
 class ContactSystem:
@@ -207,11 +215,11 @@ class BoundContacts:
             law = system.laws.get(s.name)
             if law is not None:
                 p = system.law_parameters(s.name)
-                law = ContactLaw(float(values[p["k"]]) if "k" in p else law.stiffness,
-                                 law.exponent,
-                                 float(values[p["damping"]]) if "damping" in p else law.damping,
-                                 float(values[p["mu"]]) if "mu" in p else law.friction,
-                                 law.slip_velocity, s.name)
+                law = dataclasses.replace(
+                    law, owner=s.name,
+                    stiffness=float(values[p["k"]]) if "k" in p else law.stiffness,
+                    damping=float(values[p["damping"]]) if "damping" in p else law.damping,
+                    friction=float(values[p["mu"]]) if "mu" in p else law.friction)
             self.laws[s.name] = law
         self._pair_law: dict[tuple[int, int], ContactLaw] = {}
         self._last: tuple[bytes, Any] | None = None
@@ -301,7 +309,7 @@ class BoundContacts:
                 wb[0] += sign * F_el.sum(axis=0)
                 wb[1] += sign * (A.T @ _cross(arm, F_el).sum(axis=0))
                 wb[2] += sign * F_d.sum(axis=0)
-                wb[3] += sign * (A.T @ _cross(arm, F_d).sum(axis=0))
+                wb[3] += sign * (A.T @ (_cross(arm, F_d).sum(axis=0) + rec.moment))
         out = (wrench, records)
         if key is not None:
             self._last = (key, out)
@@ -338,7 +346,17 @@ class BoundContacts:
         Ft = -(law.friction * N / speed)[:, None] * vt
         stored = float(np.sum(law.stiffness * D ** (law.exponent + 1.0)) /
                        (law.exponent + 1.0))
-        return ContactRecord(a.name, b.name, pa, pb, Nn, D, N, Ft, vt, stored)
+        moment = np.zeros(3)
+        if law.rolling > 0.0 or law.torsion > 0.0:     # (opposing B's spin relative to A)
+            w_rel = (0.0 if kin_b is None else kin_b[3]) - (0.0 if kin_a is None else kin_a[3])
+            wn = (Nn @ w_rel)[:, None] * Nn                      # per point
+            wt = w_rel - wn
+            ws2 = law.spin_velocity ** 2
+            for c, w in ((law.rolling, wt), (law.torsion, wn)):
+                if c > 0.0:
+                    size = np.sqrt(np.einsum("ij,ij->i", w, w) + ws2)
+                    moment -= ((c * N / size)[:, None] * w).sum(axis=0)
+        return ContactRecord(a.name, b.name, pa, pb, Nn, D, N, Ft, vt, stored, moment)
 
     def stored_energy(self, s: StateView) -> float:
         """The elastic energy in every contact at the state ``s`` (J)."""

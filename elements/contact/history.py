@@ -35,6 +35,8 @@ class PairHistory:
     depth : (n,) m: the deepest penetration (0 out of contact).
     slip_speed : (n,) m/s: the fastest tangential sliding at a point in contact.
     count : (n,) the number of contact points.
+    moment : (3, n) N m: the rolling and torsional resistance on ``shape_b`` (zero
+        without them; :class:`~elements.contact.law.ContactLaw`).
     """
 
     shape_a: str
@@ -46,6 +48,7 @@ class PairHistory:
     depth: np.ndarray
     slip_speed: np.ndarray
     count: np.ndarray
+    moment: np.ndarray | None = None
 
     @property
     def name(self) -> str:
@@ -74,7 +77,8 @@ class ContactHistory:
         if (b, a) in self.pairs:
             p = self.pairs[(b, a)]
             return PairHistory(a, b, p.normal_force, -p.friction_force, -p.force,
-                               p.point, p.depth, p.slip_speed, p.count)
+                               p.point, p.depth, p.slip_speed, p.count,
+                               None if p.moment is None else -p.moment)
         names = [f"{x}|{y}" for x, y in self.pairs]
         raise NameNotFoundError(f"shapes {a!r} and {b!r} never touched in this run"
                                 f"{did_you_mean(f'{a}|{b}', names)}; pairs in contact: "
@@ -82,8 +86,10 @@ class ContactHistory:
 
     def columns(self) -> dict[str, np.ndarray]:
         """The columns of ``contacts.csv``: ``t``, then per pair ``<a>|<b>.N`` (N),
-        ``.Fx`` ``.Fy`` ``.Fz`` (N, on b), ``.x`` ``.y`` ``.z`` (the centre of pressure,
-        m), ``.depth`` (m), ``.slip`` (m/s), ``.count``; and ``contact_energy`` (J)."""
+        ``.Fx`` ``.Fy`` ``.Fz`` (N, on b: normal plus friction), ``.Ftx`` ``.Fty``
+        ``.Ftz`` (the friction, N, on b), ``.x`` ``.y`` ``.z`` (the centre of pressure,
+        m), ``.depth`` (m), ``.slip`` (m/s), ``.count``, ``.Mx`` ``.My`` ``.Mz`` (the
+        rolling and torsional resistance, N m, on b); and ``contact_energy`` (J)."""
         out = {"t": self.t}
         for p in self.pairs.values():
             n = p.name
@@ -91,11 +97,44 @@ class ContactHistory:
             for k, ax in enumerate("xyz"):
                 out[f"{n}.F{ax}"] = p.force[k]
             for k, ax in enumerate("xyz"):
+                out[f"{n}.Ft{ax}"] = p.friction_force[k]
+            for k, ax in enumerate("xyz"):
                 out[f"{n}.{ax}"] = p.point[k]
             out[f"{n}.depth"] = p.depth
             out[f"{n}.slip"] = p.slip_speed
             out[f"{n}.count"] = p.count.astype(float)
+            moment = np.zeros((3, self.t.size)) if p.moment is None else p.moment
+            for k, ax in enumerate("xyz"):
+                out[f"{n}.M{ax}"] = moment[k]
         out["contact_energy"] = self.stored
+        return out
+
+    def units(self) -> dict[str, dict[str, str]]:
+        """Units and frames of :meth:`columns` (as ``units.json`` gives them)."""
+        out: dict[str, dict[str, str]] = {}
+        for p in self.pairs.values():
+            n = p.name
+            out[f"{n}.N"] = {"unit": "N", "meaning": f"normal force of {p.shape_a} on "
+                                                    f"{p.shape_b}, summed over the points"}
+            for ax in "xyz":
+                out[f"{n}.F{ax}"] = {"unit": "N", "frame": "global",
+                                     "meaning": f"contact force (normal plus friction) of "
+                                                f"{p.shape_a} on {p.shape_b}"}
+            for ax in "xyz":
+                out[f"{n}.Ft{ax}"] = {"unit": "N", "frame": "global",
+                                      "meaning": f"friction force of {p.shape_a} on "
+                                                 f"{p.shape_b}"}
+            for ax in "xyz":
+                out[f"{n}.{ax}"] = {"unit": "m", "frame": "global",
+                                    "meaning": "centre of pressure (NaN out of contact)"}
+            out[f"{n}.depth"] = {"unit": "m", "meaning": "deepest penetration"}
+            out[f"{n}.slip"] = {"unit": "m/s", "meaning": "fastest sliding at a point"}
+            out[f"{n}.count"] = {"unit": "1", "meaning": "contact points"}
+            for ax in "xyz":
+                out[f"{n}.M{ax}"] = {"unit": "N m", "frame": "global",
+                                     "meaning": f"rolling and torsional resistance of "
+                                                f"{p.shape_a} on {p.shape_b}"}
+        out["contact_energy"] = {"unit": "J", "meaning": "elastic energy in the contacts"}
         return out
 
 
@@ -120,7 +159,7 @@ def contact_history(bound, x: np.ndarray, slices: Mapping[str, slice],
                 a = acc[key] = {"N": np.zeros(n), "Ft": np.zeros((3, n)),
                                 "F": np.zeros((3, n)), "P": np.full((3, n), np.nan),
                                 "d": np.zeros(n), "s": np.zeros(n),
-                                "c": np.zeros(n, dtype=int)}
+                                "c": np.zeros(n, dtype=int), "M": np.zeros((3, n))}
             N = rec.normal_force
             a["N"][k] = N.sum()
             a["Ft"][:, k] = rec.friction_force.sum(axis=0)
@@ -130,7 +169,8 @@ def contact_history(bound, x: np.ndarray, slices: Mapping[str, slice],
             a["d"][k] = rec.depths.max()
             a["s"][k] = np.sqrt(np.einsum("ij,ij->i", rec.slip, rec.slip)).max()
             a["c"][k] = len(N)
+            a["M"][:, k] = rec.moment
             stored[k] += rec.stored
     pairs = {key: PairHistory(key[0], key[1], a["N"], a["Ft"], a["F"], a["P"], a["d"],
-                              a["s"], a["c"]) for key, a in acc.items()}
+                              a["s"], a["c"], a["M"]) for key, a in acc.items()}
     return ContactHistory(np.asarray(t, dtype=float), pairs, stored)

@@ -3,18 +3,24 @@
 - :class:`ContactLaw`: a compliant normal law of Hunt and Crossley's form,
   ``N = k d^n (1 + lambda d')`` (d the penetration depth, m; d' its rate, m/s), never
   pulling (``N >= 0``), and Coulomb friction proportional to it, ``|F_t| = mu N``,
-  regularised below a slip velocity: ``F_t = -mu N v_t / sqrt(|v_t|^2 + v_s^2)``.
+  regularised below a slip velocity: ``F_t = -mu N v_t / sqrt(|v_t|^2 + v_s^2)``;
+  optionally rolling and torsional resistance, moments proportional to it that oppose
+  the relative angular velocity's tangential and normal parts (w_t, w_n), regularised
+  alike: ``M_r = -c_r N w_t / sqrt(|w_t|^2 + w_s^2)``,
+  ``M_n = -c_n N w_n / sqrt(|w_n|^2 + w_s^2)`` (c_r, c_n in m, as MuJoCo's).
 - :func:`restitution`: the coefficient of restitution the law gives an impact at a
   given speed (exact for the law alone: Hunt and Crossley's phase-plane integral).
 - :meth:`ContactLaw.for_restitution`: the damping that gives a restitution at a speed.
 
 Energy: the elastic part ``k d^n`` has the potential ``k d^(n+1) / (n+1)`` (stored in
-the contact, J); the damping and the friction only dissipate. A run reports both in its
+the contact, J); the damping, the friction and the rolling and torsional resistance
+only dissipate. A run reports both in its
 energy ledger.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -59,6 +65,16 @@ class ContactLaw:
         ``v_s |F_t| / (mu N)``).
     owner : str
         What the law belongs to, for error messages (a shape's name).
+    rolling : float
+        c_r >= 0, m: rolling resistance, the moment ``c_r N`` opposing the relative
+        rolling (the relative angular velocity's part tangent to the contact); 0: none.
+    torsion : float
+        c_n >= 0, m: torsional resistance, the moment ``c_n N`` opposing the relative
+        spin about the contact normal; 0: none.
+    spin_velocity : float
+        w_s > 0, rad/s: below it the rolling and torsional moments grow linearly with
+        the angular velocity they oppose (their regularisation, as ``slip_velocity``
+        the friction's).
     """
 
     stiffness: float = 1e5
@@ -67,6 +83,9 @@ class ContactLaw:
     friction: float = 0.5
     slip_velocity: float = 1e-4
     owner: str = "contact law"
+    rolling: float = 0.0
+    torsion: float = 0.0
+    spin_velocity: float = 1e-3
 
     def __post_init__(self):
         o = self.owner
@@ -81,18 +100,25 @@ class ContactLaw:
         object.__setattr__(self, "slip_velocity", _check(
             o, "slip_velocity", self.slip_velocity, low=0.0, strict=True, unit="m/s",
             inf_ok=True))
+        object.__setattr__(self, "rolling", _check(o, "rolling", self.rolling, low=0.0,
+                                                   strict=False, unit="m"))
+        object.__setattr__(self, "torsion", _check(o, "torsion", self.torsion, low=0.0,
+                                                   strict=False, unit="m"))
+        object.__setattr__(self, "spin_velocity", _check(
+            o, "spin_velocity", self.spin_velocity, low=0.0, strict=True, unit="rad/s",
+            inf_ok=True))
 
     def named(self, owner: str) -> "ContactLaw":
         """The same law, its errors naming ``owner``."""
-        return ContactLaw(self.stiffness, self.exponent, self.damping, self.friction,
-                          self.slip_velocity, owner)
+        return dataclasses.replace(self, owner=owner)
 
     @staticmethod
     def combine(a: "ContactLaw | None", b: "ContactLaw | None") -> "ContactLaw":
         """The law of a pair of shapes: their stiffnesses in series (the softer shape
         gives way; ``inf`` is rigid), the larger damping, the larger friction (as
-        MuJoCo takes the larger of two geoms' friction), the smaller slip velocity. A
-        missing law (a plane without one) takes the other's."""
+        MuJoCo takes the larger of two geoms' friction), the smaller slip velocity;
+        likewise the larger rolling and torsional resistance and the smaller spin
+        velocity. A missing law (a plane without one) takes the other's."""
         if a is None or b is None:
             out = a if b is None else b
             if out is None:
@@ -108,7 +134,8 @@ class ContactLaw:
                                                                              b.stiffness)
         return ContactLaw(k, n, max(a.damping, b.damping), max(a.friction, b.friction),
                           min(a.slip_velocity, b.slip_velocity),
-                          f"the pair ({a.owner}, {b.owner})")
+                          f"the pair ({a.owner}, {b.owner})", max(a.rolling, b.rolling),
+                          max(a.torsion, b.torsion), min(a.spin_velocity, b.spin_velocity))
 
     @classmethod
     def for_restitution(cls, e: float, speed: float, **kwargs) -> "ContactLaw":
@@ -147,6 +174,7 @@ def restitution(damping: float, speed: float) -> float:
     return u / v
 
 
-NEUTRAL = ContactLaw(math.inf, 1.0, 0.0, 0.0, math.inf, "a plane without its own law")
+NEUTRAL = ContactLaw(math.inf, 1.0, 0.0, 0.0, math.inf, "a plane without its own law",
+                     0.0, 0.0, math.inf)
 """A plane's law when it has none: rigid, no damping, no friction (its pairs take the
 other shape's law)."""

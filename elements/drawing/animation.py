@@ -33,13 +33,14 @@ from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, ModelError
 
 from elements.drawing.motion import (
-    HasMotion, Motion, MotionBody, MotionJoint, RunDirectoryError, Source, TraceSpec,
+    HasMotion, Motion, MotionBody, MotionContact, MotionJoint, MotionShape,
+    RunDirectoryError, Source, TraceSpec,
     geometry_table, joint_from_table, load_motion, rotations,
 )
 from elements.drawing.scene import MAX_SIDE, MIN_SIDE, PALETTE, Scene, Shape, _nice, build_scene, moving_bodies
 
 __all__ = ["Shape", "animate", "load_motion", "moving_bodies", "Motion", "MotionBody",
-           "MotionJoint", "HasMotion", "RunDirectoryError", "THREE_VERSION", "geometry_table",
+           "MotionJoint", "MotionShape", "MotionContact", "HasMotion", "RunDirectoryError", "THREE_VERSION", "geometry_table",
            "joint_from_table", "Scene", "build_scene", "rotations", "PALETTE", "Source",
            "TraceSpec", "MIN_SIDE", "MAX_SIDE", "scene_data", "render_html"]
 
@@ -75,7 +76,7 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
                       "offset": _vec(off)},
             "pos": _flat(mb.position[:, scene.index]),
             "quat": _flat(mb.quaternion[:, scene.index], 8),
-            "links": [_vec(p) for p in scene.links[b]]})
+            "links": [_vec(p) for p in scene.links[b]], "covered": b in scene.covered})
     joints = []
     for jn, j in m.joints.items():
         joints.append({"name": jn, "type": j.type, "parent": j.parent, "child": j.child,
@@ -92,6 +93,17 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
     dist = scene.extent * 1.6
     lowest = float(min(scene.up @ c for c in _corners(scene.lower, scene.upper)))
     grid_size = _nice(scene.extent * 1.2, "nearest")
+    for s in scene.collision:      # a ground plane facing up carries the grid
+        if s.kind == "plane" and s.body == m.ground and s.rotation[:, 2] @ scene.up > 1 - 1e-9:
+            lowest = float(scene.up @ s.position)
+            break
+    collision = [{"name": s.name, "body": s.body, "kind": s.kind, "size": _vec(s.size),
+                  "R": _vec(s.rotation.ravel()), "offset": _vec(s.position),
+                  "vertices": None if s.vertices is None else _vec(s.vertices.ravel()),
+                  "faces": None if s.faces is None else [int(f) for f in s.faces.ravel()],
+                  "color": scene.colors.get(s.body, "#9aa0a8")} for s in scene.collision]
+    contacts = [{"pair": name, "point": _flat(c["point"]), "normal": _flat(c["normal"]),
+                 "friction": _flat(c["friction"])} for name, c in scene.contacts.items()]
     return {
         "title": title or m.name, "name": m.name,
         "three": f"three.js r{THREE_VERSION.split('.')[1]}",
@@ -103,6 +115,8 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
         "gravity": _vec(g), "g": float(np.linalg.norm(g)), "sizes": scene.sizes,
         "ground": m.ground, "bodies": bodies, "joints": joints, "traces": traces,
         "plots": plots, "force_scale": scene.force_scale, "force_ref": scene.force_ref,
+        "collision": collision, "plane_size": grid_size, "contacts": contacts,
+        "contact_scale": scene.contact_scale, "contact_ref": scene.contact_ref,
     }
 
 
@@ -156,7 +170,7 @@ def animate(source: Source, path: str | os.PathLike[str], *,
             reactions: bool | Sequence[str] = True,
             plots: Sequence[str | Sequence[str]] | None = None,
             speed: float = 1.0, title: str | None = None,
-            max_frames: int | None = 2000) -> str:
+            max_frames: int | None = 2000, contacts: bool = True) -> str:
     """Write a self-contained HTML page that animates the motion in 3D (three.js, inlined:
     it opens from a file with no network).
 
@@ -188,6 +202,11 @@ def animate(source: Source, path: str | os.PathLike[str], *,
     max_frames : int or None
         At most this many output times are embedded (evenly picked); the page
         interpolates between them (linear positions, slerp orientations).
+    contacts : bool
+        Arrows for the contact forces (with collision shapes): per pair of shapes, its
+        normal and friction force on the pair's second shape, at its centre of
+        pressure, one scale for all that the legend states. The collision shapes are
+        drawn either way.
 
     Returns
     -------
@@ -201,7 +220,7 @@ def animate(source: Source, path: str | os.PathLike[str], *,
         raise ModelError(f"animate: speed must be a positive number, got {speed!r}")
     motion = load_motion(source)
     scene = build_scene(motion, shapes=shapes, traces=traces, reactions=reactions,
-                        plots=plots, max_frames=max_frames)
+                        plots=plots, max_frames=max_frames, contacts=contacts)
     text = render_html(scene_data(scene, title=title, speed=speed))
     path = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(path))

@@ -6,8 +6,12 @@
   directory of a run (``bodies.csv``, ``joints.csv``, ``mechanism.json``,
   ``units.json``, ``energy.csv``), naming a missing or malformed file
   (:class:`RunDirectoryError`).
-- :func:`geometry_table`: a mechanism's joints and points as the run directory keeps
-  them; :func:`joint_from_table` a joint of the motion from it.
+- :func:`geometry_table`: a mechanism's joints, points and collision shapes as the run
+  directory keeps them; :func:`joint_from_table` a joint of the motion from it,
+  :func:`shapes_from_table` its collision shapes (:class:`MotionShape`).
+- :func:`contacts_from_columns`: the contact forces to draw (:class:`MotionContact`: per
+  pair of shapes, the centre of pressure and the normal and friction forces) from the
+  columns of ``contacts.csv``.
 - :func:`rotations`: rotation matrices of quaternions over time.
 
 Units and frames: SI (m, s, N); positions, orientations, forces and gravity global;
@@ -28,9 +32,14 @@ import numpy as np
 from bondgraph.errors import BondGraphError
 from bondgraph.spatial import quat_to_matrix
 
-__all__ = ["Motion", "MotionBody", "MotionJoint", "HasMotion", "RunDirectoryError",
-           "load_motion", "geometry_table", "joint_from_table", "rotations", "Source",
-           "TraceSpec"]
+__all__ = ["Motion", "MotionBody", "MotionJoint", "MotionShape", "MotionContact",
+           "HasMotion", "RunDirectoryError", "load_motion", "geometry_table",
+           "joint_from_table", "shapes_from_table", "contacts_from_columns", "rotations",
+           "Source", "TraceSpec", "SHAPE_KINDS"]
+
+SHAPE_KINDS = ("plane", "sphere", "capsule", "box", "cylinder", "mesh")
+"""The collision shapes' kinds as ``mechanism.json`` names them, by their kernel code
+(:data:`elements.contact.shapes.PLANE` ... ``MESH``)."""
 
 
 class HasMotion(Protocol):
@@ -81,13 +90,52 @@ class MotionJoint:
 
 
 @dataclass
+class MotionShape:
+    """A collision shape to draw (:mod:`elements.contact.shapes`), in its body's
+    coordinates (m): ``kind`` one of :data:`SHAPE_KINDS`; ``size`` (4,) the kernels'
+    sizes (sphere: r; capsule and cylinder: r, half length; box: half extents; plane,
+    mesh: unused); ``position`` its centre and ``rotation`` (3, 3) its axes (shape ->
+    body; a capsule's and a cylinder's axis and a plane's outward normal are its z);
+    a mesh's hull ``vertices`` (k, 3, shape frame) and triangles ``faces`` (f, 3)."""
+
+    name: str
+    body: str
+    kind: str
+    size: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray
+    vertices: np.ndarray | None = None
+    faces: np.ndarray | None = None
+
+
+@dataclass
+class MotionContact:
+    """The contact force of one pair of shapes over the output times, on ``shape_b``
+    (``shape_a`` feels the opposite), global: the centre of pressure ``point`` (3, n) m
+    (NaN out of contact), the ``normal`` force (3, n) N and the ``friction`` force
+    (3, n) N (:class:`~elements.contact.history.PairHistory`)."""
+
+    shape_a: str
+    shape_b: str
+    point: np.ndarray
+    normal: np.ndarray
+    friction: np.ndarray
+
+    @property
+    def name(self) -> str:
+        """``<shape_a>|<shape_b>``, as in ``contacts.csv``."""
+        return f"{self.shape_a}|{self.shape_b}"
+
+
+@dataclass
 class Motion:
     """What the animation and the video draw, from a result or a run's directory.
 
     t (n,) s; gravity (3,) m/s^2 global; bodies and joints by name; ``ground`` the fixed
     body's name. :meth:`columns` gives every exported column (as in the CSV files),
     :meth:`units` their units, :meth:`reaction` a joint's constraint force (3, n), N,
-    parent on child, global.
+    parent on child, global; ``shapes`` the collision shapes and :meth:`contacts` their
+    contact forces.
     """
 
     name: str
@@ -100,6 +148,14 @@ class Motion:
     _units: Callable[[], dict[str, dict[str, str]]] | None = None
     _reaction: Callable[[str], np.ndarray | None] | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
+    shapes: list[MotionShape] = field(default_factory=list)
+    _contacts: Callable[[], dict[str, MotionContact]] | None = None
+
+    def contacts(self) -> dict[str, MotionContact]:
+        """The contact forces by pair name (``floor|foot``); empty without contact."""
+        if "contacts" not in self._cache:
+            self._cache["contacts"] = self._contacts() if self._contacts else {}
+        return self._cache["contacts"]
 
     def columns(self) -> dict[str, np.ndarray]:
         """Every column by its CSV name (``m2.x``, ``J3.Fx``, ``kinetic``, ...), (n,)."""
@@ -135,7 +191,72 @@ def geometry_table(mechanism: Any) -> dict[str, Any]:
                      "axis_child": j.Fb[:, 2].tolist() if has_axis else None}
     points = {n: {p: np.asarray(v, dtype=float).tolist() for p, v in b.points.items()}
               for n, b in mechanism.bodies.items() if b.points}
-    return {"ground": mechanism.ground.name, "joints": joints, "points": points}
+    out = {"ground": mechanism.ground.name, "joints": joints, "points": points}
+    shapes = list(getattr(mechanism, "shapes", {}).values())
+    if shapes:
+        out["shapes"] = [_shape_row(s) for s in shapes]
+    return out
+
+
+def _shape_row(s: Any) -> dict[str, Any]:
+    """A collision shape as ``mechanism.json`` keeps it (see :class:`MotionShape`)."""
+    row = {"name": s.name, "body": s.body, "kind": SHAPE_KINDS[s.kind],
+           "size": np.asarray(s.params, dtype=float).tolist(),
+           "position": np.asarray(s.position, dtype=float).tolist(),
+           "rotation": np.asarray(s.rotation, dtype=float).tolist()}
+    if row["kind"] == "mesh":
+        from scipy.spatial import ConvexHull
+        verts = np.asarray(s.vertices, dtype=float)
+        row["vertices"] = verts.tolist()
+        row["faces"] = ConvexHull(verts).simplices.tolist()
+    return row
+
+
+def shapes_from_table(rows: Any) -> list[MotionShape]:
+    """The collision shapes of a ``mechanism.json`` (its ``shapes`` list, see
+    :func:`geometry_table`); a ValueError, KeyError or TypeError on a malformed row."""
+    out = []
+    for row in rows or []:
+        kind = str(row["kind"])
+        if kind not in SHAPE_KINDS:
+            raise ValueError(f"shape {row.get('name')!r}: kind must be one of "
+                             f"{', '.join(SHAPE_KINDS)}, got {kind!r}")
+        verts = row.get("vertices")
+        faces = row.get("faces")
+        out.append(MotionShape(
+            str(row["name"]), str(row["body"]), kind,
+            np.asarray(row["size"], dtype=float).reshape(4),
+            np.asarray(row["position"], dtype=float).reshape(3),
+            np.asarray(row["rotation"], dtype=float).reshape(3, 3),
+            None if verts is None else np.asarray(verts, dtype=float).reshape(-1, 3),
+            None if faces is None else np.asarray(faces, dtype=int).reshape(-1, 3)))
+    return out
+
+
+def contacts_from_columns(cols: Mapping[str, np.ndarray]) -> dict[str, MotionContact]:
+    """The contact forces to draw from the columns of ``contacts.csv``
+    (:meth:`~elements.contact.history.ContactHistory.columns`): per pair ``<a>|<b>``
+    the centre of pressure ``.x .y .z``, the total force ``.Fx .Fy .Fz`` and the
+    friction ``.Ftx .Fty .Ftz`` (the normal force is their difference). Pairs without
+    the friction columns (files written before they were added) are drawn with their
+    whole force as the normal force."""
+    out = {}
+    for key in cols:
+        if not key.endswith(".N") or "|" not in key:
+            continue
+        pair = key[:-2]
+        try:
+            point = np.array([cols[f"{pair}.{a}"] for a in "xyz"], dtype=float)
+            force = np.array([cols[f"{pair}.F{a}"] for a in "xyz"], dtype=float)
+        except KeyError:
+            continue
+        if all(f"{pair}.Ft{a}" in cols for a in "xyz"):
+            friction = np.array([cols[f"{pair}.Ft{a}"] for a in "xyz"], dtype=float)
+        else:
+            friction = np.zeros_like(force)
+        a, _, b = pair.partition("|")
+        out[pair] = MotionContact(a, b, point, force - friction, friction)
+    return out
 
 
 def load_motion(source: Source) -> Motion:
@@ -259,11 +380,27 @@ def _from_directory(path: str) -> Motion:
             raise RunDirectoryError(f"{mpath}: joint '{n}': malformed geometry ({exc})") \
                 from None
 
+    try:
+        shapes = shapes_from_table(meta.get("shapes"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RunDirectoryError(f"{mpath}: 'shapes': a malformed collision shape ({exc})") \
+            from None
     epath = os.path.join(path, "energy.csv")
+    cpath = os.path.join(path, "contacts.csv")
+
+    def contact_columns():
+        if not os.path.isfile(cpath):
+            return {}
+        c = _read_csv(cpath)
+        if c.get("t", np.zeros(0)).size != t.size:
+            raise RunDirectoryError(f"{cpath}: {c.get('t', np.zeros(0)).size} rows, but "
+                                    f"bodies.csv has {t.size}")
+        return c
 
     def columns():
         out: dict[str, np.ndarray] = {}
-        for c in (cols, jcols, _read_csv(epath) if os.path.isfile(epath) else {}):
+        for c in (cols, jcols, _read_csv(epath) if os.path.isfile(epath) else {},
+                  contact_columns()):
             for k, v in c.items():
                 if k != "t" and v.size == t.size:
                     out[k] = v
@@ -289,7 +426,8 @@ def _from_directory(path: str) -> Motion:
 
     return Motion(str(meta.get("name", os.path.basename(os.path.normpath(path)))), t,
                   gravity, bodies, joints, str(meta.get("ground", "ground")), columns, units,
-                  reaction)
+                  reaction, shapes=shapes,
+                  _contacts=lambda: contacts_from_columns(contact_columns()))
 
 
 def rotations(quaternion: np.ndarray) -> np.ndarray:

@@ -4,22 +4,24 @@
   without one, the uniform box with the body's mass and principal inertia
   (:meth:`Shape.from_inertia`), its sides clipped to a sensible range.
 - :func:`build_scene` (:class:`Scene`): the frames, bodies with shapes and colours,
-  joints, traces, reactions and plots of a motion; :func:`moving_bodies` the bodies
-  that move.
+  joints, traces, reactions and plots of a motion, and its collision shapes and contact
+  forces; :func:`moving_bodies` the bodies that move.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bondgraph.errors import ModelError, NameNotFoundError
 
-from elements.drawing.motion import Motion, Source, TraceSpec, load_motion, rotations
+from elements.drawing.motion import (
+    Motion, MotionShape, Source, TraceSpec, load_motion, rotations,
+)
 
 __all__ = ["Shape", "Scene", "build_scene", "moving_bodies", "PALETTE", "MIN_SIDE",
            "MAX_SIDE"]
@@ -235,6 +237,18 @@ class Scene:
     view_dir: np.ndarray
     force_scale: float | None
     force_ref: float | None
+    collision: list[MotionShape] = field(default_factory=list)
+    """The collision shapes, drawn on their bodies (a body with any and no shape given
+    is drawn by them alone: see ``covered``)."""
+    covered: frozenset[str] = frozenset()
+    contacts: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    """Per pair of shapes (``floor|foot``): ``point`` (3, frames) m, the centre of
+    pressure (NaN out of contact), ``normal`` and ``friction`` (3, frames) N, on the
+    pair's second shape, global; a pair whose second shape is on the ground and first
+    is not is turned round (``foot|floor`` is drawn as ``floor|foot``)."""
+    contact_scale: float | None = None
+    """m of arrow per N of contact force (one scale for all pairs)."""
+    contact_ref: float | None = None
 
     @property
     def sizes(self) -> dict[str, float]:
@@ -332,10 +346,11 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
                 traces: Sequence[TraceSpec] | None = None,
                 reactions: bool | Sequence[str] = True,
                 plots: Sequence[str | Sequence[str]] | None = None,
-                max_frames: int | None = 2000) -> Scene:
+                max_frames: int | None = 2000, contacts: bool = True) -> Scene:
     """Resolve what is drawn: shapes (given or from the inertia, clipped), colours, links
-    from each centre to the body's joint points, traces, plots, reaction arrows and the
-    scene's size and viewing direction."""
+    from each centre to the body's joint points, traces, plots, reaction arrows, the
+    collision shapes and (``contacts``) the contact force arrows, and the scene's size
+    and viewing direction."""
     n = motion.t.size
     if n == 0:
         raise ModelError(f"animate: the result of '{motion.name}' has no output times")
@@ -395,7 +410,8 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
             s = auto[b].clipped(MIN_SIDE * motion_size, MAX_SIDE * motion_size)
         resolved[b] = s
         colors[b] = s.color or PALETTE[k % len(PALETTE)]
-    pad = max(s.size() for s in resolved.values()) / 2.0
+    pad = max([s.size() / 2.0 for s in resolved.values()] +
+              [_reach(s) for s in motion.shapes if s.body in motion.bodies])
     lower, upper = lower - pad, upper + pad
     extent = float(np.linalg.norm(upper - lower))
     center = 0.5 * (lower + upper)
@@ -441,8 +457,48 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
         forces = {}
 
     plot_list = _resolve_plots(motion, plots, index)
-    return Scene(motion, index, t, resolved, colors, links, trace_list, plot_list, forces,
-                 guides, center, extent, lower, upper, up, view_dir, force_scale, force_ref)
+    scene = Scene(motion, index, t, resolved, colors, links, trace_list, plot_list, forces,
+                  guides, center, extent, lower, upper, up, view_dir, force_scale, force_ref)
+    _add_contact(scene, motion, index, shapes, contacts)
+    return scene
+
+
+def _reach(s: MotionShape) -> float:
+    """How far a collision shape reaches from its body's centre (m; a plane: 0)."""
+    z = s.size
+    r = {"sphere": z[0], "capsule": z[0] + z[1], "box": float(np.linalg.norm(z[:3])),
+         "cylinder": float(np.hypot(z[0], z[1])), "plane": 0.0}.get(s.kind)
+    if r is None:        # a mesh
+        r = float(np.linalg.norm(s.vertices, axis=1).max()) if s.vertices is not None \
+            and len(s.vertices) else 0.0
+    return 0.0 if s.kind == "plane" else float(np.linalg.norm(s.position)) + float(r)
+
+
+def _add_contact(scene: Scene, motion: Motion, index: np.ndarray,
+                 given: Mapping[str, Shape], contacts: bool) -> None:
+    """The collision shapes and the contact arrows of ``scene`` (one scale for every
+    pair: the largest normal or friction force is drawn 0.25 of the scene's size long,
+    rounded down to 1, 2 or 5 times a power of ten)."""
+    scene.collision = [s for s in motion.shapes
+                       if s.body in motion.bodies or s.body == motion.ground]
+    scene.covered = frozenset(s.body for s in scene.collision
+                              if s.body in motion.bodies and s.body not in given)
+    if not contacts:
+        return
+    arrows = {}
+    body = {s.name: s.body for s in motion.shapes}
+    for name, c in motion.contacts().items():
+        sign = 1.0           # drawn on the moving shape: a pair (foot, floor) as floor|foot
+        if body.get(c.shape_b) == motion.ground and body.get(c.shape_a) != motion.ground:
+            name, sign = f"{c.shape_b}|{c.shape_a}", -1.0
+        arrows[name] = {"point": c.point[:, index], "normal": sign * c.normal[:, index],
+                        "friction": sign * c.friction[:, index]}
+    fmax = max((float(np.nanmax(np.linalg.norm(a[k], axis=0), initial=0.0))
+                for a in arrows.values() for k in ("normal", "friction")), default=0.0)
+    if fmax > 0 and np.isfinite(fmax):
+        scene.contacts = arrows
+        scene.contact_scale = _nice(0.25 * scene.extent / fmax, "floor")
+        scene.contact_ref = _nice(fmax / 2.0, "floor")
 
 
 # -- the HTML page -----------------------------------------------------------------------

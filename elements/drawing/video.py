@@ -4,7 +4,8 @@
   (when ffmpeg is installed) of the same scene as :func:`elements.drawing.animation.animate`:
   bodies as their shapes, links from each centre to its joint points, joint markers and
   axes, the global frame, gravity's direction, optional traces, reaction arrows and
-  time-synchronised plots with a moving cursor.
+  time-synchronised plots with a moving cursor; the collision shapes and the contact
+  force arrows (normal and friction, per pair of shapes, at its centre of pressure).
 
 Units and frames as in :mod:`elements.drawing.animation`: SI; positions and forces global; shapes
 in body coordinates. The 3D axes are drawn with "up" (against gravity; +Z without
@@ -24,7 +25,7 @@ from bondgraph._files import atomic_path
 from bondgraph.errors import BondGraphError, ModelError
 
 from bondgraph._plot import pyplot
-from elements.drawing.motion import Source, TraceSpec, load_motion, rotations
+from elements.drawing.motion import MotionShape, Source, TraceSpec, load_motion, rotations
 from elements.drawing.scene import Scene, Shape, build_scene
 
 __all__ = ["animate_video", "frame_times", "ffmpeg_available"]
@@ -100,6 +101,32 @@ def _polygons(shape: Shape, resolution: int = 16) -> list[np.ndarray]:
     return [q @ R.T + off for q in polys]
 
 
+def _collision_polygons(s: MotionShape, centre: np.ndarray, size: float,
+                        resolution: int = 16) -> list[np.ndarray]:
+    """A collision shape's faces in its body's coordinates (m): the drawing shapes' for
+    spheres, boxes and cylinders, a cylinder and two spheres for a capsule, the hull's
+    triangles for a mesh, and for a plane a square ``size`` wide around the point
+    nearest ``centre`` (body coordinates)."""
+    z, R, o = s.size, s.rotation, s.position
+    if s.kind == "sphere":
+        local = _polygons(Shape.sphere(z[0]), resolution)
+    elif s.kind == "box":
+        local = _polygons(Shape.box(*(2.0 * z[:3])), resolution)
+    elif s.kind in ("cylinder", "capsule"):
+        local = _polygons(Shape.cylinder(z[0], 2.0 * z[1]), resolution)
+        if s.kind == "capsule":
+            local += [q + [0.0, 0.0, e * z[1]] for e in (-1.0, 1.0)
+                      for q in _polygons(Shape.sphere(z[0]), resolution)]
+    elif s.kind == "mesh":
+        local = [s.vertices[f] for f in s.faces]
+    else:
+        u, w, _ = R.T @ (np.asarray(centre, dtype=float) - o)
+        h = size / 2.0
+        local = [np.array([[u - h, w - h, 0.0], [u + h, w - h, 0.0], [u + h, w + h, 0.0],
+                           [u - h, w + h, 0.0]])]
+    return [q @ R.T + o for q in local]
+
+
 def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 20.0,
                   speed: float = 1.0, t_span: tuple[float, float] | None = None,
                   shapes: Mapping[str, Shape | str] | None = None,
@@ -108,7 +135,7 @@ def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 
                   plots: Sequence[str | Sequence[str]] | None = (),
                   size: tuple[float, float] = (8.0, 6.0), dpi: int = 100,
                   view: tuple[float, float] | None = None, title: str | None = None,
-                  progress: bool = False) -> str:
+                  progress: bool = False, contacts: bool = True) -> str:
     """Write the motion as a GIF (``.gif``, Pillow) or an MP4 (``.mp4``, ffmpeg).
 
     Parameters
@@ -137,6 +164,9 @@ def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 
         Default: the mechanism's name.
     progress : bool
         Print a frame counter on stderr.
+    contacts : bool
+        Draw the contact forces (as the page: normal and friction per pair of shapes);
+        the collision shapes are drawn either way.
 
     Returns
     -------
@@ -165,7 +195,7 @@ def animate_video(source: Source, path: str | os.PathLike[str], *, fps: float = 
 
     motion = load_motion(source)
     scene = build_scene(motion, shapes=shapes, traces=traces, reactions=reactions,
-                        plots=plots, max_frames=None)
+                        plots=plots, max_frames=None, contacts=contacts)
     t_all = motion.t
     t0, t1 = (float(t_all[0]), float(t_all[-1])) if t_span is None else map(float, t_span)
     if not (t_all[0] <= t0 <= t1 <= t_all[-1]):
@@ -242,6 +272,8 @@ class _Writer:
         for jn, f in scene.reactions.items():
             self.forces[jn] = _interp(scene.t, times, f)
         self.traces = [_interp(scene.t, times, tr["points"]) for tr in scene.traces]
+        self.contacts = {n: {k: _interp(scene.t, times, v) for k, v in c.items()}
+                         for n, c in scene.contacts.items()}
 
         w_in, h_in = size
         if even:
@@ -311,9 +343,18 @@ class _Writer:
 
         # bodies
         self.polys, self.colls, self.links = {}, {}, {}
+        plane = 1.2 * E
+        for s in scene.collision:
+            if s.body not in m.bodies:     # on the ground: drawn once
+                ax.add_collection3d(Poly3DCollection(
+                    [q @ self.M.T for q in _collision_polygons(s, scene.center, plane)],
+                    facecolor="#9aa0a8", edgecolor="none", alpha=0.3))
         for b in m.bodies:
             shape = scene.shapes[b]
-            self.polys[b] = _polygons(shape)
+            self.polys[b] = [] if b in scene.covered else _polygons(shape)
+            centre = np.zeros(3)
+            self.polys[b] += [q for s in scene.collision if s.body == b
+                              for q in _collision_polygons(s, centre, plane)]
             coll = Poly3DCollection([], facecolor=scene.colors[b], edgecolor="#333",
                                     linewidths=0.4, alpha=0.95)
             ax.add_collection3d(coll)
@@ -333,6 +374,13 @@ class _Writer:
                           for jn in self.forces}
         self.force_tip = {jn: ax.plot([], [], [], "o", color="#c2255c", ms=3)[0]
                           for jn in self.forces}
+        self.contact_art = {n: (ax.plot([], [], [], color="#0b7285", lw=2.0)[0],
+                                ax.plot([], [], [], color="#e8590c", lw=2.0)[0])
+                            for n in self.contacts}
+        if scene.contact_scale:
+            fig.text(0.99, 0.94, f"contact normal (teal) and friction (orange): "
+                     f"{scene.contact_ref:g} N = {scene.contact_ref * scene.contact_scale:g} m",
+                     fontsize=7, ha="right", va="top", color="#0b7285")
         if scene.force_scale:
             fig.text(0.99, 0.975, f"reactions (parent on child): {scene.force_ref:g} N = "
                      f"{scene.force_ref * scene.force_scale:g} m", fontsize=7, ha="right",
@@ -380,6 +428,11 @@ class _Writer:
             tip = Q + self.M @ f[:, k] * sc.force_scale
             self.force_art[jn].set_data_3d(*np.array([Q, tip]).T)
             self.force_tip[jn].set_data_3d([tip[0]], [tip[1]], [tip[2]])
+        for n, c in self.contacts.items():     # (NaN out of contact: nothing drawn)
+            p = self.M @ c["point"][:, k]
+            for line, part in zip(self.contact_art[n], ("normal", "friction")):
+                tip = p + self.M @ c[part][:, k] * sc.contact_scale
+                line.set_data_3d(*np.array([p, tip]).T)
         tk = self.times[k]
         for cur in self.cursors:
             cur.set_xdata([tk, tk])

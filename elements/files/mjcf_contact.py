@@ -14,7 +14,10 @@ report under ``approximated``):
   half-lengths); ``mesh``: its convex hull (MuJoCo collides meshes as their hulls too);
   ``ellipsoid`` and ``hfield``: not imported.
 - friction: the sliding coefficient (``friction[0]``; a pair takes the larger, as
-  MuJoCo does); the torsional and rolling ones are not imported.
+  MuJoCo does); with ``condim`` 4 the torsional one (``friction[1]``, m) as the law's
+  ``torsion``, with ``condim`` 6 also the rolling one (``friction[2]``) as its
+  ``rolling``: regularised moments where MuJoCo has constraints (reported); with
+  ``condim`` 3 (MuJoCo's default, which uses neither) they are listed as not imported.
 - ``solref`` (time constant tau, damping ratio zeta) and ``solimp`` (d0, dmax): MuJoCo's
   soft contact pulls the penetration r back with the reference acceleration
   ``r / (dmax tau zeta)^2``, mixed with the free motion by the impedance d (d0 at
@@ -28,6 +31,8 @@ report under ``approximated``):
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from typing import Any
 
@@ -122,9 +127,17 @@ def add_contacts(mech, model: Any, geom_names: list[str], body_names: list[str],
         elif float(model.geom_friction[i][0]) > 0:
             law = ContactLaw(float("inf"), 1.0, 0.0, float(model.geom_friction[i][0]),
                              float("inf"))
+        condim = int(model.geom_condim[i])
+        if law is not None and condim >= 4:     # MuJoCo's spin (4) and rolling (6) cones
+            law = dataclasses.replace(
+                law, torsion=float(model.geom_friction[i][1]),
+                rolling=float(model.geom_friction[i][2]) if condim >= 6 else 0.0)
+            approx.setdefault(f"condim {condim}: torsional{' and rolling' * (condim >= 6)} "
+                              f"friction as regularised moments (spin velocity "
+                              f"{law.spin_velocity:g} rad/s)", []).append(name)
         mech.add_shape(shape, law)
         added[i] = name
-        if np.any(np.asarray(model.geom_friction[i][1:]) > 0):
+        if condim < 4 and np.any(np.asarray(model.geom_friction[i][1:]) > 0):
             approx.setdefault("torsional and rolling friction (not imported)",
                               []).append(name)
     _pairs(mech, model, geom_names, body_names, added, approx)

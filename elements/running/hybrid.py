@@ -61,6 +61,7 @@ from bondgraph import IntegrationWarning, ModelError, simulate
 from bondgraph.results import SimulationResult, Status
 
 from elements.build_index import Kind
+from elements.contact.tunnelling import TunnelWatch, tunnelled
 from elements.running.switch import Hold, Switch, SwitchKind
 
 __all__ = ["run", "Switch", "SwitchKind", "Hold", "Event", "PortMode", "STOP_TOLERANCE", "ZENO_HEIGHT", "ZENO_TIME"]
@@ -435,9 +436,12 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
     # seen as a crossing
     user_first = kwargs.pop("first_step", None)
     short = 1e-6 * (t_span[1] - t_span[0])
+    tunnel = t_tunnel = None            # (a shape through another: docs/contact.md)
     while True:
         v = r.configured(modes)
         evs = r.events(v, modes)
+        watch = [] if mm.index.contact is None else \
+            [TunnelWatch(mm.index.contact, v.model.state_slices)]
         pending = grid[(grid >= t) & (grid <= t_span[1])]
         h0 = user_first if first is None else min(user_first or short, short)
         if r.flight is not None and np.isfinite(r.flight):
@@ -445,7 +449,8 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         r.flight = None
         seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
                        method=method, rtol=rtol, atol=atol, stabilization=stabilization,
-                       strict=strict, events=evs + user_events, first_step=h0, **kwargs)
+                       strict=strict, events=evs + user_events + watch, first_step=h0,
+                       **kwargs)
         first = first or seg
         last = seg
         nfev += seg.nfev
@@ -456,6 +461,9 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
                                   np.array([r.from_variant(v, seg.x[:, k]) for k in keep]).T
                                   if keep else np.zeros((len(x), 0))))
         if seg.status is not Status.EVENT or not seg.t.size:
+            break
+        if watch and watch[0].hit is not None:
+            tunnel, t_tunnel = watch[0], float(seg.t[-1])
             break
         te = float(seg.t[-1])
         fired = [e for j, e in enumerate(evs) if len(seg.t_events[j]) and
@@ -487,7 +495,8 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         last = dataclasses.replace(last, status=Status.STEP_FAILED, success=False,
                                    failure_time=t_bad, message=message)
         warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=3)
-    return _join(mm, stretches, first, last, nfev, n_steps, stabilization), r.switches
+    joined = _join(mm, stretches, first, last, nfev, n_steps, stabilization)
+    return tunnelled(joined, tunnel, kwargs, t_tunnel), r.switches
 
 
 def _past_stops(stretches: list[_Stretch], r: _Runner):

@@ -25,14 +25,14 @@ G = 9.81
 
 
 def _ball(mu=0.3, *, r=0.1, m=1.0, k=1e6, n=1.5, damping=0.0, gravity=(0, 0, -G),
-          slip=1e-4):
+          slip=1e-4, law=None):
     mech = Mechanism("ball", gravity=gravity)
     inertia = 0.4 * m * r * r
     mech.add_body(RigidBody("ball", m, Inertia.principal(inertia, inertia, inertia)))
     mech.add_shape(Plane("floor"))
     mech.add_shape(Sphere("s", "ball", r), ContactLaw(stiffness=k, exponent=n,
                                                       damping=damping, friction=mu,
-                                                      slip_velocity=slip))
+                                                      slip_velocity=slip, **(law or {})))
     return mech.assemble()
 
 
@@ -214,6 +214,9 @@ def test_a_dropped_ball_bounces_as_a_one_dimensional_model_of_the_same_law():
     (lambda: ContactLaw(friction=-0.2, owner="shape 's'"), "friction"),
     (lambda: ContactLaw(stiffness=0.0, owner="shape 's'"), "stiffness"),
     (lambda: ContactLaw(slip_velocity=0.0, owner="shape 's'"), "slip_velocity"),
+    (lambda: ContactLaw(rolling=-1e-3, owner="shape 's'"), "shape 's': rolling"),
+    (lambda: ContactLaw(torsion=float("nan"), owner="shape 's'"), "shape 's': torsion"),
+    (lambda: ContactLaw(spin_velocity=0.0, owner="shape 's'"), "spin_velocity"),
 ])
 def test_bad_contact_input_names_the_shape_and_the_field(make, field):
     with pytest.raises(ModelError, match=field):
@@ -249,6 +252,17 @@ def test_contact_forces_are_written_with_the_other_histories(tmp_path):
     assert abs(float(rows[-1]["floor|s.depth"]) - d0) < 1e-9
     mat = scipy.io.loadmat(paths["mat"])
     assert abs(float(np.ravel(mat["flooru007cs_N"])[-1]) - m * G) < 1e-6 * m * G
+    # the JSON files: the columns' units, and the shapes for a page drawn from the files
+    import json
+    units = json.load(open(paths["units"]))
+    assert units["floor|s.N"]["unit"] == "N" and units["floor|s.Ftx"]["frame"] == "global"
+    assert set(rows[0]) - {"t"} <= set(units)             # every column has its unit
+    shapes = json.load(open(paths["mechanism"]))["shapes"]
+    assert [(s["name"], s["body"], s["kind"], s["size"][0]) for s in shapes] == \
+        [("floor", "ground", "plane", 0.0), ("s", "ball", "sphere", r)]
+    # the data frame's columns: the contacts' beside the bodies' (as the reactions)
+    cols = res.motion().columns()
+    assert np.array_equal(cols["floor|s.N"], res.contacts().pair("floor", "s").normal_force)
 
 
 def test_the_compiled_wrenches_equal_the_python_evaluation():
@@ -257,8 +271,9 @@ def test_the_compiled_wrenches_equal_the_python_evaluation():
     a scene with every kind of shape, on the floor and on each other. Both call the same
     compiled geometry; the shapes' poses differ by rounding (1e-16), which EPA's
     iteration on a cylinder's curved side (its normal converges to about 1e-5,
-    docs/contact.md) can move by more: 1e-6 of the largest force (seen 7e-8). A wrong
-    law (friction doubled in the packed arrays) is caught."""
+    docs/contact.md) can move by more: 1e-6 of the largest force (seen 7e-8). The laws
+    have rolling and torsional resistance too. A wrong law (friction, rolling or torsion
+    doubled in the packed arrays) is caught."""
     from bondgraph import fastlu
     from bondgraph.element import StateView
     from elements.contact import Capsule, ConvexMesh
@@ -270,7 +285,8 @@ def test_the_compiled_wrenches_equal_the_python_evaluation():
               ConvexMesh("mesh", "e", np.random.default_rng(1).normal(size=(12, 3)) * 0.08)]
     for s in shapes:
         mech.add_body(RigidBody(s.body, 1.0, Inertia.principal(0.01, 0.012, 0.014)))
-        mech.add_shape(s, ContactLaw(stiffness=1e5, damping=2.0, friction=0.6))
+        mech.add_shape(s, ContactLaw(stiffness=1e5, damping=2.0, friction=0.6,
+                                     rolling=0.02, torsion=0.01))
     mech.add_shape(Plane("floor"))
     mm = mech.assemble()
     bound = mm.index.contact.bind(mm.parameters)
@@ -292,9 +308,11 @@ def test_the_compiled_wrenches_equal_the_python_evaluation():
         assert np.abs(W - ref).max() <= 1e-6 * scale
         checked += len(records)
     assert checked > 40                   # contacts of many kinds were compared
-    bound._packed.laws[:, 3] *= 2.0       # friction doubled: the check sees it
-    bound._last_wrench = None
-    assert np.abs(bound.wrench(view) - ref).max() > 1e-6 * scale or not records
+    for column in (3, 5, 6):               # friction, rolling, torsion doubled: seen
+        bound._packed.laws[:, column] *= 2.0
+        bound._last_wrench = None
+        assert np.abs(bound.wrench(view) - ref).max() > 1e-6 * scale or not records
+        bound._packed.laws[:, column] /= 2.0
 
 
 URDF_CRATE = """<robot name="crate">
@@ -334,3 +352,119 @@ def test_urdf_collision_primitives_rest_on_a_floor_with_their_weight():
     pair = res.contacts().pair("floor", "hull")
     assert np.allclose(pair.normal_force, 2.0 * G, rtol=1e-6)
     assert np.all(pair.count == 4)
+
+
+def _pellet(v, mech=None, **kw):
+    """A pellet (5 mm, 10 g) shot along x at ``v`` (m/s) without gravity at a plate 2 mm
+    thick fixed 0.3 m ahead; no friction, no damping; stiff enough (5e7 N/m in series)
+    to stop it within 1.5 mm. ``mech``: in that mechanism (gravity 0) instead."""
+    mech = mech or Mechanism("shot", gravity=(0, 0, 0))
+    m, r = 0.01, 0.005
+    mech.add_body(RigidBody("pellet", m, Inertia.principal(*[0.4 * m * r * r] * 3)))
+    mech.add_shape(Box("plate", "ground", (0.001, 0.2, 0.2), position=(0.3, 0, 0)),
+                   ContactLaw(stiffness=1e8, damping=0.0, friction=0.0))
+    mech.add_shape(Sphere("ball", "pellet", r), ContactLaw(stiffness=1e8, damping=0.0,
+                                                            friction=0.0))
+    T = 0.6 / v
+    return mech.assemble().simulate((0.0, T), free={"pellet": {
+        "position": [0, 0, 0], "velocity": [v, 0, 0]}}, t_eval=np.linspace(0, T, 7), **kw)
+
+
+def test_a_fast_pellet_never_passes_through_a_thin_plate_unnoticed(monkeypatch):
+    """In free flight nothing limits the step, and one step carries the pellet through
+    the plate (2 mm) without a state in contact. The run ends in a failure naming both
+    shapes, the speed and the step that would see the plate (elements.contact.tunnelling),
+    not in SUCCESS; with that max_step the pellet bounces back at -v (elastic: to 1e-6).
+    Without the watch (its event made silent) the same run reports SUCCESS with the
+    pellet 0.3 m beyond the plate: what the watch is for."""
+    from bondgraph import IntegrationError, IntegrationWarning
+    from elements.contact.tunnelling import TunnelWatch
+    v = 100.0
+    with pytest.warns(IntegrationWarning, match="tunnelling"):
+        res = _pellet(v)
+    assert not res.success and res.raw.status.name == "STEP_FAILED"
+    assert "shape 'ball' entered shape 'plate'" in res.raw.message
+    assert "at 100 m/s" in res.raw.message and "max_step below 1e-05 s" in res.raw.message
+    assert res.body("pellet").position[0, -1] < 0.3            # stopped at the plate
+    with pytest.raises(IntegrationError, match="tunnelling"):
+        _pellet(v, raise_on_failure=True)
+    res = _pellet(v, max_step=1e-5)
+    assert res.success
+    assert abs(res.body("pellet").velocity[0, -1] / -v - 1) < 1e-6
+    # a run that switches modes (a pendulum with joint friction beside): watched too
+    from elements import models
+    pendulum = models.compound_pendulum(m=1.0, l=0.6)
+    pendulum.gravity = np.zeros(3)
+    pendulum.joint("J1").add_friction(0.01)
+    with pytest.warns(IntegrationWarning, match="tunnelling"):
+        res = _pellet(v, pendulum, q={"J1": 0.3})
+    assert res.raw.status.name == "STEP_FAILED" and "'ball' entered shape 'plate'" in \
+        res.raw.message and res.raw.failure_time < 0.3 / v
+    monkeypatch.setattr(TunnelWatch, "__call__", lambda self, t, x: 1.0)
+    res = _pellet(v)
+    assert res.success and res.body("pellet").position[0, -1] > 0.59
+
+
+def test_rolling_resistance_decelerates_a_rolling_sphere_at_five_sevenths_c_g_over_r():
+    """A solid sphere rolling at v0 with rolling resistance c (the moment c N opposing
+    its rolling) decelerates uniformly: I w' = -r F - c m g with m v' = F and v = w r
+    gives a = 5 c g / (7 r). The friction it needs (m a) makes the contact creep at
+    v_s m a / (mu m g) = 4.8e-6 m/s; building that slip at the start takes 1/3.5 of it
+    from v (the impulse J changes v - w r by 3.5 J / m): 1.4e-6 m/s, so 3e-6 on v and
+    x after 1 s. With c 1 % larger the prediction moves by 1.4e-3 m/s. The energy lost
+    is what the rolling resistance dissipated (the ledger's contact term, to 1e-6)."""
+    m, r, c, v0, T = 1.0, 0.1, 0.002, 1.0, 1.0
+    mm = _ball(0.3, r=r, m=m, law={"rolling": c})
+    d0 = (m * G / 1e6) ** (1 / 1.5)
+    res = mm.simulate((0.0, T), free={"ball": {
+        "position": [0, 0, r - d0], "velocity": [v0, 0, 0],
+        "angular_velocity": [0, v0 / r, 0]}}, t_eval=np.linspace(0, T, 11),
+        method="Radau", rtol=1e-9, atol=1e-11)
+    assert res.success
+    v, x = res.body("ball").velocity[0], res.body("ball").position[0]
+    for coeff, holds in ((c, True), (1.01 * c, False)):     # the right c; 1 % off
+        a = 5 * coeff * G / (7 * r)
+        assert bool(np.abs(v - (v0 - a * res.t)).max() < 3e-6) is holds
+        assert bool(np.abs(x - (v0 * res.t - a * res.t ** 2 / 2)).max() < 3e-6) is holds
+    I = 0.4 * m * r * r
+    w = res.body("ball").angular_velocity[1]
+    lost = 0.5 * m * (v0 ** 2 - v[-1] ** 2) + 0.5 * I * ((v0 / r) ** 2 - w[-1] ** 2)
+    assert abs(res.energy.dissipated["contact"][-1] / lost - 1) < 1e-6
+    assert res.energy.relative_drift < 1e-7
+
+
+def test_torsional_resistance_stops_a_spinning_sphere_at_the_predicted_time():
+    """A sphere spinning about the vertical at w0 on the ground, torsional resistance
+    c_n: the moment c_n m g stops it at t* = I w0 / (c_n m g) = 0.408 s, w falling
+    linearly until then (the contact point sits on the axis: no friction) and staying
+    at zero after (below the spin velocity w_s = 1e-3 rad/s the moment is a damper of
+    rate c_n m g / (I w_s) = 2.5e4 /s: settled within a millisecond). The
+    regularisation's moment falls short of c_n m g by w_s^2 / (2 w^2) of it, which by
+    the time the spin is w adds up to w_s^2 / (2 w): 2.6e-6 rad/s at 0.19 rad/s, the
+    last output time before t*; the test allows 1e-7 + w_s^2 / w (seen 5e-8 at 0.2 s).
+    With c_n 1 % off the prediction at 0.4 s moves by 0.1 rad/s. The spin's kinetic
+    energy is the contact's dissipation (to 1e-9)."""
+    m, r, cn, w0, T = 1.0, 0.1, 0.01, 10.0, 0.6
+    mm = _ball(0.3, r=r, m=m, law={"torsion": cn})
+    d0 = (m * G / 1e6) ** (1 / 1.5)
+    res = mm.simulate((0.0, T), free={"ball": {
+        "position": [0, 0, r - d0], "angular_velocity": [0, 0, w0]}},
+        t_eval=np.linspace(0, T, 61), method="Radau", rtol=1e-9, atol=1e-11)
+    assert res.success
+    I = 0.4 * m * r * r
+    w = res.body("ball").angular_velocity[2]
+    ws = 1e-3                                 # the law's spin velocity (default), rad/s
+
+    def agrees(coeff):
+        pred = np.maximum(w0 - coeff * m * G / I * res.t, 0.0)
+        on = pred > 0.1                       # (the last output time before t*: 0.19)
+        return bool(np.all(np.abs(w - pred)[on] < 1e-7 + ws ** 2 / pred[on]) and
+                    np.all(np.abs(w[pred == 0.0]) < 1e-9) and on.sum() + (pred == 0).sum()
+                    == w.size)
+    assert agrees(cn) and not agrees(1.01 * cn)
+    assert 0.40 < I * w0 / (cn * m * G) < 0.41 and w[40] > 0.1 and abs(w[41]) < 1e-9
+    assert abs(res.energy.dissipated["contact"][-1] / (0.5 * I * w0 ** 2) - 1) < 1e-9
+    # the report: the moment c_n m g against the spin while it turns (on the ball)
+    moment = res.contacts().pair("floor", "s").moment
+    assert np.allclose(moment[2, 1:36], -cn * m * G, rtol=1e-6)   # (w > 1.4: w_s^2 / w^2)
+    assert np.abs(moment[:2]).max() < 1e-12 and abs(moment[2, -1]) < 1e-9

@@ -3,7 +3,10 @@
  * Reads the JSON in #anim-data: output times t (s); per body its shape (body coordinates,
  * m), colour, centre positions (global, m) and quaternions (w, x, y, z; body -> global),
  * frame-major; joints (points P on the parent and Q on the child, axes, body coordinates)
- * with their reaction forces (global, N, parent on child); traces (global, m); plots.
+ * with their reaction forces (global, N, parent on child); traces (global, m); plots;
+ * collision shapes (body coordinates, m) and, per pair of shapes, the contact force's
+ * centre of pressure (global, m; null out of contact) and its normal and friction parts
+ * (global, N, on the pair's second shape), drawn as arrows with one scale.
  * Between output times it interpolates: positions and forces linearly, orientations by
  * slerp. URL: ?t=SECONDS (show that time, paused), ?speed=X, ?play=0|1 (or #t=...).
  * A page of mode shapes (elements.analysis.modes.animate_modes) also has D.modes: each mode is one
@@ -68,6 +71,7 @@
     return unit ? s + " " + unit : s;
   }
   function v3(a) { return new THREE.Vector3(a[0], a[1], a[2]); }
+  var NORMAL_COLOR = "#0b7285", FRICTION_COLOR = "#e8590c", contactRows = {};
 
   // -- the legend ----------------------------------------------------------------------
   function legendRow(html) {
@@ -97,6 +101,21 @@
     if (D.force_scale) {
       legendRow(swatchRow("#c2255c", "joint reactions (parent on child): " +
         fmt(D.force_ref, "N") + " = " + fmt(D.force_ref * D.force_scale, "m") + " of arrow"));
+    }
+    if (D.contact_scale) {
+      var both = document.createElement("span");
+      both.appendChild(swatchRow(NORMAL_COLOR, "normal "));
+      both.appendChild(swatchRow(FRICTION_COLOR, "friction: contact forces on each pair's " +
+        "second shape, " + fmt(D.contact_ref, "N") + " = " +
+        fmt(D.contact_ref * D.contact_scale, "m") + " of arrow"));
+      legendRow(both);
+      D.contacts.forEach(function (c) {
+        var row = swatchRow(NORMAL_COLOR, "");
+        row.className = "contact-readout";
+        row.setAttribute("data-pair", c.pair);
+        legendRow(row);
+        contactRows[c.pair] = row;
+      });
     }
     D.traces.forEach(function (tr) { legendRow(swatchRow(tr.color, "trace: " + tr.label)); });
     var hint = document.createElement("div");
@@ -256,7 +275,7 @@
     controls.saveState();
   }
 
-  var layers = { traces: [], reactions: [], joints: [], labels: [], grid: [] };
+  var layers = { traces: [], reactions: [], joints: [], labels: [], grid: [], contacts: [] };
   var Y_AXIS = new THREE.Vector3(0, 1, 0);
 
   function label(text, color, height) {
@@ -291,6 +310,13 @@
     mesh.position.addVectors(a, b).multiplyScalar(0.5);
     if (len > 0) mesh.quaternion.setFromUnitVectors(Y_AXIS, d.normalize());
     return mesh;
+  }
+  // a group placed by a rotation (3x3, row-major) and an offset, in its parent's frame
+  function posed(R, o) {
+    var holder = new THREE.Group();
+    holder.matrixAutoUpdate = false;
+    holder.matrix.set(R[0], R[1], R[2], o[0], R[3], R[4], R[5], o[1], R[6], R[7], R[8], o[2], 0, 0, 0, 1);
+    return holder;
   }
   function arrow(dir, origin, length, color) {
     var head = Math.min(S.head * 1.6, 0.35 * length);
@@ -342,14 +368,13 @@
     if (s.kind === "box") geo = new THREE.BoxGeometry(s.dims[0], s.dims[1], s.dims[2]);
     else if (s.kind === "sphere") geo = new THREE.SphereGeometry(s.dims[0], 32, 16);
     else { geo = new THREE.CylinderGeometry(s.dims[0], s.dims[0], s.dims[1], 32); geo.rotateX(Math.PI / 2); }
-    var holder = new THREE.Group();
-    var R = s.R, o = s.offset;
-    holder.matrixAutoUpdate = false;
-    holder.matrix.set(R[0], R[1], R[2], o[0], R[3], R[4], R[5], o[1], R[6], R[7], R[8], o[2], 0, 0, 0, 1);
+    var holder = posed(s.R, s.offset);
     var color = new THREE.Color(b.color);
-    holder.add(new THREE.Mesh(geo, material(color)));
-    holder.add(new THREE.LineSegments(new THREE.EdgesGeometry(geo, 20),
-      new THREE.LineBasicMaterial({ color: color.clone().multiplyScalar(0.55) })));
+    if (!b.covered) {        // a body with collision shapes is drawn by them alone
+      holder.add(new THREE.Mesh(geo, material(color)));
+      holder.add(new THREE.LineSegments(new THREE.EdgesGeometry(geo, 20),
+        new THREE.LineBasicMaterial({ color: color.clone().multiplyScalar(0.55) })));
+    }
     g.add(holder);
     var linkMat = material(color.clone().multiplyScalar(0.8));
     b.links.forEach(function (p) { g.add(rod(new THREE.Vector3(), v3(p), S.link, linkMat)); });
@@ -362,6 +387,60 @@
     return { data: b, group: g };
   });
   function groupOf(name) { return groups[name] || scene; }
+
+  // collision shapes, in their bodies' groups (a ground plane: a square patch under the
+  // scene's centre, D.plane_size wide)
+  (D.collision || []).forEach(function (c) {
+    var holder = posed(c.R, c.offset), z = c.size, geo = null, parts = [];
+    var color = new THREE.Color(c.color);
+    if (c.kind === "sphere") geo = new THREE.SphereGeometry(z[0], 32, 16);
+    else if (c.kind === "box") geo = new THREE.BoxGeometry(2 * z[0], 2 * z[1], 2 * z[2]);
+    else if (c.kind === "cylinder" || c.kind === "capsule") {
+      geo = new THREE.CylinderGeometry(z[0], z[0], 2 * z[1], 32);
+      geo.rotateX(Math.PI / 2);
+      if (c.kind === "capsule") [-1, 1].forEach(function (e) {
+        var cap = new THREE.SphereGeometry(z[0], 24, 12);
+        cap.translate(0, 0, e * z[1]);
+        parts.push(cap);
+      });
+    } else {
+      var pos = [], idx;
+      if (c.kind === "plane") {
+        var h = 0.5 * D.plane_size, u = 0, w = 0;
+        if (c.body === D.ground) {     // the scene's centre, projected on the plane
+          var R = c.R, d = CENTER.clone().sub(v3(c.offset));
+          u = R[0] * d.x + R[3] * d.y + R[6] * d.z; w = R[1] * d.x + R[4] * d.y + R[7] * d.z;
+        }
+        pos = [u - h, w - h, 0, u + h, w - h, 0, u + h, w + h, 0, u - h, w + h, 0];
+        idx = [0, 1, 2, 0, 2, 3];
+      } else { pos = c.vertices; idx = c.faces; }
+      geo = new THREE.BufferGeometry();
+      geo.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
+      geo.setIndex(idx);
+      geo.computeVertexNormals();
+    }
+    var opts = c.kind === "plane" ? { transparent: true, opacity: 0.35, side: THREE.DoubleSide,
+                                      depthWrite: false } : { side: THREE.DoubleSide };
+    [geo].concat(parts).forEach(function (gm) { holder.add(new THREE.Mesh(gm, material(color, opts))); });
+    if (c.kind !== "plane" && c.kind !== "sphere") {
+      holder.add(new THREE.LineSegments(new THREE.EdgesGeometry(geo, 20),
+        new THREE.LineBasicMaterial({ color: color.clone().multiplyScalar(0.55) })));
+    }
+    groupOf(c.body).add(holder);
+  });
+
+  // contact forces: per pair, a marker at the centre of pressure and two arrows
+  var contactArrows = (D.contact_scale ? D.contacts || [] : []).map(function (c) {
+    var dot = new THREE.Mesh(new THREE.SphereGeometry(0.6 * S.joint, 12, 8), material(0x212529));
+    var nArrow = arrow(new THREE.Vector3(0, 0, 1), new THREE.Vector3(), 1, 0x0b7285);
+    var fArrow = arrow(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, 0xe8590c);
+    [dot, nArrow.line, nArrow.cone, fArrow.line, fArrow.cone].forEach(function (o) {
+      o.material.depthTest = false;        // seen through the bodies they push
+      o.renderOrder = 5;
+    });
+    [dot, nArrow, fArrow].forEach(function (o) { o.visible = false; scene.add(o); layers.contacts.push(o); });
+    return { data: c, dot: dot, normal: nArrow, friction: fArrow };
+  });
 
   // joints: markers on the parent (hinge, guide) and the child (collar, ball), axis arrows
   var jointMat = material(0x4a4f57), guideMat = material(0x9aa0a8);
@@ -439,12 +518,53 @@
       ra.arrow.setLength(len, head, 0.55 * head);
       ra.arrow.visible = $("show-reactions").checked;
     });
+    contactArrows.forEach(function (ca) { drawContact(ca, i, a); });
     var upto = Math.min(a > 0.5 ? i + 2 : i + 1, I1 + 1);
     traces.forEach(function (tr) { tr.geometry.setDrawRange(I0, Math.max(upto - I0, 0)); });
     plots.forEach(function (p) { p.draw(t, i, a); });
     var slider = $("slider");
     if (document.activeElement !== slider || state.playing) slider.value = String(t);
     $("time").textContent = "t = " + (t - TOFF).toFixed(3) + " s / " + fmt(T1 - TOFF, "s");
+  }
+
+  // a contact's arrows at frame i + a: linear between output times; where the pair is in
+  // contact at only one of the two, the nearer one's forces (none out of contact)
+  var tmpP = new THREE.Vector3(), tmpN = new THREE.Vector3(), tmpT = new THREE.Vector3();
+  function drawContact(ca, i, a) {
+    var c = ca.data, j = Math.min(i + 1, N - 1), on = $("show-contacts").checked;
+    var ok0 = c.point[3 * i] !== null, ok1 = c.point[3 * j] !== null, text = "", k, b;
+    if (ok0 && ok1) { k = i; b = a; } else if (ok0 || ok1) { k = ok0 ? i : j; b = 0; }
+    else k = -1;
+    ca.dot.visible = false;
+    [["normal", tmpN], ["friction", tmpT]].forEach(function (part) {
+      var arr = ca[part[0]], v = part[1];
+      arr.visible = false;
+      arr.userData.vec = null;
+      if (k < 0) return;
+      lerp3(c[part[0]], k, b, v);
+      var f = v.length(), len = f * D.contact_scale;
+      text += (text ? ", " : c.pair + ": N = ") + (part[0] === "normal" ? fmt(f, "N") :
+        "friction " + fmt(f, "N"));
+      if (!(len > 1e-6 * E)) return;
+      lerp3(c.point, k, b, tmpP);
+      arr.position.copy(tmpP);
+      arr.setDirection(v.clone().normalize());
+      var head = Math.min(S.head * 1.6, 0.35 * len);
+      arr.setLength(len, head, 0.55 * head);
+      arr.visible = on;
+      ca.dot.position.copy(tmpP);
+      ca.dot.visible = on;
+      // what is drawn, read back from the arrow: its direction times its length (m)
+      var d = new THREE.Vector3(0, 1, 0).applyQuaternion(arr.quaternion).multiplyScalar(arr.cone.position.y);
+      arr.userData.vec = [d.x, d.y, d.z];
+    });
+    var row = contactRows[c.pair];
+    if (!row) return;
+    if (row.lastChild.nodeValue !== (text || c.pair + ": no contact")) row.lastChild.nodeValue = text || c.pair + ": no contact";
+    // for tests and scripts: each arrow's origin and vector (m), as drawn
+    var show = function (o) { return o.userData.vec ? o.position.toArray().concat(o.userData.vec).map(function (x) { return x.toPrecision(9); }).join(",") : ""; };
+    row.setAttribute("data-normal", show(ca.normal));
+    row.setAttribute("data-friction", show(ca.friction));
   }
 
   // -- controls --------------------------------------------------------------------------
@@ -476,12 +596,14 @@
     var box = $(id);
     if (key === "reactions" && !reactionArrows.length) box.parentNode.hidden = true;
     if (key === "traces" && !traces.length) box.parentNode.hidden = true;
+    if (key === "contacts" && !contactArrows.length) box.parentNode.hidden = true;
     box.addEventListener("change", function () {
       layers[key].forEach(function (o) { o.visible = box.checked; });
     });
   }
   bindLayer("show-traces", "traces");
   bindLayer("show-reactions", "reactions");
+  bindLayer("show-contacts", "contacts");
   bindLayer("show-joints", "joints");
   bindLayer("show-labels", "labels");
   bindLayer("show-grid", "grid");
