@@ -93,6 +93,7 @@ class CompiledPath:
             # another; then once more
             if fast is None:
                 return None
+            state.failures += 1
             ext = self._B.c.extend(src)
             if fast.factor(state, ext, current_failed=True) is None and (
                     not fast.may_adopt(state) or

@@ -321,15 +321,21 @@ class LUState:
         Structures adopted so far in this state.
     since_setup : int
         Factorisations since the last set-up.
+    failures : int
+        Evaluations of the one-call compiled path (:mod:`bondgraph._sparse_compiled`)
+        whose current pivot order failed its checks, so that the evaluation was
+        finished in Python (a recent order or SuperLU): the pivot-order fallbacks a
+        run's diagnostics report (``pivot_fallbacks``).
     """
 
-    __slots__ = ("structure", "recent", "setups", "since_setup")
+    __slots__ = ("structure", "recent", "setups", "since_setup", "failures")
 
     def __init__(self) -> None:
         self.structure: Structure | None = None
         self.recent: list[Structure] = []
         self.setups = 0
         self.since_setup = SETUP_INTERVAL
+        self.failures = 0
 
 
 class FixedLU:
