@@ -60,8 +60,9 @@ STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
 def fused_rhs(t, x, prog, qrate, D):
     """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
     :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
-    return this evaluation's dX/dt (a stage failed, a pivot check failed, a non-finite
-    value): the caller then hands the step to it."""
+    return this evaluation's dX/dt (a stage failed, a pivot check failed or a refined
+    solve was not accepted, a non-finite value): the caller then hands the step to
+    it."""
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
      copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
      t_coef, src, U1, dU1, ab, w2_X, work_e, work_f, work_off) = D
