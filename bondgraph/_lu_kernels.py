@@ -139,10 +139,16 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
                  weak):
     """:func:`_factor_kernel` writing Lx, Vx and d into the arrays given (their sizes:
     nnz_L, nnz_U, n); returns a code: ``ACCEPTED`` (every guard passed), ``REFINE``
-    (every guard passed but the threshold test, and every pivot is at least ``weak``
-    times the largest candidate of its column: factors to be used only with iterative
-    refinement and its acceptance test, :func:`_refined_solve`), ``REJECTED``. With
-    ``weak = tau`` the code is never ``REFINE``."""
+    (factors to be used only with iterative refinement and its acceptance test,
+    :func:`_refined_solve`: every guard passed but the threshold test), ``REJECTED``.
+    With ``weak < tau``, a pivot below ``weak`` times the largest candidate of its
+    column (zero included) is replaced by that bound with the pivot's sign (static
+    pivoting with perturbation, as SuperLU_DIST's GESP: the factors are then those of a
+    nearby matrix, and the refinement, whose residual uses the system's own entries,
+    converges to the solution of the given one or is not accepted), and the code is
+    ``REFINE``; a column of the active submatrix that is all zeros (a singular
+    matrix) is rejected. ``ratio`` is the test of accepted factors only. With ``weak = tau`` (the general path) the code is never
+    ``REFINE``."""
     n = tp.size - 1
     # (indices read as unsigned: no check for negative indices at each access, a fifth
     # of the time; the arrays hold no negative entries)
@@ -175,9 +181,15 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
             if v > cmax:
                 cmax = v
         total += a
-        if not (np.isfinite(total) and a > 0.0 and a >= weak * cmax):
+        if not np.isfinite(total):
             return REJECTED
-        if a < tau * cmax:
+        if not (a > 0.0 and a >= weak * cmax):
+            if not (weak < tau and cmax > 0.0):
+                return REJECTED
+            a = weak * cmax               # (perturbed: to be refined)
+            piv = a if piv >= 0.0 else -a
+            code = REFINE
+        elif a < tau * cmax:
             code = REFINE
         inv = 1.0 / piv
         for q in range(Lp[j], Lp[j + 1]):
@@ -189,7 +201,9 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
         d[j] = piv
         dmax = max(dmax, a)
         dmin = min(dmin, a)
-    return REJECTED if dmin <= ratio * dmax else code
+    # (factors to be refined are judged by the refined solves' acceptance test: a
+    # perturbed pivot's growth would make this ratio meaningless)
+    return REJECTED if code == ACCEPTED and dmin <= ratio * dmax else code
 
 
 @njit(cache=True, error_model="numpy")

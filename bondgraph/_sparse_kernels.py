@@ -17,7 +17,7 @@ from ._jit import njit
 from ._lu_kernels import REFINE, REJECTED, _factor_into, _refined_solve, _solve_kernel
 
 #: corrections of iterative refinement at most, per solve with factors to be refined
-REFINE_STEPS = 3
+REFINE_STEPS = 6
 
 
 @njit(cache=True, error_model="numpy")

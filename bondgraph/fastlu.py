@@ -65,25 +65,30 @@ Stability guard
 
 Refined solves (the one-call compiled evaluation, :mod:`bondgraph._sparse_kernels`)
     A pivot order is chosen where SuperLU took it, and a mechanism moves away from
-    there: on Panda's runs 5 to 22 % of the steps met a pivot below u (a rotation's
-    entry near zero) and left the compiled loop for SuperLU and a new order. The
-    one-call evaluation therefore grades its factors in three: every pivot at least
-    ``REFINE_THRESHOLD = 0.01`` of its column's largest candidate (multipliers at most
-    100): used as they are; a pivot below that but every one at least
-    ``WEAK_THRESHOLD = 1e-10`` of its column (and the guards above passed): kept, and
-    every solve with them is refined (y += A^-1 (b - A y), at most three times, the
-    residual computed with the system's own entries) and accepted only when its
-    componentwise backward error ``max_i |b - A y|_i / (|A| |y| + |b|)_i`` is at most
-    ``REFINE_TOL = 1e-14`` (about 45 rounding units: Oettli and Prager's measure, which
-    a stable solve meets; a solve that does not is not used, and the evaluation goes
-    the way of a failed order, counted in ``LUState.failures``); below
-    ``WEAK_THRESHOLD``: a failed order, as before. Measured (``benchmarks/
-    eval_profile.py``, the work-precision models, RK45 and DOP853 at 1e-4 .. 1e-8): no
-    failed order and no step left to scipy in any run; along runs of chain-10 and
-    Panda the refined derivatives are within 3e-14 of SuperLU's (relative to the
-    largest), and the factors with pivots between 0.001 and 0.01, accepted before
-    without refinement, were within 1.4e-11 (now refined). A refined evaluation costs
-    about 2.5 us more (chain-10: 13 -> 15.7 us). The general path
+    there: on Panda's runs 5 to 22 % of the steps met a pivot below u (a rotation's or
+    an angular momentum's entry near zero) and left the compiled loop for SuperLU and a
+    new order. The one-call evaluation therefore grades its factors: every pivot at
+    least ``REFINE_THRESHOLD = 0.01`` of its column's largest candidate (multipliers
+    at most 100): used as they are. Otherwise they are kept, and every solve with them
+    is refined (y += A^-1 (b - A y), at most ``REFINE_STEPS = 6`` times, the residual
+    computed with the system's own entries) and accepted only when its componentwise
+    backward error ``max_i |b - A y|_i / (|A| |y| + |b|)_i`` is at most ``REFINE_TOL =
+    1e-14`` (about 45 rounding units; Oettli and Prager's measure, which a stable solve
+    meets: the accepted y is the exact solution of a system within 1e-14 of the given
+    one, entry by entry). A pivot below ``WEAK_THRESHOLD = 1e-8`` (about the square root
+    of the rounding unit) of its column, zero included, is replaced by that bound with
+    its sign: static pivoting with perturbation, as SuperLU_DIST's GESP, the refinement
+    then correcting for the nearby matrix factored. A solve that is not accepted is not
+    used, and the evaluation goes the way of a failed order (counted in
+    ``LUState.failures``); so does an active column of zeros (a singular matrix) or a
+    value that is not finite. Measured (``benchmarks/eval_profile.py``, the six
+    work-precision models, RK45 and DOP853 at 1e-4 .. 1e-8): no failed order and no
+    step left to scipy in any run (before: Panda 5 to 22 % of its steps, chain-10 2 to
+    5 %), the same steps and evaluations; the refinement converges in one correction
+    where it is needed (seen: componentwise backward error 1e-10 -> 2e-16 on a
+    perturbed Panda system of condition 4e7), and along runs the derivatives are within
+    3e-14 of SuperLU's where refined (``tests/unit/test_refined_lu.py``). A refined
+    evaluation costs about 2.5 us more (chain-10: 13 -> 15.7 us). The general path
     (:meth:`Structure.factor`) keeps ``PIVOT_THRESHOLD`` and no refinement.
 
 numba is optional. Without it, or with the environment variable ``BONDGRAPH_NO_NUMBA``
@@ -120,10 +125,10 @@ SINGULAR_RATIO = 1e-14
 #: times the largest candidate of its column are used as they are; below it, their
 #: solves are refined and checked
 REFINE_THRESHOLD = 0.01
-#: the one-call evaluation's weaker pivot test: a pivot below PIVOT_THRESHOLD but at
-#: least this times the largest candidate of its column is kept, and the solves with
-#: those factors are refined and checked (see the module docstring)
-WEAK_THRESHOLD = 1e-10
+#: the one-call evaluation's perturbation: a pivot below this times the largest
+#: candidate of its column (about the square root of the rounding unit) is replaced by
+#: that bound, and the solves are refined and checked (see the module docstring)
+WEAK_THRESHOLD = 1e-8
 #: a refined solve's acceptance test: its componentwise backward error at most this
 REFINE_TOL = 1e-14
 #: a new structure (pivot order) at most once per this many factorisations of a pattern
