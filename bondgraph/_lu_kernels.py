@@ -147,8 +147,8 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
     nearby matrix, and the refinement, whose residual uses the system's own entries,
     converges to the solution of the given one or is not accepted), and the code is
     ``REFINE``; a column of the active submatrix that is all zeros (a singular
-    matrix) is rejected. ``ratio`` is the test of accepted factors only. With ``weak = tau`` (the general path) the code is never
-    ``REFINE``."""
+    matrix) is rejected. ``ratio`` is the test of accepted factors only. With
+    ``weak = tau`` (the general path) the code is never ``REFINE``."""
     n = tp.size - 1
     # (indices read as unsigned: no check for negative indices at each access, a fifth
     # of the time; the arrays hold no negative entries)
@@ -287,11 +287,11 @@ def _residual(b, y, prow, gather, tp, t_row, vals, r):
 def _refined_solve(b, prow, gather, Li, Lj, Lx, Ui, Uj, Vx, d, tp, t_row, vals, tol,
                    steps):
     """:func:`_solve_kernel` with iterative refinement (in working precision, on
-    factors whose pivots passed :func:`_factor_into`'s weak test only) and its
-    acceptance test: y is accepted when its componentwise backward error
-    (:func:`_residual`) is at most ``tol``, checked after the first solve and after
-    each of at most ``steps`` corrections y += A^-1 (b - A y). ``vals``, ``tp``,
-    ``t_row``: A's entries by column of B (see :func:`_residual`).
+    factors that :func:`_factor_into` marked ``REFINE``) and its acceptance test: y is
+    accepted when its componentwise backward error (:func:`_residual`) is at most
+    ``tol``, checked after the first solve and after each of at most ``steps``
+    corrections y += A^-1 (b - A y). ``vals``, ``tp``, ``t_row``: A's entries by
+    column of B (see :func:`_residual`).
 
     Returns (y, accepted)."""
     prow_u, gather_u = prow.view(np.uint64), gather.view(np.uint64)

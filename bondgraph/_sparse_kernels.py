@@ -26,10 +26,9 @@ def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
     """One stage: w (every bond variable), y (the system's solution, logical order) and
     a code: 0 both finite, 3 not finite, 2 the kept system's refined solve was not
     accepted. ``extra[i - e0]`` is added to row i >= e0 of the right-hand side (e0 = n:
-    nothing). ``vals``: empty, or the kept system's entries by term (factors whose
-    pivots passed the weak test only): its solves are then refined and accepted when
-    their componentwise backward error is at most ``tol``
-    (:func:`bondgraph._lu_kernels._refined_solve`).
+    nothing). ``vals``: empty, or the kept system's entries by term (factors to be
+    refined): its solves are then refined and accepted when their componentwise
+    backward error is at most ``tol`` (:func:`bondgraph._lu_kernels._refined_solve`).
 
     ``ints`` holds, between ``ioff[k]`` and ``ioff[k + 1]``: 0 krows, 1 kidx, 2 ksrc
     (the known terms), 3 rE, 4 rK, 5 cE, 6 cK, 7 C_row, 8 C_col, 9 G_row, 10 G_col,
@@ -162,9 +161,10 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     7 [offset of R_E, Z's and U_1's offsets and sizes in the known values, n_imp];
     ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the EJS entries' signs,
     1 F's data;
-    ``F_SCAL`` [tau, ratio, weak, tol] of the LU's checks (``weak``: the pivot test
-    below which factors are rejected, between it and tau refined; ``tol``: the
-    refined solves' acceptance test). ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
+    ``F_SCAL`` [tau, ratio, weak, tol] of the LU's checks (factors with a pivot below
+    tau of its column are refined, a pivot below weak perturbed, see
+    :func:`bondgraph._lu_kernels._factor_into`; ``tol``: the refined solves'
+    acceptance test). ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
     ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
     n_K] of the acceleration stage's system, then [n, n_E, n_K] of the velocity stage's
     (its own system without U_2, where that condenses entirely: n_K = 0 and no solve;
@@ -239,7 +239,7 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
         o = nk
         Lx = work[o:o + Li_size]
         Vx = work[o + Li_size:o + Li_size + Ui_size]
-        d = work[o + Li_size + Ui_size:]
+        d = work[o + Li_size + Ui_size:base]
         t_src = S_ints[S_off[8]:S_off[9]]
         code = _factor_into(
             ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]], t_src, t_coef,

@@ -267,8 +267,8 @@ def test_refined_solve_corrects_or_refuses_wrong_factors(monkeypatch):
     rng = np.random.default_rng(1)
     b = rng.normal(size=st.n)
     y0, _ = K._solve_kernel(b, st.prow, st.gather, st.Li, st.Lj, Lx, st.Ui, st.Uj, Vx, d)
-    good, ok = K._refined_solve(b, st.prow, st.gather, st.Li, st.Lj, Lx, st.Ui, st.Uj, Vx, d,
-                                st.tp, st.t_row, vals, fastlu.REFINE_TOL, 3)
+    good, ok = K._refined_solve(b, st.prow, st.gather, st.Li, st.Lj, Lx, st.Ui, st.Uj, Vx,
+                                d, st.tp, st.t_row, vals, fastlu.REFINE_TOL, 3)
     assert ok and np.abs(good - y0).max() <= 1e-12 * np.abs(y0).max()
     big = int(np.argmax(np.abs(Lx)))
     for factor, expect_accepted in ((1.0 + 1e-3, True), (10.0, None)):
