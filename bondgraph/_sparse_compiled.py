@@ -136,8 +136,8 @@ class CompiledPath:
         if scal is None:                     # (a view of F: the LU's checks, read live)
             F, FO, k = plan[0][1], plan[0][3], fastlu._sparse_kernels().F_SCAL
             scal = self._fused_scal = F[FO[k]:FO[k + 1]]
-        checks = (fastlu.REFINE_THRESHOLD, fastlu.SINGULAR_RATIO, fastlu.WEAK_THRESHOLD,
-                  fastlu.REFINE_TOL)
+        checks = (fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, fastlu.WEAK_THRESHOLD,
+                  fastlu.REFINE_TOL, fastlu.REFINE_THRESHOLD)
         if tuple(scal) != checks:
             scal[:] = checks
         pattern = self._B
@@ -225,8 +225,10 @@ class CompiledPath:
         flt_parts = [None] * K.N_FLT_PARTS
         flt_parts[K.F_P], flt_parts[K.F_FLTS1], flt_parts[K.F_FLTS2] = P_flt, flts1, flts
         flt_parts[K.F_FLTS3] = flts3
-        flt_parts[K.F_SCAL] = [fastlu.REFINE_THRESHOLD, fastlu.SINGULAR_RATIO,
-                               fastlu.WEAK_THRESHOLD, fastlu.REFINE_TOL]
+        # (the first two as before: an exported FMU's C reads them, without refinement)
+        flt_parts[K.F_SCAL] = [fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO,
+                               fastlu.WEAK_THRESHOLD, fastlu.REFINE_TOL,
+                               fastlu.REFINE_THRESHOLD]
         I_all, IO = pack(int_parts, np.int64)
         F_all, FO = pack(flt_parts, np.float64)
         return (I_all, F_all, IO, FO), rate_terms

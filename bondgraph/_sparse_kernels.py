@@ -161,8 +161,9 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     7 [offset of R_E, Z's and U_1's offsets and sizes in the known values, n_imp];
     ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the EJS entries' signs,
     1 F's data;
-    ``F_SCAL`` [tau, ratio, weak, tol] of the LU's checks (factors with a pivot below
-    tau of its column are refined, a pivot below weak perturbed, see
+    ``F_SCAL`` [u, ratio, weak, tol, tau] of the LU's checks (u: the threshold of the
+    exported FMU's C, which does not refine; here factors with a pivot below tau of
+    its column are refined, a pivot below weak perturbed, see
     :func:`bondgraph._lu_kernels._factor_into`; ``tol``: the refined solves'
     acceptance test). ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
     ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
@@ -244,7 +245,7 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
         code = _factor_into(
             ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]], t_src, t_coef,
             S_ints[S_off[9]:S_off[10]], S_ints[S_off[2]:S_off[3]],
-            S_ints[S_off[10]:S_off[11]], S_ints[S_off[4]:S_off[5]], scal[0], scal[1], Lx,
+            S_ints[S_off[10]:S_off[11]], S_ints[S_off[4]:S_off[5]], scal[4], scal[1], Lx,
             Vx, d, scal[2])
         if code == REJECTED:
             return work, empty, 2
