@@ -121,6 +121,10 @@ class CompiledLoop:
     ----------
     steps : int
         Accepted steps taken by the compiled loop.
+    fallbacks : int
+        Times an evaluation inside the loop could not answer (a pivot order that failed
+        its checks, a non-finite value), so that the next step was taken by the
+        solver's own ``step()`` in Python.
     stiff_now : bool
         Whether the stiffness test fired at the last step of the last :meth:`advance`.
     """
@@ -130,6 +134,7 @@ class CompiledLoop:
         self.tableau = _tableau(solver_cls)
         self.parts = parts
         self.steps = 0
+        self.fallbacks = 0
         self.stiff_now = False
         self._fallback = False
         fast._want2()                         # (the positions _w2_X, _w2_work)
@@ -246,10 +251,18 @@ class CompiledLoop:
             self.steps += k
             self.stiff_now = bool(stiff)
         self._fallback = code == K.FAILED and k > 0
+        if code == K.FAILED:
+            self.fallbacks += 1
         return k
 
 
-def diagnostics(loop: "CompiledLoop | None", reason: str) -> dict[str, Any]:
-    """The run's diagnostics of the compiled loop: whether it ran, why not, its steps."""
+def diagnostics(loop: "CompiledLoop | None", reason: str, rhs=None) -> dict[str, Any]:
+    """The run's diagnostics of the compiled loop: whether it ran, why not, its steps,
+    the times it handed a step to scipy (``compiled_fallbacks``), and the evaluations
+    of the one-call compiled path whose pivot order failed its checks
+    (``pivot_fallbacks``, from the run's workspace ``rhs.workspace``; 0 without one)."""
+    ws = getattr(rhs, "workspace", None)
     return {"compiled_loop": loop is not None, "compiled_loop_reason": reason,
-            "compiled_steps": loop.steps if loop is not None else 0}
+            "compiled_steps": loop.steps if loop is not None else 0,
+            "compiled_fallbacks": loop.fallbacks if loop is not None else 0,
+            "pivot_fallbacks": ws.pivot_fallbacks() if ws is not None else 0}

@@ -10,6 +10,10 @@ import numpy as np
 from ._jit import njit
 
 
+#: :func:`_factor_into`'s codes
+ACCEPTED, REFINE, REJECTED = 0, 1, 2
+
+
 @njit(cache=True)
 def _grow(a, size):
     """``a`` with room for at least ``size`` entries (capacity doubled), contents kept."""
@@ -125,15 +129,26 @@ def _factor_kernel(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio
     Lx = np.empty(Li.size)
     Vx = np.empty(Ui.size)
     d = np.empty(Up.size - 1)
-    ok = _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx, Vx,
-                      d)
-    return Lx, Vx, d, ok
+    code = _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx,
+                        Vx, d, tau)
+    return Lx, Vx, d, code == ACCEPTED
 
 
 @njit(cache=True, error_model="numpy")
-def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx, Vx, d):
+def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, Lx, Vx, d,
+                 weak):
     """:func:`_factor_kernel` writing Lx, Vx and d into the arrays given (their sizes:
-    nnz_L, nnz_U, n); returns ``ok``."""
+    nnz_L, nnz_U, n); returns a code: ``ACCEPTED`` (every guard passed), ``REFINE``
+    (factors to be used only with iterative refinement and its acceptance test,
+    :func:`_refined_solve`: every guard passed but the threshold test), ``REJECTED``.
+    With ``weak < tau``, a pivot below ``weak`` times the largest candidate of its
+    column (zero included) is replaced by that bound with the pivot's sign (static
+    pivoting with perturbation, as SuperLU_DIST's GESP: the factors are then those of a
+    nearby matrix, and the refinement, whose residual uses the system's own entries,
+    converges to the solution of the given one or is not accepted), and the code is
+    ``REFINE``; a column of the active submatrix that is all zeros (a singular
+    matrix) is rejected. ``ratio`` is the test of accepted factors only. With
+    ``weak = tau`` (the general path) the code is never ``REFINE``."""
     n = tp.size - 1
     # (indices read as unsigned: no check for negative indices at each access, a fifth
     # of the time; the arrays hold no negative entries)
@@ -143,6 +158,7 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
     x = np.zeros(n)                       # column j of B, being reduced
     dmax = 0.0
     dmin = np.inf
+    code = ACCEPTED
     for j in range(n):
         for t in range(tp[j], tp[j + 1]):
             x[t_row[t]] += t_coef[t] * sources[t_src[t]]
@@ -165,8 +181,16 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
             if v > cmax:
                 cmax = v
         total += a
-        if not (np.isfinite(total) and a > 0.0 and a >= tau * cmax):
-            return False
+        if not np.isfinite(total):
+            return REJECTED
+        if not (a > 0.0 and a >= weak * cmax):
+            if not (weak < tau and cmax > 0.0):
+                return REJECTED
+            a = weak * cmax               # (perturbed: to be refined)
+            piv = a if piv >= 0.0 else -a
+            code = REFINE
+        elif a < tau * cmax:
+            code = REFINE
         inv = 1.0 / piv
         for q in range(Lp[j], Lp[j + 1]):
             i = Li[q]
@@ -177,7 +201,9 @@ def _factor_into(sources, tp, t_row, t_src, t_coef, Lp, Li, Up, Ui, tau, ratio, 
         d[j] = piv
         dmax = max(dmax, a)
         dmin = min(dmin, a)
-    return not (dmin <= ratio * dmax)
+    # (factors to be refined are judged by the refined solves' acceptance test: a
+    # perturbed pivot's growth would make this ratio meaningless)
+    return REJECTED if code == ACCEPTED and dmin <= ratio * dmax else code
 
 
 @njit(cache=True, error_model="numpy")
@@ -223,3 +249,65 @@ def _solve_kernel(b, prow, gather, Li, Lj, Lx, Ui, Uj, Vx, d):
         if not np.isfinite(v):
             finite = False
     return y, finite
+
+
+@njit(cache=True, error_model="numpy")
+def _residual(b, y, prow, gather, tp, t_row, vals, r):
+    """r = b - A y (into ``r``, A's row order) and the componentwise backward error of y,
+    max_i |r_i| / (|A| |y| + |b|)_i (Oettli and Prager; 0/0 read as 0, a non-zero
+    residual over a zero denominator as infinite), with A's entries ``vals`` by column
+    of B = P_r A P_c (``tp``, rows ``t_row`` in B) and y in logical column order
+    (``gather``: B's column of each)."""
+    n = prow.size
+    wB = np.empty(n)
+    for c in range(n):
+        wB[gather[c]] = y[c]
+    ay = np.zeros(n)                      # B w and |B| |w|, by row of B
+    aa = np.zeros(n)
+    for j in range(n):
+        wj = wB[j]
+        for t in range(tp[j], tp[j + 1]):
+            v = vals[t] * wj
+            ay[t_row[t]] += v
+            aa[t_row[t]] += abs(v)
+    berr = 0.0
+    for i in range(n):
+        k = prow[i]
+        ri = b[i] - ay[k]
+        r[i] = ri
+        den = aa[k] + abs(b[i])
+        if ri != 0.0:
+            e = abs(ri) / den if den > 0.0 else np.inf
+            if not e <= berr:             # (NaN too)
+                berr = e if np.isfinite(e) else np.inf
+    return berr
+
+
+@njit(cache=True, error_model="numpy")
+def _refined_solve(b, prow, gather, Li, Lj, Lx, Ui, Uj, Vx, d, tp, t_row, vals, tol,
+                   steps):
+    """:func:`_solve_kernel` with iterative refinement (in working precision, on
+    factors that :func:`_factor_into` marked ``REFINE``) and its acceptance test: y is
+    accepted when its componentwise backward error (:func:`_residual`) is at most
+    ``tol``, checked after the first solve and after each of at most ``steps``
+    corrections y += A^-1 (b - A y). ``vals``, ``tp``, ``t_row``: A's entries by
+    column of B (see :func:`_residual`).
+
+    Returns (y, accepted)."""
+    prow_u, gather_u = prow.view(np.uint64), gather.view(np.uint64)
+    tp_u, t_row_u = tp.view(np.uint64), t_row.view(np.uint64)
+    y, finite = _solve_kernel(b, prow, gather, Li, Lj, Lx, Ui, Uj, Vx, d)
+    if not finite:
+        return y, False
+    r = np.empty(b.size)
+    for _ in range(steps):
+        berr = _residual(b, y, prow_u, gather_u, tp_u, t_row_u, vals, r)
+        if berr <= tol:
+            return y, True
+        dy, finite = _solve_kernel(r, prow, gather, Li, Lj, Lx, Ui, Uj, Vx, d)
+        if not finite:
+            return y, False
+        for c in range(y.size):
+            y[c] += dy[c]
+    berr = _residual(b, y, prow_u, gather_u, tp_u, t_row_u, vals, r)
+    return y, berr <= tol

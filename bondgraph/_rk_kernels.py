@@ -20,6 +20,13 @@ so that ``import bondgraph`` does not import numba).
 
 Symbols as in scipy's ``rk.py``: A, B, C (the tableau), E (RK45's error weights),
 E3, E5 (DOP853's), K (stages in rows, the last row f(t + h, y_new)).
+
+numba's on-disk cache of these kernels is keyed on this file alone, but they inline
+``_first``, ``_second`` and the LU kernels of :mod:`bondgraph._sparse_kernels` and
+:mod:`bondgraph._lu_kernels` (and ``_sparse_kernels`` inlines the latter): in a
+working tree, after editing those, delete the dependents' cache files
+(``bondgraph/__pycache__/_rk_kernels.*.nb?``, ``_sparse_kernels.*.nb?``) or the stale
+compiled code runs (seen: the old pivot test kept in the compiled loop).
 """
 
 from __future__ import annotations
@@ -60,8 +67,9 @@ STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
 def fused_rhs(t, x, prog, qrate, D):
     """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
     :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
-    return this evaluation's dX/dt (a stage failed, a pivot check failed, a non-finite
-    value): the caller then hands the step to it."""
+    return this evaluation's dX/dt (a stage failed, a pivot check failed or a refined
+    solve was not accepted, a non-finite value): the caller then hands the step to
+    it."""
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
      copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
      t_coef, src, U1, dU1, ab, w2_X, work_e, work_f, work_off) = D

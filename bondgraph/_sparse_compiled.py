@@ -93,6 +93,7 @@ class CompiledPath:
             # another; then once more
             if fast is None:
                 return None
+            state.failures += 1
             ext = self._B.c.extend(src)
             if fast.factor(state, ext, current_failed=True) is None and (
                     not fast.may_adopt(state) or
@@ -116,6 +117,8 @@ class CompiledPath:
         w, y, status = kern._second(work, src, rates, w1, dU1, phi, a2, b2, stab, *packed,
                                     S[0], S[1], full)
         if status:
+            if status == 2:                # (a refined solve not accepted: the general
+                state.failures += 1        # path factors again, with another order)
             return None
         return w, y, kin_rates
 
@@ -133,8 +136,10 @@ class CompiledPath:
         if scal is None:                     # (a view of F: the LU's checks, read live)
             F, FO, k = plan[0][1], plan[0][3], fastlu._sparse_kernels().F_SCAL
             scal = self._fused_scal = F[FO[k]:FO[k + 1]]
-        if scal[0] != fastlu.PIVOT_THRESHOLD or scal[1] != fastlu.SINGULAR_RATIO:
-            scal[0], scal[1] = fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO
+        checks = (fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO, fastlu.WEAK_THRESHOLD,
+                  fastlu.REFINE_TOL, fastlu.REFINE_THRESHOLD)
+        if tuple(scal) != checks:
+            scal[:] = checks
         pattern = self._B
         if pattern.n_K:
             fast = pattern.fast
@@ -220,7 +225,10 @@ class CompiledPath:
         flt_parts = [None] * K.N_FLT_PARTS
         flt_parts[K.F_P], flt_parts[K.F_FLTS1], flt_parts[K.F_FLTS2] = P_flt, flts1, flts
         flt_parts[K.F_FLTS3] = flts3
-        flt_parts[K.F_SCAL] = [fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO]
+        # (the first two as before: an exported FMU's C reads them, without refinement)
+        flt_parts[K.F_SCAL] = [fastlu.PIVOT_THRESHOLD, fastlu.SINGULAR_RATIO,
+                               fastlu.WEAK_THRESHOLD, fastlu.REFINE_TOL,
+                               fastlu.REFINE_THRESHOLD]
         I_all, IO = pack(int_parts, np.int64)
         F_all, FO = pack(flt_parts, np.float64)
         return (I_all, F_all, IO, FO), rate_terms

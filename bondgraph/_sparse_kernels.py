@@ -14,15 +14,21 @@ from __future__ import annotations
 import numpy as np
 from ._jit import njit
 
-from ._lu_kernels import _factor_into, _solve_kernel
+from ._lu_kernels import REFINE, REJECTED, _factor_into, _refined_solve, _solve_kernel
+
+#: corrections of iterative refinement at most, per solve with factors to be refined
+REFINE_STEPS = 6
 
 
 @njit(cache=True, error_model="numpy")
 def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
-           S_ints, S_off, Lx, Vx, d):
+           S_ints, S_off, Lx, Vx, d, vals, tol):
     """One stage: w (every bond variable), y (the system's solution, logical order) and
-    whether both are finite. ``extra[i - e0]`` is added to row i >= e0 of the
-    right-hand side (e0 = n: nothing).
+    a code: 0 both finite, 3 not finite, 2 the kept system's refined solve was not
+    accepted. ``extra[i - e0]`` is added to row i >= e0 of the right-hand side (e0 = n:
+    nothing). ``vals``: empty, or the kept system's entries by term (factors to be
+    refined): its solves are then refined and accepted when their componentwise
+    backward error is at most ``tol`` (:func:`bondgraph._lu_kernels._refined_solve`).
 
     ``ints`` holds, between ``ioff[k]`` and ``ioff[k + 1]``: 0 krows, 1 kidx, 2 ksrc
     (the known terms), 3 rE, 4 rK, 5 cE, 6 cK, 7 C_row, 8 C_col, 9 G_row, 10 G_col,
@@ -83,11 +89,22 @@ def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
         rhs = np.empty(n_K)
         for i in range(n_K):
             rhs[i] = b[rK[i]] - g[i]
-        yK, finite = _solve_kernel(rhs, S_ints[S_off[0]:S_off[1]],
-                                   S_ints[S_off[1]:S_off[2]], S_ints[S_off[2]:S_off[3]],
-                                   S_ints[S_off[3]:S_off[4]], Lx,
-                                   S_ints[S_off[4]:S_off[5]], S_ints[S_off[5]:S_off[6]],
-                                   Vx, d)
+        if vals.size:
+            yK, accepted = _refined_solve(
+                rhs, S_ints[S_off[0]:S_off[1]], S_ints[S_off[1]:S_off[2]],
+                S_ints[S_off[2]:S_off[3]], S_ints[S_off[3]:S_off[4]], Lx,
+                S_ints[S_off[4]:S_off[5]], S_ints[S_off[5]:S_off[6]], Vx, d,
+                S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]], vals, tol,
+                REFINE_STEPS)
+            if not accepted:
+                return np.zeros(0), y, 2
+        else:
+            yK, finite = _solve_kernel(rhs, S_ints[S_off[0]:S_off[1]],
+                                       S_ints[S_off[1]:S_off[2]],
+                                       S_ints[S_off[2]:S_off[3]],
+                                       S_ints[S_off[3]:S_off[4]], Lx,
+                                       S_ints[S_off[4]:S_off[5]],
+                                       S_ints[S_off[5]:S_off[6]], Vx, d)
         for i in range(n_K):
             y[cK[i]] = yK[i]
     else:
@@ -111,7 +128,7 @@ def _stage(sources, known, extra, e0, ints, ioff, flts, foff, n, n_E, n_K,
     for j in range(wsrc.size):
         s = wsrc[j]
         w[j] = y[s] if s >= 0 else known[-1 - s]
-    return w, y, finite
+    return w, y, 0 if finite else 3
 
 
 # The fixed arrays of the one-call evaluation, packed so that a call passes few
@@ -144,16 +161,21 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     7 [offset of R_E, Z's and U_1's offsets and sizes in the known values, n_imp];
     ``F`` (parts by ``FO``): ``F_P`` P_flt (by ``I_FOFF``): 0 the EJS entries' signs,
     1 F's data;
-    ``F_SCAL`` [tau, ratio] of the LU's checks. ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
+    ``F_SCAL`` [u, ratio, weak, tol, tau] of the LU's checks (u: the threshold of the
+    exported FMU's C, which does not refine; here factors with a pivot below tau of
+    its column are refined, a pivot below weak perturbed, see
+    :func:`bondgraph._lu_kernels._factor_into`; ``tol``: the refined solves'
+    acceptance test). ``I_INTS1``, ``I_IOFF1``, ``F_FLTS1``,
     ``I_FOFF1``: the velocity stage's plan as in :func:`_stage`; ``I_SIZES`` [n, n_E,
     n_K] of the acceleration stage's system, then [n, n_E, n_K] of the velocity stage's
     (its own system without U_2, where that condenses entirely: n_K = 0 and no solve;
     else the same). ``S_ints`` (by ``S_off``): the LU structure (0 prow, 1 gather, 2 Li, 3 Lj,
     4 Ui, 5 Uj, 6 tp, 7 t_row, 8 t_src, 9 Lp, 10 Up) with ``t_coef``.
 
-    Returns (work, w1, status): ``work`` = [known, Lx, Vx, d] for :func:`_second`;
-    status 0 done, 1 a varying source or a known value is not finite, 2 the LU's pivots
-    failed their checks, 3 w1 is not finite.
+    Returns (work, w1, status): ``work`` = [known, Lx, Vx, d, refine (0/1), the kept
+    system's entries by term where refine] for :func:`_second`; status 0 done, 1 a
+    varying source or a known value is not finite, 2 the LU's pivots failed their
+    checks (or a refined solve was not accepted), 3 w1 is not finite.
     """
     P_int = _part(I, IO, I_P)
     P_off = _part(I, IO, I_POFF)
@@ -176,9 +198,12 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
     Li_size = S_off[3] - S_off[2]
     Ui_size = S_off[5] - S_off[4]
     nk = 2 * n_imp
-    work = np.empty(nk + Li_size + Ui_size + n_K)
+    base = nk + Li_size + Ui_size + n_K
+    work = np.empty(base + 1 + t_coef.size)
+    work[base] = 0.0
     known = work[:nk]
     empty = np.zeros(0)
+    vals = empty
 
     for k in range(dd.size):
         v = -moduli[k]
@@ -215,24 +240,28 @@ def _first(x, moduli, U1, sources, I, F, IO, FO, S_ints, S_off, t_coef):
         o = nk
         Lx = work[o:o + Li_size]
         Vx = work[o + Li_size:o + Li_size + Ui_size]
-        d = work[o + Li_size + Ui_size:]
-        ok = _factor_into(
-            ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]],
-            S_ints[S_off[8]:S_off[9]], t_coef, S_ints[S_off[9]:S_off[10]],
-            S_ints[S_off[2]:S_off[3]], S_ints[S_off[10]:S_off[11]],
-            S_ints[S_off[4]:S_off[5]], scal[0], scal[1], Lx, Vx, d)
-        if not ok:
+        d = work[o + Li_size + Ui_size:base]
+        t_src = S_ints[S_off[8]:S_off[9]]
+        code = _factor_into(
+            ext, S_ints[S_off[6]:S_off[7]], S_ints[S_off[7]:S_off[8]], t_src, t_coef,
+            S_ints[S_off[9]:S_off[10]], S_ints[S_off[2]:S_off[3]],
+            S_ints[S_off[10]:S_off[11]], S_ints[S_off[4]:S_off[5]], scal[4], scal[1], Lx,
+            Vx, d, scal[2])
+        if code == REJECTED:
             return work, empty, 2
+        if code == REFINE:                # (kept for the refined solves of both stages)
+            work[base] = 1.0
+            vals = work[base + 1:]
+            for t in range(t_coef.size):
+                vals[t] = t_coef[t] * ext[t_src[t]]
     else:
         Lx = Vx = d = empty
     n1, n_E1, n_K1 = sizes[3], sizes[4], sizes[5]
-    w1, y1, finite = _stage(sources, known, empty, n1, _part(I, IO, I_INTS1),
-                            _part(I, IO, I_IOFF1), _part(F, FO, F_FLTS1),
-                            _part(I, IO, I_FOFF1), n1, n_E1, n_K1, S_ints, S_off, Lx, Vx,
-                            d)
-    if not finite:
-        return work, w1, 3
-    return work, w1, 0
+    w1, y1, code = _stage(sources, known, empty, n1, _part(I, IO, I_INTS1),
+                          _part(I, IO, I_IOFF1), _part(F, FO, F_FLTS1),
+                          _part(I, IO, I_FOFF1), n1, n_E1, n_K1, S_ints, S_off, Lx, Vx,
+                          d, vals if n_K1 else empty, scal[3])
+    return work, w1, code
 
 
 @njit(cache=True, error_model="numpy")
@@ -251,8 +280,8 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     variable), used when ``full``; else ``I_INTS3``, ``I_IOFF3``, ``F_FLTS3``,
     ``I_FOFF3``: the plan of the variables dX/dt reads (w holds those, in order).
 
-    Returns (w, y, status): 0 done, 1 the right-hand side is not finite, 3 the solution
-    is not finite.
+    Returns (w, y, status): 0 done, 1 the right-hand side is not finite, 2 a refined
+    solve was not accepted, 3 the solution is not finite.
     """
     Q_int = _part(I, IO, I_Q)
     Q_off = _part(I, IO, I_QOFF)
@@ -268,7 +297,10 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     o = nk
     Lx = work[o:o + Li_size]
     Vx = work[o + Li_size:o + Li_size + Ui_size]
-    d = work[o + Li_size + Ui_size:o + Li_size + Ui_size + n_K]
+    base = o + Li_size + Ui_size + n_K
+    d = work[o + Li_size + Ui_size:base]
+    vals = work[base + 1:] if work[base] != 0.0 else np.zeros(0)
+    tol = _part(F, FO, F_SCAL)[3]
     rows = Q_int[Q_off[0]:Q_off[1]].view(np.uint64)     # (unsigned: see _stage)
     mods = Q_int[Q_off[1]:Q_off[2]].view(np.uint64)
     wdyn = Q_int[Q_off[2]:Q_off[3]].view(np.uint64)
@@ -295,11 +327,13 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
         if not np.isfinite(v):
             return np.zeros(0), np.zeros(0), 1
     if full:
-        w, y, finite = _stage(sources, known, extra, z0, _part(I, IO, I_INTS2),
-                              _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
-                              _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
+        w, y, code = _stage(sources, known, extra, z0, _part(I, IO, I_INTS2),
+                            _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
+                            _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d,
+                            vals, tol)
     else:
-        w, y, finite = _stage(sources, known, extra, z0, _part(I, IO, I_INTS3),
-                              _part(I, IO, I_IOFF3), _part(F, FO, F_FLTS3),
-                              _part(I, IO, I_FOFF3), n, n_E, n_K, S_ints, S_off, Lx, Vx, d)
-    return w, y, 0 if finite else 3
+        w, y, code = _stage(sources, known, extra, z0, _part(I, IO, I_INTS3),
+                            _part(I, IO, I_IOFF3), _part(F, FO, F_FLTS3),
+                            _part(I, IO, I_FOFF3), n, n_E, n_K, S_ints, S_off, Lx, Vx, d,
+                            vals, tol)
+    return w, y, code

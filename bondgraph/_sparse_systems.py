@@ -210,6 +210,11 @@ class Workspace:
             state = self._lu[fast] = fast.new_state()
         return state
 
+    def pivot_fallbacks(self) -> int:
+        """Evaluations of the one-call compiled path in this workspace whose pivot
+        order failed its checks (:attr:`bondgraph.fastlu.LUState.failures`, summed)."""
+        return sum(state.failures for state in self._lu.values())
+
 
 def _factor(pattern: "_Pattern | _Condensed", sources: np.ndarray, ws: Workspace):
     """LU factors of the pattern's matrix at these source values (None if singular or

@@ -118,6 +118,12 @@ class SimulationResult:
         ``"stiff"`` (True when an explicit run's step size was limited by stability,
         not accuracy: see :class:`bondgraph._diagnosis.StiffnessMonitor`) and
         ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "").
+        The compiled stepping (:mod:`bondgraph._fastrk`): ``"compiled_loop"``,
+        ``"compiled_loop_reason"``, ``"compiled_steps"`` (accepted steps taken
+        compiled), ``"compiled_fallbacks"`` (times an evaluation in the compiled loop
+        could not answer and scipy took the next step) and ``"pivot_fallbacks"``
+        (evaluations whose compiled LU's pivot order failed its checks, finished in
+        Python with another order or SuperLU).
     """
 
     t: np.ndarray
@@ -380,7 +386,8 @@ def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     events = tuple(np.concatenate([p.t_events[j] for p in used])
                    for j in range(len(parts[0].t_events)))
     diagnostics = dict(parts[0].diagnostics)
-    for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions"):
+    for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions",
+                "compiled_steps", "compiled_fallbacks", "pivot_fallbacks"):
         if key in diagnostics:
             diagnostics[key] = sum(p.diagnostics.get(key, 0) for p in used)
     if "stiff" in diagnostics:

@@ -323,7 +323,7 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                    "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message,
                    "max_step": float(max_step), "max_step_reason": step_why,
                    "breaks": len(steps.breaks), **tolerance_notes, "below_atol": below,
-                   **loop_diagnostics(loop, why_not)}
+                   **loop_diagnostics(loop, why_not, rhs)}
     if below and atol is not None and np.ndim(atol) == 0:
         names = ", ".join(f"{n} (scale {sc:.3g}, max |x| {p:.3g})"
                           for n, (p, _, sc) in list(below.items())[:5])

@@ -629,11 +629,11 @@ class SparseReduction(CompiledPath):
             else:
                 S_ints, S_off = f.structure.packed()
                 Lx, Vx, dd = f.Lx, f.Vx, f.d
-            w, y, finite = fastlu._sparse_kernels()._stage(
+            w, y, code = fastlu._sparse_kernels()._stage(
                 sources, known, self._no_float if extra is None else extra,
                 c.n if extra is None else 0, ints, ioff, flts, foff, c.n, pattern.n_E,
-                pattern.n_K, S_ints, S_off, Lx, Vx, dd)
-            return (y, w) if finite else None
+                pattern.n_K, S_ints, S_off, Lx, Vx, dd, self._no_float, 0.0)
+            return (y, w) if code == 0 else None
         if pattern.shape[0] == 0:
             y = np.zeros(0)
         else:
