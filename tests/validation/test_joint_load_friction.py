@@ -80,6 +80,25 @@ def test_block_on_an_incline_with_friction_proportional_to_the_normal_force(alph
         assert m * G * math.sin(alpha) <= mu_s * N
 
 
+@pytest.mark.parametrize("mu, mu_s", [(0.2, 0.35), (0.1, 0.2)], ids=["sticks", "slides"])
+def test_block_thrown_up_the_incline_halts_then_sticks_or_slides_back(mu, mu_s):
+    """The halt compares the holding effort m g sin a with the static level mu_s m g
+    cos a under the normal reaction of that instant; the piecewise closed form of
+    test_limits_friction.py (where the levels were constant efforts mu N)."""
+    from test_limits_friction import incline_closed_form
+    v0, alpha = 1.0, 0.3
+    t = np.linspace(0.0, 1.0, 41)
+    res = incline(alpha, mu, mu_s).assemble().simulate((0, 1), q={"J": 0.0},
+                                                        qd={"J": -v0}, t_eval=t, **RUN)
+    assert res.success, res.message
+    q, ts, _ = incline_closed_form(t, v0, mu, mu_s, alpha)
+    sticks = mu_s * math.cos(alpha) >= math.sin(alpha)
+    assert [s.what for s in res.switches] == ["stick" if sticks else "slide +"]
+    assert abs(res.switches[0].t - ts) < 1e-10
+    assert np.abs(res.joint("J").q - q).max() < 1e-8
+    assert res.energy.relative_drift < 1e-8
+
+
 def wheel(mu, r, coulomb=0.0, m=3.0, I=0.05):
     mech = Mechanism("wheel", gravity=(0, 0, -G))
     w = mech.add_body(RigidBody("wheel", m, Inertia.principal(0.04, I, 0.04)))
