@@ -163,6 +163,23 @@ class LoadedFriction:
         return np.array([-s * ax.friction.kinetic_level(
             transverse_reaction(mm, ax.joint, bond_values, x)) for ax, s in self.ports])
 
+    def evaluate(self, t: float, x: np.ndarray):
+        """One evaluation of the bound model at (t, x) (with the iterate as these
+        ports' efforts): the sparse one where it applies, on a workspace of this law
+        and thread (never the run's: this evaluation happens inside one of the run's),
+        else the dense one, which also handles what the sparse one cannot."""
+        model = self.model.model
+        sp = model.sparse()
+        if sp.applicable:
+            loc = self._local
+            ws = getattr(loc, "ws", None)
+            if ws is None:
+                ws = loc.ws = sp.workspace()
+            ev = sp.evaluate(t, x, self.stabilization, ws)
+            if ev is not None:
+                return ev
+        return model.evaluate(t, x, stabilization=self.stabilization, redundancy_ok=True)
+
     def solve(self, t: float, x: np.ndarray) -> np.ndarray:
         """The efforts that solve the loop at (t, x): the fixed-point iteration F <-
         Phi(F) (Phi: the levels the reactions at F call for), each step after the first
@@ -185,8 +202,7 @@ class LoadedFriction:
         for n in range(1, LOOP_MAX_ITERATIONS + 1):
             loc.trial = F
             try:
-                ev = self.model.model.evaluate(t, x, stabilization=self.stabilization,
-                                               redundancy_ok=True)
+                ev = self.evaluate(t, x)
             finally:
                 loc.trial = None
             phi = self.levels(ev.bond_values, x)

@@ -196,6 +196,37 @@ def test_a_pendulum_whose_friction_changes_its_own_bearing_load():
     assert np.abs(j.q[before] - wrong.sol(res.t[before])[0]).max() > 1e-5
 
 
+def test_two_joints_whose_frictions_load_each_other():
+    """A double pendulum with mu N friction in both hinges: each friction moves both
+    reactions, so the two efforts are solved together. While a joint slides its
+    friction is mu r times the reaction the run reports there (the loop's solution,
+    1e-12 relative plus the output's rounding), and the ledger balances with both
+    frictions' losses."""
+    mu, r, l = 0.3, 0.05, 0.3
+    dp = Mechanism("double", gravity=(0, 0, -G))
+    b1 = dp.add_body(RigidBody("b1", 1.0, Inertia.principal(0.02, 0.02, 0.02)))
+    b2 = dp.add_body(RigidBody("b2", 1.0, Inertia.principal(0.02, 0.02, 0.02)))
+    dp.add_joint(RevoluteJoint("J1", dp.ground, b1, child_point=(0, 0, l), axis=(0, 1, 0)))
+    dp.add_joint(RevoluteJoint("J2", b1, b2, parent_point=(0, 0, -l), child_point=(0, 0, l),
+                               axis=(0, 1, 0)))
+    for name in ("J1", "J2"):
+        dp.joint(name).add_friction(0.0, mu=mu, radius=r)
+    res = dp.assemble().simulate((0, 1.5), q={"J1": 1.0, "J2": 0.5},
+                                 qd={"J1": 0.0, "J2": 0.0},
+                                 t_eval=np.linspace(0, 1.5, 151), **RUN)
+    assert res.success, res.message
+    assert {s.port for s in res.switches} == {"J1", "J2"}
+    for name in ("J1", "J2"):
+        j = res.joint(name)
+        R = np.hypot(*j.force_joint[:2])
+        moving = np.abs(j.qd) > 1e-6
+        assert moving.sum() > 50
+        assert np.abs(np.abs(j.friction[moving]) - mu * r * R[moving]).max() < 1e-10
+        # both frictions took energy
+        assert res.energy.dissipated[f"{name}.friction"][-1] > 1e-3
+    assert res.energy.relative_drift < 1e-8
+
+
 def test_a_friction_that_loads_itself_faster_than_itself_is_a_named_failure():
     """mu r m l / I_p = 1.5: where the reaction leans along the swing (R.e_t / |R| =
     sin q), the friction adds to its own load faster than itself: no unique sliding
