@@ -9,6 +9,12 @@ in one mode:
 - **held**: its lock source is an Sf of zero flow (the joint sticks, or rests on an
   impact stop); the Sf's effort is the effort that holds it.
 
+Friction that follows the joint's transverse reaction (``mu``,
+:mod:`elements.running.joint_load`) slides under a lock effort that is a law of the
+state, solved with the reaction at every evaluation (a model built per set of modes,
+kept), and sticks or slips against the static level under the reaction of the
+evaluation that gives the holding effort.
+
 The run is a sequence of ordinary runs (:func:`bondgraph.simulate`), each of one graph
 (the mechanism with some ports held) with fixed parameters, ended by the first event
 that changes a mode (all located to 1e-14 s on the step's interpolant):
