@@ -13,6 +13,7 @@ Couplings between joints (gears, racks, mimic joints)
 Assembly and results
     Mechanism, MechanismModel, AssemblyError, MechanismResult, BodyResult, JointResult,
     EnergyLedger, Switch, SwitchKind, Hold (a mode change of a run with stops or friction),
+    FrictionLoopError (joint friction following its load found no sliding state),
     BuildIndex, Attachment, Kind (what a build created, by handle: MechanismModel.index)
 Dynamics at a state
     forward_kinematics, direct_dynamics, inverse_dynamics, joint_accelerations,
@@ -69,6 +70,7 @@ from elements.joints.kinds import (
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
 from elements.running.switch import Hold, Switch, SwitchKind
+from elements.running.joint_load import FrictionLoopError
 from elements.build_index import Attachment, BuildIndex, Kind
 from elements.export.fmu import export_mechanism_fmu
 from elements.analysis.linearization import MechanismEquilibrium, linearize_mechanism, mechanism_equilibrium
@@ -91,7 +93,7 @@ __all__ = [
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
     "ChainJoint", "ChainAxis",
     "JointAxis",
-    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "SwitchKind", "Hold", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "SwitchKind", "Hold", "FrictionLoopError", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

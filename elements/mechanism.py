@@ -284,7 +284,9 @@ class Mechanism:
 
     @paused
     def build_indexed(self, drives: Mapping[str, Any] | None = None,
-                      locks: Sequence[str] = ()) -> tuple[BondGraph, BuildIndex]:
+                      locks: Sequence[str] = (),
+                      friction_laws: Mapping[str, StateFunction] | None = None
+                      ) -> tuple[BondGraph, BuildIndex]:
         """The mechanism's vector bond graph (a new, ordinary, editable BondGraph).
 
         ``drives`` maps joint names to an effort or flow source element (named
@@ -293,6 +295,9 @@ class Mechanism:
         ``locks`` names ports with friction or impact stops whose lock source is an Sf
         of zero flow (the joint sticks or rests on a stop) instead of an Se; a run
         switches between such graphs (see :class:`~elements.JointAxis.lock`).
+        ``friction_laws`` maps ports that slide under friction following their load to
+        the effort of their lock (a StateFunction, N or N m; see
+        :mod:`elements.running.joint_load`) instead of a constant parameter.
 
         Returns the graph and its :class:`~elements.build_index.BuildIndex`: every
         attachment created (kind, owner, element, bond, work state, parameters by role).
@@ -333,7 +338,8 @@ class Mechanism:
                 build_block(bg, blk, frames)
             for axis, blk in zip(j.axes, j.axis_blocks()):
                 self._build_port(bg, index, j, axis, blk, frames, drives.get(axis.port),
-                                 axis.port in locks)
+                                 axis.port in locks,
+                                 (friction_laws or {}).get(axis.port))
         for c in self.couplings.values():
             build_block(bg, c.block(), None, position_constraint=PositionConstraint(
                 c.phi, c.depends_on, affine=((1.0, -c.ratio), -c.offset)))
@@ -399,7 +405,7 @@ class Mechanism:
 
     @staticmethod
     def _build_port(bg: BondGraph, index: BuildIndex, j: Joint, axis: JointAxis, blk,
-                    frames, drive, locked: bool = False) -> None:
+                    frames, drive, locked: bool = False, law=None) -> None:
         """A coordinate's port: its 1-junction, axis block, attachments (or ``drive``,
         which replaces the actuators), its stops and friction (``locked``: the lock
         source is an Sf of zero flow) and the kinematic state of the coordinate."""
@@ -457,7 +463,7 @@ class Mechanism:
                                  work_state=f"{n}.work", parameters=params))
             attached = True
         if axis.switched:
-            attached |= Mechanism._build_switched(bg, index, j, axis, locked)
+            attached |= Mechanism._build_switched(bg, index, j, axis, locked, law)
         if drive is not None:
             bg.add(drive)
             bg.connect(drive.name, ax, name=f"{port}.drive.b")
@@ -476,7 +482,7 @@ class Mechanism:
 
     @staticmethod
     def _build_switched(bg: BondGraph, index: BuildIndex, j: Joint, axis: JointAxis,
-                        locked: bool) -> bool:
+                        locked: bool, law: StateFunction | None = None) -> bool:
         """A port's compliant stops (per side, a spring law -k (q - stop) beyond the
         stop, and a damper whose coefficient a run sets to zero out of contact) and its
         lock source (friction, impact stops)."""
@@ -505,6 +511,8 @@ class Mechanism:
             params = {}
             if locked:
                 bg.add(Sf(n, 0.0))
+            elif law is not None:        # sliding, its level following the load
+                bg.add(Se(n, law))
             else:
                 e = bg.add_parameter(f"{n}.effort", 0.0, u["effort"],
                                      f"Coulomb friction effort on joint {port} (set by the "

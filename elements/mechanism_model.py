@@ -53,7 +53,8 @@ class MechanismModel:
     """
 
     def __init__(self, mechanism: Any, *, strict: bool = False,
-                 drives: Mapping[str, Any] | None = None, locks: Sequence[str] = ()):
+                 drives: Mapping[str, Any] | None = None, locks: Sequence[str] = (),
+                 friction_laws: Mapping[str, Any] | None = None):
         # its own copy: later edits of the mechanism (a body added, a spring attached)
         # must not reach a model built without them (user functions are shared, not
         # copied: deepcopy keeps functions as they are)
@@ -62,7 +63,11 @@ class MechanismModel:
         self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
         self.locks = frozenset(locks)
-        self.graph, self.index = mechanism.build_indexed(self.drives, tuple(sorted(self.locks)))
+        # (a hybrid run's sliding ports whose friction follows their load: not copied,
+        # the laws are bound to this model: elements.running.joint_load)
+        self.friction_laws = dict(friction_laws or {})
+        self.graph, self.index = mechanism.build_indexed(self.drives, tuple(sorted(self.locks)),
+                                                         self.friction_laws)
         self.causal = assign_causality(self.graph)
         self.model = assemble(self.causal)
         self.blocks: dict[str, list[Block]] = {

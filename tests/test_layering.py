@@ -94,6 +94,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.drawing.scene",),
     ("elements.drawing.animation", "elements.drawing.video", "elements.drawing.result_display"),
     ("elements.energy_ledger", "elements.results"),
+    ("elements.running.joint_load",),
     ("elements.running.closure", "elements.running.hybrid"),
     ("elements.mechanism_model",),
     ("elements.mechanism",),

@@ -571,3 +571,53 @@ def test_import_warnings_point_at_the_users_call():
     said = [w for w in caught if issubclass(w.category, RobotImportWarning)]
     assert len(said) == 2 and {w.filename for w in said} == {__file__}, \
         [(w.filename, w.lineno) for w in said]
+
+
+WHEEL = """
+[model]
+name = "wheel"
+gravity = [0.0, 0.0, -9.81]
+[[body]]
+name = "wheel"
+mass = 3.0
+inertia = { principal = [0.04, 0.05, 0.04] }
+[[joint]]
+name = "axle"
+type = "revolute"
+parent = "ground"
+child = "wheel"
+axis = [0.0, 1.0, 0.0]
+friction = { mu = 0.2, radius = 0.01 }
+[initial]
+q = { axle = 0.0 }
+qd = { axle = 4.0 }
+[solver]
+t_end = 4.0
+rtol = 1e-10
+atol = 1e-12
+"""
+
+
+def test_friction_following_the_load_from_a_file():
+    """``friction = { mu, mu_static, radius }``: a wheel on its axle carrying its weight
+    spins down under mu r m g and sticks at w0 I / (mu r m g) (1e-10: the event's
+    location); the coulomb part defaults to 0 with mu; mistakes are named by file,
+    joint and key."""
+    spec = loads_model(WHEEL, "wheel.toml")
+    f = spec.mechanism.joint("axle").axes[0].friction
+    assert (f.coulomb, f.mu, f.mu_static, f.radius) == (0.0, 0.2, 0.2, 0.01)
+    res = spec.mechanism.assemble().simulate((0, 4.0), spec.q0, spec.qd0, rtol=1e-10,
+                                             atol=1e-12)
+    t_stick = 4.0 * 0.05 / (0.2 * 0.01 * 3.0 * 9.81)
+    assert [s.what for s in res.switches] == ["stick"]
+    assert abs(res.switches[0].t - t_stick) < 1e-10
+    for old, new, words in [
+            ("mu = 0.2,", "mu = -0.2,", "mu.*must be >= 0"),
+            ("radius = 0.01", "radius = 0.0", "radius.*must be positive"),
+            (", radius = 0.01", "", "needs radius"),
+            ("radius = 0.01", "radius = 0.01, mu_static = 0.1", r"mu_static \(0.1\) must be "
+                                                                 "at least mu"),
+            ("radius = 0.01", "radius = 0.01, mu_k = 0.1", "mu_k")]:
+        with pytest.raises(ModelFileError, match=words) as err:
+            loads_model(WHEEL.replace(old, new), "wheel.toml")
+        assert "wheel.toml" in str(err.value) and "axle" in str(err.value)

@@ -37,6 +37,8 @@ and signal tables (constant, step, ramp, sine, table). The format, by example::
     limit = { lower = -1.0, upper = 1.0, restitution = 0.5 }    # impact stops, or
     #   { upper = 1.0, stiffness = 1e4, damping = 10.0 } (compliant stops)
     friction = { coulomb = 0.2, static = 0.3 }     # or a number (N m or N; Coulomb)
+    #   { mu = 0.1, mu_static = 0.15, radius = 0.01 }: plus mu * radius * the transverse
+    #   reaction (N m; on a slide, no radius: mu * the normal reaction, N); coulomb 0 then
 
     [[coupling]]                         # q_follower = ratio q_leader + offset
     name = "gear"
@@ -441,15 +443,25 @@ def _attachment(c: TableReader, joint: Any, kind: str, table: dict, key: str, wh
         _attach(c, where, key, lambda: joint.add_limit(**kw, coordinate=coordinate))
     elif kind == "friction":
         w = f"{where} {key}"
+        load: dict[str, float | None] = {}
         if isinstance(v, dict):
-            c.only(v, w, {"coulomb", "static", "viscous"})
-            fc = c.number(v, w, "coulomb", positive=True)
-            fs = c.number(v, w, "static", required=False, positive=True)
+            c.only(v, w, {"coulomb", "static", "viscous", "mu", "mu_static", "radius"})
+            # mu (and mu_static): a part following the transverse reaction (radius, m,
+            # on a turning coordinate); the constant part may then be 0 (its default)
+            load = {k: c.number(v, w, k, required=False, nonneg=True)
+                    for k in ("mu", "mu_static")}
+            load["radius"] = c.number(v, w, "radius", required=False, positive=True)
+            loaded = any(load[k] for k in ("mu", "mu_static"))
+            fc = c.number(v, w, "coulomb", default=0.0 if loaded else None,
+                          positive=not loaded, nonneg=loaded)
+            fs = c.number(v, w, "static", required=False, positive=not loaded,
+                          nonneg=loaded)
             visc = c.number(v, w, "viscous", required=False, default=0.0, nonneg=True)
+            load["mu"] = load["mu"] or 0.0
         else:
             fc, fs, visc = c.number(table, where, key, positive=True), None, 0.0
         _attach(c, where, key, lambda: joint.add_friction(fc, static=fs, viscous=visc,
-                                                          coordinate=coordinate))
+                                                          coordinate=coordinate, **load))
     elif kind == "rotor":
         inertia = c.number(table, where, key, positive=True)
         _attach(c, where, key, lambda: joint.add_rotor(AxisRotor(inertia),

@@ -120,10 +120,38 @@ class AxisFriction:
     most ``static`` in magnitude (default: ``coulomb``), and is held by exactly that
     effort; it slips again (an event) when the holding effort would exceed ``static``.
     The energy friction dissipates is reported in the energy ledger
-    (``<port>.friction``). Viscous friction is a damper (:meth:`Joint.add_damper`)."""
+    (``<port>.friction``). Viscous friction is a damper (:meth:`Joint.add_damper`).
+
+    **Load-dependent friction** (``mu`` > 0): the levels follow the joint's transverse
+    reaction R_t (N), the magnitude of the constraint force on the child perpendicular
+    to the joint's axis (a revolute joint's bearing load, a prismatic joint's force
+    normal to its slide): kinetic ``coulomb + mu * radius * R_t`` and static ``static +
+    mu_static * radius * R_t`` on a turning coordinate (``radius`` the bearing's
+    effective radius, m), ``coulomb + mu * R_t`` and ``static + mu_static * R_t`` on a
+    sliding one (``radius`` None). The run solves the loop between the friction and
+    the reaction it loads (:mod:`elements.running.joint_load`)."""
 
     coulomb: float
     static: float
+    mu: float = 0.0
+    mu_static: float = 0.0
+    radius: float | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the levels follow the transverse reaction (``mu`` or ``mu_static``
+        > 0)."""
+        return self.mu > 0.0 or self.mu_static > 0.0
+
+    def kinetic_level(self, reaction: float) -> float:
+        """The sliding friction's magnitude (N or N m) under a transverse reaction of
+        magnitude ``reaction`` (N)."""
+        return self.coulomb + self.mu * (self.radius or 1.0) * reaction
+
+    def static_level(self, reaction: float) -> float:
+        """The largest holding effort (N or N m) under a transverse reaction of
+        magnitude ``reaction`` (N)."""
+        return self.static + self.mu_static * (self.radius or 1.0) * reaction
 
 
 _KINDS = ("spring", "damper", "actuator", "rotor")

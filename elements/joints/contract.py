@@ -44,7 +44,13 @@ from elements.joints.axis import (
 from elements.parts.rigid_body import RigidBody
 
 __all__ = ["Joint", "JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
-           "AxisLimit", "AxisFriction", "attachment_name", "register_joint", "joint_type", "joint_types"]
+           "AxisLimit", "AxisFriction", "attachment_name", "register_joint", "joint_type", "joint_types",
+           "TRANSVERSE_REACTION_KINDS"]
+
+TRANSVERSE_REACTION_KINDS = ("revolute", "prismatic", "cylindrical")
+"""The joint kinds (``type_name``) whose friction may follow the transverse reaction
+(:meth:`Joint.add_friction` with ``mu``): their constraint force on the child across
+the axis is the load their bearing or slide carries."""
 
 
 _REGISTRY: dict[str, type["Joint"]] = {}
@@ -429,26 +435,66 @@ class Joint(abc.ABC):
         return lim
 
     def add_friction(self, coulomb: float, *, static: float | None = None,
-                     viscous: float = 0.0, coordinate: str | None = None) -> AxisFriction:
+                     viscous: float = 0.0, coordinate: str | None = None,
+                     mu: float = 0.0, mu_static: float | None = None,
+                     radius: float | None = None) -> AxisFriction:
         """Put Coulomb friction with stiction on a coordinate (see :class:`AxisFriction`):
-        ``coulomb`` (N or N m, > 0) while sliding, ``static`` (>= coulomb; default
-        coulomb) to break away; ``viscous`` (N s/m or N m s/rad) adds a damper."""
+        ``coulomb`` (N or N m, > 0; >= 0 with ``mu`` > 0) while sliding, ``static`` (>=
+        coulomb; default coulomb) to break away; ``viscous`` (N s/m or N m s/rad) adds a
+        damper.
+
+        ``mu`` (>= 0, dimensionless) adds a part that follows the joint's transverse
+        reaction R_t (N): the sliding level is ``coulomb + mu * radius * R_t`` on a
+        turning coordinate (``radius``, m, > 0: the bearing's effective radius) and
+        ``coulomb + mu * R_t`` on a sliding one (no radius); ``mu_static`` (>= mu;
+        default mu) does the same for the static level. Only on the joint kinds in
+        :data:`TRANSVERSE_REACTION_KINDS`, whose constraint force across the axis is the
+        load a bearing or a slide carries."""
         ax = self._port_for("friction", coordinate)
         where = f"joint '{self.name}'" + (f" coordinate '{ax.name}'" if len(self.axes) > 1
                                           else "")
         if ax.friction is not None:
             raise ModelError(f"{where} already has friction ({ax.friction}); one per "
                              f"coordinate")
-        fc = self._one_number(coulomb, AxisDamper, "Coulomb friction", positive=True)
-        fc = fc.coefficient
-        fs = fc if static is None else \
-            self._one_number(static, AxisDamper, "static friction", positive=True).coefficient
+        m = self._one_number(mu, AxisDamper, "friction coefficient mu",
+                             positive=False).coefficient
+        ms = m if mu_static is None else self._one_number(
+            mu_static, AxisDamper, "static friction coefficient mu_static",
+            positive=False).coefficient
+        if ms < m:
+            raise ModelError(f"{where}: mu_static ({ms:g}) must be at least mu ({m:g})")
+        loaded = m > 0.0 or ms > 0.0
+        fc = self._one_number(coulomb, AxisDamper, "Coulomb friction",
+                              positive=not loaded).coefficient
+        fs = fc if static is None else self._one_number(
+            static, AxisDamper, "static friction", positive=not loaded).coefficient
         if fs < fc:
             raise ModelError(f"{where}: static friction ({fs:g}) must be at least the "
                              f"Coulomb friction ({fc:g})")
+        r = None
+        if loaded and self.type_name not in TRANSVERSE_REACTION_KINDS:
+            raise ModelError(
+                f"{where} ({self.type_name}): friction coefficient mu needs a joint whose "
+                f"transverse reaction is defined ({', '.join(TRANSVERSE_REACTION_KINDS)}); "
+                f"give this joint a constant Coulomb friction (mu = 0)")
+        if radius is not None and not loaded:
+            raise ModelError(f"{where}: radius is used only with a friction coefficient "
+                             f"mu > 0; leave it out for constant friction")
+        if loaded and ax.unit == "rad":
+            if radius is None:
+                raise ModelError(f"{where}: friction coefficient mu on a turning "
+                                 f"coordinate needs radius (m, > 0): the bearing's "
+                                 f"effective radius (friction torque = mu * radius * "
+                                 f"transverse reaction)")
+            r = self._one_number(radius, AxisDamper, "friction radius",
+                                 positive=True).coefficient
+        elif loaded and radius is not None:
+            raise ModelError(f"{where}: radius applies to a turning coordinate only; on a "
+                             f"sliding one the friction force is mu * the normal reaction "
+                             f"(leave radius out)")
         if viscous:
             self.add_damper(viscous, coordinate=coordinate)
-        ax.friction = AxisFriction(fc, fs)
+        ax.friction = AxisFriction(fc, fs, m, ms, r)
         return ax.friction
 
     # geometry helpers --------------------------------------------------------------------

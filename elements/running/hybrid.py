@@ -9,6 +9,12 @@ in one mode:
 - **held**: its lock source is an Sf of zero flow (the joint sticks, or rests on an
   impact stop); the Sf's effort is the effort that holds it.
 
+Friction that follows the joint's transverse reaction (``mu``,
+:mod:`elements.running.joint_load`) slides under a lock effort that is a law of the
+state, solved with the reaction at every evaluation (a model built per set of modes,
+kept), and sticks or slips against the static level under the reaction of the
+evaluation that gives the holding effort.
+
 The run is a sequence of ordinary runs (:func:`bondgraph.simulate`), each of one graph
 (the mechanism with some ports held) with fixed parameters, ended by the first event
 that changes a mode (all located to 1e-14 s on the step's interpolant):
@@ -62,6 +68,7 @@ from bondgraph.results import SimulationResult, Status
 
 from elements.build_index import Kind
 from elements.contact.tunnelling import TunnelWatch, tunnelled
+from elements.running.joint_load import FrictionLoopError, LoadedFriction, static_limit
 from elements.running.switch import Hold, Switch, SwitchKind
 
 __all__ = ["run", "Switch", "SwitchKind", "Hold", "Event", "PortMode", "STOP_TOLERANCE", "ZENO_HEIGHT", "ZENO_TIME"]
@@ -104,9 +111,11 @@ class PortMode:
     contact: dict[str, bool] = field(default_factory=dict)   # compliant stops engaged
 
     @property
-    def static(self) -> float:
+    def loaded_slide(self) -> bool:
+        """Whether it slides under friction that follows its load (its lock effort a
+        law: :mod:`elements.running.joint_load`)."""
         f = self.axis.friction
-        return 0.0 if f is None else f.static
+        return self.held is None and self.slide != 0 and f is not None and f.loaded
 
 
 class _Stretch:
@@ -127,18 +136,21 @@ class _Runner:
         self.names = mm.model.state_names
         self.slices = mm.model.state_slices
         self._variants: dict[frozenset, Any] = {}
+        self._loaded: dict[tuple, Any] = {}     # configured models with friction laws
         self.switches: list[Switch] = []
 
     # -- graphs, parameters and states ---------------------------------------------------
-    def variant(self, held: frozenset):
+    def variant(self, held: frozenset, laws: dict | None = None):
         """The mechanism model with the ports ``held`` locked (its drives, e.g. a
-        prescribed motion's, and the user's parameter values carried over)."""
-        if not held:
+        prescribed motion's, and the user's parameter values carried over), and the
+        locks of ports in ``laws`` sliding under those efforts (a new model each)."""
+        if not held and not laws:
             return self.mm
-        v = self._variants.get(held)
+        v = None if laws else self._variants.get(held)
         if v is None:
             mm = self.mm
-            v = type(mm)(mm.mechanism, strict=mm.strict, drives=mm.drives, locks=held)
+            v = type(mm)(mm.mechanism, strict=mm.strict, drives=mm.drives, locks=held,
+                         friction_laws=laws)
             own = v.parameters
             v = v.with_parameters({k: val for k, val in mm.parameters.items() if k in own})
             own_u2 = v.model.u2_slices
@@ -148,25 +160,43 @@ class _Runner:
                     f"holding joint coordinate(s) {', '.join(sorted(held))} still (a stick "
                     f"or a rest on a stop) changes the mechanism's constraint structure; "
                     f"stops and friction are not supported on these ports")
-            self._variants[held] = v
+            if not laws:
+                self._variants[held] = v
         return v
 
-    def configured(self, modes: list[PortMode]):
-        """The model (MechanismModel) of ``modes``: its graph and parameter values."""
+    def configured(self, modes: list[PortMode], plain: bool = False):
+        """The model (MechanismModel) of ``modes``: its graph and parameter values. Ports
+        that slide under friction following their load get their lock effort from a
+        :class:`~elements.running.joint_load.LoadedFriction` (one model per set of modes
+        and values, kept), unless ``plain``: then their lock is a constant -coulomb * s
+        like the others' (the graph an impulse is computed on)."""
         held = frozenset(p.axis.port for p in modes if p.held)
+        loaded = [] if plain else [p for p in modes if p.loaded_slide]
         v = self.variant(held)
         vals = {}
         base = self.mm.parameters
         for p in modes:
             ax = p.axis
             lock = v.index.find(Kind.LOCK, ax.port)
-            if not p.held and lock:                 # (held: an Sf, no effort to set)
+            if not p.held and lock and all(p is not q for q in loaded):  # (held: an Sf)
                 fc = ax.friction.coulomb if ax.friction is not None else 0.0
                 vals[lock[0].parameters["effort"]] = -fc * p.slide
             for damper in v.index.find(Kind.STOP_DAMPER, ax.port):
                 c = damper.parameters["c"]
                 vals[c] = base[c] if p.contact.get(damper.side, False) else 0.0
-        return v.with_parameters(vals) if vals else v
+        if not loaded:
+            return v.with_parameters(vals) if vals else v
+        key = (held, tuple((p.axis.port, p.slide) for p in loaded),
+               tuple(sorted(vals.items())))
+        w = self._loaded.get(key)
+        if w is None:
+            law = LoadedFriction([(p.axis, p.slide) for p in loaded], self.stab)
+            w = self.variant(held, {p.axis.port: law.function(i)
+                                    for i, p in enumerate(loaded)})
+            w = w.with_parameters(vals) if vals else w
+            law.bind(w)
+            self._loaded[key] = w
+        return w
 
     def to_variant(self, v, x: np.ndarray) -> np.ndarray:
         return np.array(_state_in(v.model, self.mm.model, x), dtype=float)
@@ -196,9 +226,22 @@ class _Runner:
 
     def holding(self, v, t, xv, p: PortMode) -> float:
         """The effort of a held port's lock (along +q on the child; N or N m)."""
+        return self.hold_and_limit(v, t, xv, p)[0]
+
+    def hold_and_limit(self, v, t, xv, p: PortMode) -> tuple[float, float]:
+        """A held port's holding effort (along +q on the child) and the largest it may
+        be before the port slides (its static friction, with the load part under the
+        transverse reaction of the same evaluation), N or N m."""
         ev = v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
         e, _ = v.model.bond_slices[v.index.one(Kind.LOCK, p.axis.port).bond]
-        return float(ev.bond_values[e][0])
+        return float(ev.bond_values[e][0]), static_limit(v, p.axis, ev.bond_values, xv)
+
+    def spare(self, v, t, xv, p: PortMode, sign: float | None = None) -> float:
+        """How far a held port's hold is past what holds it (N or N m; > 0: it moves):
+        ``|hold| - limit`` when sticking, ``sign * hold - limit`` resting on a stop
+        (``sign`` +1 on the upper stop, -1 on the lower: a hold that would pull)."""
+        h, limit = self.hold_and_limit(v, t, xv, p)
+        return (abs(h) if sign is None else sign * h) - limit
 
     def events(self, v, modes):
         """The terminal events of a stretch, each tagged with (port mode, Event, side)."""
@@ -213,12 +256,11 @@ class _Runner:
         for p in modes:
             ax, lim = p.axis, p.axis.limit
             if p.held is Hold.STICK:
-                make(lambda t, x, p=p: abs(self.holding(v, t, x, p)) - p.static, p,
-                     Event.RELEASE, None, 1.0)
+                make(lambda t, x, p=p: self.spare(v, t, x, p), p, Event.RELEASE, None, 1.0)
                 continue
             if p.held is not None:   # resting on a stop: leaves it when the hold would pull
                 sign = 1.0 if p.held is Hold.UPPER else -1.0
-                make(lambda t, x, p=p, s=sign: s * self.holding(v, t, x, p) - p.static,
+                make(lambda t, x, p=p, s=sign: self.spare(v, t, x, p, s),
                      p, Event.LEAVE, p.held.value, 1.0)
                 continue
             if ax.friction is not None and p.slide:
@@ -242,19 +284,20 @@ class _Runner:
         return out
 
     # -- switches ------------------------------------------------------------------------
-    def hold_effort(self, t, x, p: PortMode, modes, held: Hold) -> float:
-        """The effort that would hold port ``p`` still (held as ``held``) at (t, x)."""
+    def hold_effort(self, t, x, p: PortMode, modes, held: Hold) -> tuple[float, float]:
+        """The effort that would hold port ``p`` still (held as ``held``) at (t, x), and
+        the largest it may be (see :meth:`hold_and_limit`)."""
         trial = [dataclasses.replace(m, contact=dict(m.contact)) for m in modes]
         tp = trial[modes.index(p)]
         tp.held, tp.slide = held, 0
         v = self.configured(trial)
-        return self.holding(v, t, self.to_variant(v, x), tp)
+        return self.hold_and_limit(v, t, self.to_variant(v, x), tp)
 
     def settle(self, t, x, p: PortMode, modes) -> None:
         """A port with friction and zero rate: stick if the holding effort is within
         the static friction, else slide the way the other efforts push."""
-        h = self.hold_effort(t, x, p, modes, Hold.STICK)
-        if abs(h) <= p.static:
+        h, limit = self.hold_effort(t, x, p, modes, Hold.STICK)
+        if abs(h) <= limit:
             p.held, p.slide = Hold.STICK, 0
             self.switches.append(Switch(t, p.axis.port, SwitchKind.STICK))
         else:
@@ -265,7 +308,7 @@ class _Runner:
     def impulse(self, t, x, p: PortMode, modes, target: float) -> np.ndarray:
         """The state after an impulse along ``p``'s axis that sets its rate to
         ``target``: the momenta move by the model's response to a unit effort there."""
-        v = self.configured(modes)
+        v = self.configured(modes, plain=True)
         xv = self.to_variant(v, x)
         key = v.index.one(Kind.LOCK, p.axis.port).parameters["effort"]
         probe = v.with_parameters({key: v.parameters[key] + 1.0})
@@ -339,7 +382,8 @@ class _Runner:
         after = self.qd(v, self.to_variant(v, x), p)
         if rest:
             # it rests on the stop unless the hold would have to pull it there
-            if sign * self.hold_effort(t, x, p, modes, Hold(side)) <= p.static:
+            h, limit = self.hold_effort(t, x, p, modes, Hold(side))
+            if sign * h <= limit:
                 p.held, p.slide = Hold(side), 0
                 self.switches.append(Switch(t, port, SwitchKind.REST, side, 0, loss, before,
                                             after))
@@ -447,10 +491,20 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         if r.flight is not None and np.isfinite(r.flight):
             h0 = min(h0 or short, r.flight / 8.0)    # its end off the stop: see the docstring
         r.flight = None
-        seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
-                       method=method, rtol=rtol, atol=atol, stabilization=stabilization,
-                       strict=strict, events=evs + user_events + watch, first_step=h0,
-                       **kwargs)
+        try:
+            seg = simulate(v.model, (t, t_span[1]), r.to_variant(v, x), t_eval=pending,
+                           method=method, rtol=rtol, atol=atol, stabilization=stabilization,
+                           strict=strict, events=evs + user_events + watch, first_step=h0,
+                           **kwargs)
+        except FrictionLoopError as exc:
+            if last is None:                # (at the initial state: nothing to keep)
+                raise
+            # a stretch whose first state has no sliding state (joint_load's docstring):
+            # the run ends there, named, with the stretches before it
+            last = dataclasses.replace(last, status=Status.CALLBACK_ERROR, success=False,
+                                       failure_time=t, message=str(exc))
+            warnings.warn(f"simulation failed: {exc}", IntegrationWarning, stacklevel=3)
+            break
         first = first or seg
         last = seg
         nfev += seg.nfev
