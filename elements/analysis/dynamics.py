@@ -289,7 +289,17 @@ def _fill(fd: FastDynamics, values: Any, out: np.ndarray, column: int) -> bool:
     for name, value in values.items():
         i = index.get(name)
         if i is None:
-            return False
+            several = fd._coordinates_of.get(name)
+            if several is None or isinstance(value, (str, bytes, Mapping)):
+                return False
+            try:
+                v = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                return False
+            if v.shape != (several[2],) or not np.isfinite(v).all():
+                return False
+            out[several[column]:several[column] + several[2]] = v
+            continue
         if type(value) is not float:
             if isinstance(value, (str, bytes)):
                 return False
@@ -328,6 +338,8 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     qdd = fd.direct_dynamics(Q, V, T)
     out: dict[str, Any] = {name: float(qdd[iv]) for name, (_, iv) in
                            fd._coordinate_of.items()}
+    for name, (_, iv, n) in fd._coordinates_of.items():
+        out[name] = qdd[iv:iv + n].copy()
     for n, iv in at.items():
         out[f"{n}.a"] = qdd[iv:iv + 3].copy()
         out[f"{n}.alpha"] = qdd[iv + 3:iv + 6].copy()
@@ -343,7 +355,11 @@ def _fast_inverse(fd: FastDynamics, q, qd, qdd) -> dict[str, float] | None:
     if not np.isfinite(A).all():
         return None                    # (a joint's qdd missing: the error names it)
     tau = fd.inverse_dynamics(Q, V, A)
-    return {name: float(tau[iv]) for name, (_, iv) in fd._coordinate_of.items()}
+    out: dict[str, Any] = {name: float(tau[iv]) for name, (_, iv) in
+                           fd._coordinate_of.items()}
+    for name, (_, iv, n) in fd._coordinates_of.items():
+        out[name] = tau[iv:iv + n].copy()
+    return out
 
 
 def _rotor_inertia(mm: MechanismModel, axis) -> float:

@@ -38,12 +38,12 @@ from bondgraph.spatial import (
 from elements.kernels.blocks import Block, Junction
 from elements.kernels.geometry import Geometry
 from elements.joints.axis import (
-    _KINDS, AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
+    _KINDS, AxisActuator, AxisMotion, chain_pose, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
     attachment_name,
 )
 from elements.parts.rigid_body import RigidBody
 
-__all__ = ["Joint", "JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
+__all__ = ["Joint", "JointAxis", "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
            "AxisLimit", "AxisFriction", "attachment_name", "register_joint", "joint_type", "joint_types"]
 
 
@@ -142,6 +142,11 @@ class Joint(abc.ABC):
     port (spherical and free joints): it is given as a rotation and an angular velocity
     and results report it as a quaternion and a rotation vector (see
     :meth:`orientation`)."""
+
+    no_axis_motions: ClassVar[str] = (
+        "it does not declare axis_motions() (each coordinate a rotation about or a "
+        "translation along a fixed axis of the joint frame)")
+    """Why :meth:`axis_motions` is None, as the fast paths that refuse the kind say."""
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -513,6 +518,59 @@ class Joint(abc.ABC):
         return Rrel, d
 
     # the contract ------------------------------------------------------------------------
+    def axis_motions(self) -> tuple[AxisMotion, ...] | None:
+        """How the coordinates move the child: one :class:`AxisMotion` per coordinate,
+        in order, each a rotation about or a translation along a fixed axis of the
+        joint frame, each moving the ones after it (the child's motion from its rest is
+        :func:`~elements.joints.axis.chain_pose` of them); ``()`` for a joint without
+        coordinates that locks the bodies together. None (the default) where the
+        motion is no such chain (a free rotation, a screw): the joint-space recursions
+        (:class:`~elements.FastDynamics`) then refuse the joint, naming it and
+        :attr:`no_axis_motions`; the bond graph model takes every joint. The contract
+        test checks a declared chain against :meth:`child_pose`."""
+        return None
+
+    def checked_axis_motions(self) -> tuple[AxisMotion, ...] | None:
+        """:meth:`axis_motions`, checked: one per coordinate, each a rotation or a
+        translation whose unit is its coordinate's ("rad" or "m"), with a unit
+        direction and a finite point; a ModelError naming the joint otherwise."""
+        got = self.axis_motions()
+        if got is None:
+            return None
+        where = f"{self.type_name} joint '{self.name}': axis_motions()"
+        try:
+            got = tuple(got)
+        except TypeError:
+            raise ModelError(f"{where} must give a tuple of AxisMotion, got {got!r}") from None
+        if len(got) != self.n_free:
+            raise ModelError(f"{where} gives {len(got)} motion(s) for its {self.n_free} "
+                             f"coordinate(s) ({', '.join(self.coordinate_names) or 'none'}); "
+                             f"give one per coordinate, in order")
+        for m, (c, unit) in zip(got, self.coordinates):
+            if not isinstance(m, AxisMotion) or m.kind not in ("rotation", "translation"):
+                raise ModelError(f"{where}: coordinate '{c}': expected an AxisMotion "
+                                 f"(AxisMotion.rotation or .translation), got {m!r}")
+            if m.unit != unit:
+                raise ModelError(f"{where}: coordinate '{c}' is in {unit} but its motion "
+                                 f"is a {m.kind} (in {m.unit}); a rotation's coordinate is "
+                                 f"in rad, a translation's in m")
+            d, p = np.asarray(m.direction, dtype=float), np.asarray(m.point, dtype=float)
+            if d.shape != (3,) or p.shape != (3,) or not np.all(np.isfinite(p)) or \
+                    not abs(float(np.linalg.norm(d)) - 1.0) < 1e-9:
+                raise ModelError(f"{where}: coordinate '{c}': direction must be a unit "
+                                 f"vector and point 3 finite numbers (joint frame), got "
+                                 f"{m.direction!r}, {m.point!r}")
+        return got
+
+    def motion_pose(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(Rrel, d) of the declared :meth:`axis_motions` at coordinates ``q``: the
+        child's rotation from its rest and Q's displacement from P (parent body axes),
+        as :meth:`_relative` gives them back from :meth:`child_pose`'s poses."""
+        motions = self.checked_axis_motions()
+        if motions is None:
+            raise ModelError(f"{self.type_name} joint '{self.name}': {self.no_axis_motions}")
+        return chain_pose(motions, self.Fa, q)
+
     @abc.abstractmethod
     def constraint_blocks(self) -> list[Block]:
         """The constraint blocks (each a 0-junction whose port the causality assignment
