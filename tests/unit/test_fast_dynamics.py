@@ -212,6 +212,34 @@ class TestRefusals:
         with pytest.raises(ModelError, match="joint 'S' of type spherical.*direct_dynamics"):
             FastDynamics(mech.assemble())
 
+    def test_a_kind_without_axis_motions_and_a_wrong_contract_are_named(self):
+        """A user's kind that declares no axis_motions() is refused naming the joint, its
+        type and the default reason; one whose declared motion disagrees with its
+        coordinate's unit is refused naming the coordinate and both units."""
+        from elements import AxisMotion, Inertia, Mechanism, PrismaticJoint, RigidBody
+
+        class Slider(PrismaticJoint):             # (not registered: built directly)
+            type_name = "slider_test"
+
+            def axis_motions(self):
+                return None
+
+        class Twister(PrismaticJoint):
+            type_name = "twister_test"
+
+            def axis_motions(self):
+                return (AxisMotion.rotation((0.0, 0.0, 1.0)),)
+
+        for cls, match in ((Slider, "joint 'S' of type slider_test: it does not declare "
+                                    r"axis_motions\(\)"),
+                           (Twister, "coordinate 'slide' is in m but its motion is a "
+                                     r"rotation \(in rad\)")):
+            mech = Mechanism("slider")
+            b = mech.add_body(RigidBody("b", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+            mech.add_joint(cls("S", mech.ground, b, axis=(0, 0, 1)))
+            with pytest.raises(ModelError, match=match):
+                FastDynamics(mech.assemble())
+
     def test_wrong_shapes_and_names(self, chain):
         fd = FastDynamics(chain)
         with pytest.raises(ModelError, match=r"q has shape \(4,\); valid: \(5,\)"):
