@@ -8,8 +8,8 @@
   samples) and get the efforts that produce it and every reaction.
 
 Both dynamics functions take ``method``: ``"auto"`` (the default) evaluates mechanisms that
-:class:`~elements.analysis.fast_dynamics.FastDynamics` takes (trees of revolute, prismatic and
-fixed joints, free bodies, rotors, linear springs and dampers) by its compiled
+:class:`~elements.analysis.fast_dynamics.FastDynamics` takes (trees of joints with axis
+motions or a free rotation, free bodies, rotors, linear springs and dampers) by its compiled
 recursion in joint coordinates, microseconds per call, and every other mechanism by the
 bond graph model; ``"bond_graph"`` always uses the bond graph model (milliseconds per
 call). Both give the same accelerations and efforts to rounding
@@ -322,7 +322,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     from bondgraph.spatial import matrix_to_quat
 
     from elements.running.closure import free_state
-    Q, V, T = np.zeros(fd.n_q), np.zeros(fd.n_v), np.zeros(fd.n_v)
+    Q, V, T = fd._rest_q.copy(), np.zeros(fd.n_v), np.zeros(fd.n_v)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, tau, T, 1)):
         return None
     if free is not None and (not isinstance(free, Mapping) or
@@ -349,7 +349,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
 def _fast_inverse(fd: FastDynamics, q, qd, qdd) -> dict[str, float] | None:
     """inverse_dynamics by FastDynamics (no free bodies), or None where the inputs need
     the bond graph path."""
-    Q, V, A = np.zeros(fd.n_q), np.zeros(fd.n_v), np.full(fd.n_v, np.nan)
+    Q, V, A = fd._rest_q.copy(), np.zeros(fd.n_v), np.full(fd.n_v, np.nan)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, qdd, A, 1)):
         return None
     if not np.isfinite(A).all():

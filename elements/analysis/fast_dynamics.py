@@ -62,13 +62,18 @@ class FastDynamics:
     revolute, prismatic, cylindrical, universal, gimbal, planar, fixed and chain joints,
     and a user's kind that declares them (a joint of n coordinates is n revolutes and
     slides through massless links, read from the contract, not from its type name);
-    rotor inertias on the axes (armature: added to M's diagonal); linear
+    a free rotation after them (:attr:`~elements.Joint.free_rotation`: spherical and
+    free joints) is a ball, with coordinates ``<joint>.qw``, ``.qx``, ``.qy``, ``.qz``
+    (the unit quaternion of the child's rotation from its rest relative to the frame
+    the joint's motions leave, w first) and rates ``<joint>.wx``, ``.wy``, ``.wz`` (the
+    child's angular velocity relative to that frame, in the child's body axes, rad/s;
+    its effort a torque in those axes, N m); rotor inertias on the axes (armature: added to M's diagonal); linear
     axis springs and dampers (in the bias: k (q - rest) + c qd); gravity. The
     mechanism's own constant actuators are left out (tau replaces them, as in
     ``direct_dynamics``). Refused, by name, with a ModelError: joints without
     axis motions, each with the reason its kind gives (:attr:`~elements.Joint.
-    no_axis_motions`: spherical and free joints' free rotation, a screw's pitch; use
-    ``direct_dynamics``, which takes every joint), closed loops, couplings, loads,
+    no_axis_motions`: a screw's pitch; use ``direct_dynamics``, which takes every
+    joint), closed loops, couplings, loads,
     attached subsystems, joint stops and friction, nonlinear springs.
 
     Parameters
@@ -143,6 +148,7 @@ class FastDynamics:
             vnames += [f"{n}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
         # joint coordinates in the mechanism's joint order (the dict functions' order)
         coord_of, coords_of = {}, {}
+        rest_q = []                       # (the identity of each ball's quaternion)
         for j in mech.joints.values():
             if j.n_free == 1:
                 coord_of[j.name] = (len(qnames), len(vnames))
@@ -150,27 +156,36 @@ class FastDynamics:
                 coords_of[j.name] = (len(qnames), len(vnames), j.n_free)
             qnames += [ax.port for ax in j.axes]
             vnames += [ax.port for ax in j.axes]
+            if j.free_rotation:           # its rotation: a quaternion, body-axes rates
+                rest_q.append(len(qnames))
+                qnames += [f"{j.name}.{c}" for c in ("qw", "qx", "qy", "qz")]
+                vnames += [f"{j.name}.{c}" for c in ("wx", "wy", "wz")]
         q_index = {n: i for i, n in enumerate(qnames)}
         v_index = {n: i for i, n in enumerate(vnames)}
         for j in tree:
             parent = -1 if j.parent.is_ground else index[j.parent.name]
-            chain = motions[j.name]
-            if not chain:
-                index[j.child.name] = len(rows)
-                rows.append((j.child.name, _K.FIXED, parent, -1, -1, j.Fa[:, 2],
-                             j.P, j.Q, j.R0))
-                continue
-            for k, (m, ax) in enumerate(zip(chain, j.axes)):
-                s_, p_ = j.Fa @ np.asarray(m.direction), j.Fa @ np.asarray(m.point)
-                last = k == len(chain) - 1
-                kind = _K.REVOLUTE if m.kind == "rotation" else _K.PRISMATIC
+            # the joint's primitives: (kernel kind, axis, point on it (parent axes, m from
+            # P at rest), index in q, in qd): its axis motions, then a ball where its
+            # rotation is free (about the joint point the motions moved)
+            prims = [(_K.REVOLUTE if m.kind == "rotation" else _K.PRISMATIC,
+                      j.Fa @ np.asarray(m.direction), j.Fa @ np.asarray(m.point),
+                      q_index[ax.port], v_index[ax.port])
+                     for m, ax in zip(motions[j.name], j.axes)]
+            if j.free_rotation:
+                prims.append((_K.BALL, np.zeros(3), np.zeros(3), q_index[f"{j.name}.qw"],
+                              v_index[f"{j.name}.wx"]))
+            if not prims:
+                prims.append((_K.FIXED, j.Fa[:, 2], np.zeros(3), -1, -1))
+            for k, (kind, s_, p_, iq, iv) in enumerate(prims):
+                last = k == len(prims) - 1
                 # a link's centre is the joint point P at rest, its axes the parent's
                 P = (j.P if k == 0 else np.zeros(3)) + p_
                 Q = j.Q + j.R0.T @ p_ if last else p_
                 name = j.child.name if last else f"{j.name}#{k}"
                 if last:
                     index[name] = len(rows)
-                rows.append((name, kind, parent, q_index[ax.port], v_index[ax.port], s_, P, Q, j.R0 if last else np.eye(3)))
+                rows.append((name, kind, parent, iq, iv, s_, P, Q,
+                             j.R0 if last else np.eye(3)))
                 parent = len(rows) - 1
         nb = len(rows)
         kind = np.array([r[1] for r in rows], dtype=np.int64)
@@ -187,6 +202,8 @@ class FastDynamics:
         self._coordinate_of = coord_of       # one-coordinate joint -> (index in q, in qd)
         self._coordinates_of = coords_of     # several: joint -> (first in q, in qd, n)
         self._free = tuple(free)
+        self._rest_q = np.zeros(len(qnames))  # q at rest: 0, 1 for balls' qw
+        self._rest_q[rest_q] = 1.0
         self._joints = [j for j in tree if j.n_free]
         self._arrays = (kind, parent, qi, vi, axis, P, Qp, R0)
         self.coordinate_names: tuple[str, ...] = tuple(qnames)

@@ -523,8 +523,9 @@ class Joint(abc.ABC):
         in order, each a rotation about or a translation along a fixed axis of the
         joint frame, each moving the ones after it (the child's motion from its rest is
         :func:`~elements.joints.axis.chain_pose` of them); ``()`` for a joint without
-        coordinates that locks the bodies together. None (the default) where the
-        motion is no such chain (a free rotation, a screw): the joint-space recursions
+        coordinates. A kind with :attr:`free_rotation` turns freely about the joint
+        point after them (spherical: ``()``; free: three translations). None (the
+        default) where the motion is no such chain (a screw): the joint-space recursions
         (:class:`~elements.FastDynamics`) then refuse the joint, naming it and
         :attr:`no_axis_motions`; the bond graph model takes every joint. The contract
         test checks a declared chain against :meth:`child_pose`."""
@@ -562,14 +563,17 @@ class Joint(abc.ABC):
                                  f"{m.direction!r}, {m.point!r}")
         return got
 
-    def motion_pose(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(Rrel, d) of the declared :meth:`axis_motions` at coordinates ``q``: the
-        child's rotation from its rest and Q's displacement from P (parent body axes),
-        as :meth:`_relative` gives them back from :meth:`child_pose`'s poses."""
+    def motion_pose(self, q: Any, rotation: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(Rrel, d) of the declared :meth:`axis_motions` at coordinates ``q`` (and, for
+        a kind with :attr:`free_rotation`, the free ``rotation`` after them, 3 x 3 in
+        the frame they leave; None: none): the child's rotation from its rest and Q's
+        displacement from P (parent body axes), as :meth:`_relative` gives them back
+        from :meth:`child_pose`'s poses."""
         motions = self.checked_axis_motions()
         if motions is None:
             raise ModelError(f"{self.type_name} joint '{self.name}': {self.no_axis_motions}")
-        return chain_pose(motions, self.Fa, q)
+        R, d = chain_pose(motions, self.Fa, q)
+        return (R if rotation is None else R @ np.asarray(rotation, dtype=float)), d
 
     @abc.abstractmethod
     def constraint_blocks(self) -> list[Block]:

@@ -482,7 +482,8 @@ class SphericalJoint(Joint):
     type_name = "spherical"
     free_rotation = True
 
-    no_axis_motions = "its rotation is free: no coordinate per axis"
+    def axis_motions(self):
+        return ()                   # (then its free rotation about the joint point)
 
     def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
         """(rotation matrix or None, angular velocity (3,) or None), checked; raises a
@@ -583,7 +584,8 @@ class FreeJoint(Joint):
     needs_axis = False
     free_rotation = True
 
-    no_axis_motions = "its rotation is free: no coordinate per axis"
+    def axis_motions(self):         # (then its free rotation about the moved joint point)
+        return tuple(AxisMotion.translation(e) for e in np.eye(3))
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, **kwargs: Any):
         if kwargs.get("axis") is not None:

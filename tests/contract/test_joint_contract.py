@@ -351,5 +351,8 @@ def test_declared_axis_motions_are_the_joints_kinematics(kind):
         q, _ = _coordinates(joint, rng)
         A_b, r_b = joint.child_pose(A_a, r_a, q)
         R, d = joint._relative(A_a, r_a, A_b, r_b)
-        R2, d2 = joint.motion_pose(np.atleast_1d(q) if joint.n_free else ())
+        turn = None
+        if joint.free_rotation:        # (spherical: the rotation; free: (slides, rotation))
+            q, turn = (None, q) if kind == "spherical" else q
+        R2, d2 = joint.motion_pose(np.atleast_1d(q) if joint.n_free else (), turn)
         assert np.abs(R - R2).max() < 1e-12 and np.abs(d - d2).max() < 1e-12, kind
