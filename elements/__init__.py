@@ -3,7 +3,7 @@
 Bodies and loads
     RigidBody, Inertia, Ground, PointForce, BodyMoment, PointVelocityMTF
 Joints (the contract, the registry, the library's kinds)
-    Joint, JointAxis, register_joint, joint_type, joint_types,
+    Joint, JointAxis, AxisMotion (a coordinate as a rotation or a translation), register_joint, joint_type, joint_types,
     RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
     GimbalJoint (three angles about axes meeting at a point), PlanarJoint, SphericalJoint, FixedJoint, FreeJoint (6 DOF: a free body as a joint),
     ChainJoint, ChainAxis (any chain of revolutes and slides through massless links),
@@ -64,7 +64,7 @@ from elements.analysis.dynamics import (
     joint_accelerations, prescribed_motion,
 )
 from elements.joints.kinds import (
-    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, FreeJoint,
+    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisMotion, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, FreeJoint,
     Joint,
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
     UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
@@ -93,7 +93,7 @@ __all__ = [
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
     "ChainJoint", "ChainAxis",
     "JointAxis",
-    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "JointCoupling", "Switch", "SwitchKind", "Hold", "FrictionLoopError", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
+    "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "AxisMotion", "JointCoupling", "Switch", "SwitchKind", "Hold", "FrictionLoopError", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",
     "animate", "animate_video", "Shape",
     "load_urdf", "loads_urdf", "URDFError", "RobotTree", "ImportReport", "Frame",

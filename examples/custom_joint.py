@@ -1,11 +1,10 @@
 """A new joint kind in one file: a Cartesian (gantry) joint, three slides, no rotation.
 
-Coordinates x, y, z (m): the child's joint point Q from the parent's P along the
-parent's axes; the orientations stay locked. Registered, it works in model files
-(``type = "cartesian"``), results (``J.x.q``...), runs and the 3D page. Check: a mass on
-three springs under gravity moves as three oscillators, q_i = g_i/w_i^2 (1 - cos w_i t).
-Run: ``python examples/custom_joint.py [--out DIR]`` (exit status 1 if the check fails).
-"""
+Coordinates x, y, z (m): Q from P along the parent's axes; orientations locked. Works in
+model files (``type = "cartesian"``), results (``J.x.q``...), runs, FastDynamics and the 3D
+page (axis_motions: three translations). Check: a mass on three springs under gravity moves
+as three oscillators, q_i = g_i/w_i^2 (1 - cos w_i t). Run: ``python examples/custom_joint.py
+[--out DIR]`` (exit status 1 if the check fails)."""
 
 import argparse
 import sys
@@ -13,7 +12,7 @@ import tempfile
 
 import numpy as np
 
-from elements import Joint, register_joint
+from elements import AxisMotion, Joint, register_joint
 from elements.joints.blocks import orientation_block, slide_port
 from elements.files.modelfile import loads_model
 from elements.running.runner import run
@@ -29,6 +28,9 @@ class CartesianJoint(Joint):
 
     def constraint_blocks(self):
         return [orientation_block(self)]
+
+    def axis_motions(self):       # each coordinate a translation along a joint-frame axis
+        return tuple(AxisMotion.translation(e) for e in np.eye(3))
 
     def axis_blocks(self):        # d/dt of e_i . (r_Q - r_P), e_i fixed on the parent
         return [slide_port(self, ax, e, exact=True) for ax, e in zip(self.axes, np.eye(3))]
@@ -69,11 +71,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None, help="output folder (default: a temporary one)")
     out = ap.parse_args().out or tempfile.mkdtemp(prefix="custom_joint_")
-    spec = loads_model(MODEL, "gantry.toml")
-    result, paths = run(spec, out, quiet=True, animation="gantry.html")
-    t, q = result.t, result.joint("G").q
+    result, _ = run(loads_model(MODEL, "gantry.toml"), out, quiet=True, animation="gantry.html")
     g, w2 = np.array([0.5, -9.81, 1.0]), np.array([200.0, 800.0, 450.0]) / 2.0
-    exact = (g / w2)[:, None] * (1 - np.cos(np.sqrt(w2)[:, None] * t))
-    err = np.abs(q - exact).max()
+    exact = (g / w2)[:, None] * (1 - np.cos(np.sqrt(w2)[:, None] * result.t))
+    err = np.abs(result.joint("G").q - exact).max()
     print(f"cartesian joint: max |q - closed form| = {err:.2e} m; files in {out}")
     sys.exit(0 if err < 1e-8 else 1)

@@ -560,3 +560,34 @@ def test_a_pair_with_the_ground_second_is_drawn_on_the_moving_shape():
     assert np.array_equal(scene.contacts["floor|s"]["friction"], -aside)
     assert np.array_equal(scene.contacts["s|t"]["normal"], down)
     assert scene.covered == {"ball"}
+
+
+def test_a_users_slide_is_drawn_as_a_displacement():
+    """The page reads a joint's coordinate unit (the contract), not its type name: a
+    kind of the user's whose one coordinate is a slide (m) is plotted with the
+    displacements and marked with a guide over its range, as a prismatic joint; an
+    angle beside it stays with the angles. (Before, a type other than "prismatic" was
+    plotted as an angle and drawn as a cube.)"""
+    from elements import Inertia, Mechanism, PrismaticJoint, RevoluteJoint, RigidBody
+    from elements.drawing.scene import build_scene
+
+    class Slider(PrismaticJoint):           # (not registered: the page needs no registry)
+        type_name = "slider_test"
+
+    mech = Mechanism("sliders", gravity=(0.0, 0.0, -9.81))
+    a = mech.add_body(RigidBody("a", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    b = mech.add_body(RigidBody("b", 0.5, Inertia.principal(0.01, 0.01, 0.01)))
+    mech.add_joint(RevoluteJoint("H", mech.ground, a, axis=(0, 1, 0), child_point=(0.3, 0, 0)))
+    mech.add_joint(Slider("S", a, b, axis=(1, 0, 0), spring=50.0))
+    mm = mech.assemble()
+    res = mm.simulate((0.0, 0.3), x0=mm.initial_state({"H": 0.2, "S": 0.05}),
+                      t_eval=np.linspace(0.0, 0.3, 31))
+    scene = build_scene(res.motion())
+    assert [(p["unit"], [s["name"] for s in p["series"]]) for p in scene.plots] == \
+        [("rad", ["H.q"]), ("m", ["S.q"])]
+    assert scene.marks == {"H": "revolute", "S": "prismatic"}
+    q = res.joint("S").q
+    assert scene.guides["S"][0] < q.min() and scene.guides["S"][1] > q.max()
+    data = scene_data(scene)
+    assert {j["name"]: j["type"] for j in data["joints"]} == {"H": "revolute",
+                                                              "S": "prismatic"}

@@ -8,8 +8,8 @@
   samples) and get the efforts that produce it and every reaction.
 
 Both dynamics functions take ``method``: ``"auto"`` (the default) evaluates mechanisms that
-:class:`~elements.analysis.fast_dynamics.FastDynamics` takes (trees of revolute, prismatic and
-fixed joints, free bodies, rotors, linear springs and dampers) by its compiled
+:class:`~elements.analysis.fast_dynamics.FastDynamics` takes (trees of joints with axis
+motions or a free rotation, free bodies, rotors, linear springs and dampers) by its compiled
 recursion in joint coordinates, microseconds per call, and every other mechanism by the
 bond graph model; ``"bond_graph"`` always uses the bond graph model (milliseconds per
 call). Both give the same accelerations and efforts to rounding
@@ -289,7 +289,17 @@ def _fill(fd: FastDynamics, values: Any, out: np.ndarray, column: int) -> bool:
     for name, value in values.items():
         i = index.get(name)
         if i is None:
-            return False
+            several = fd._coordinates_of.get(name)
+            if several is None or isinstance(value, (str, bytes, Mapping)):
+                return False
+            try:
+                v = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                return False
+            if v.shape != (several[2],) or not np.isfinite(v).all():
+                return False
+            out[several[column]:several[column] + several[2]] = v
+            continue
         if type(value) is not float:
             if isinstance(value, (str, bytes)):
                 return False
@@ -312,7 +322,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     from bondgraph.spatial import matrix_to_quat
 
     from elements.running.closure import free_state
-    Q, V, T = np.zeros(fd.n_q), np.zeros(fd.n_v), np.zeros(fd.n_v)
+    Q, V, T = fd._rest_q.copy(), np.zeros(fd.n_v), np.zeros(fd.n_v)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, tau, T, 1)):
         return None
     if free is not None and (not isinstance(free, Mapping) or
@@ -328,6 +338,8 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     qdd = fd.direct_dynamics(Q, V, T)
     out: dict[str, Any] = {name: float(qdd[iv]) for name, (_, iv) in
                            fd._coordinate_of.items()}
+    for name, (_, iv, n) in fd._coordinates_of.items():
+        out[name] = qdd[iv:iv + n].copy()
     for n, iv in at.items():
         out[f"{n}.a"] = qdd[iv:iv + 3].copy()
         out[f"{n}.alpha"] = qdd[iv + 3:iv + 6].copy()
@@ -337,13 +349,17 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
 def _fast_inverse(fd: FastDynamics, q, qd, qdd) -> dict[str, float] | None:
     """inverse_dynamics by FastDynamics (no free bodies), or None where the inputs need
     the bond graph path."""
-    Q, V, A = np.zeros(fd.n_q), np.zeros(fd.n_v), np.full(fd.n_v, np.nan)
+    Q, V, A = fd._rest_q.copy(), np.zeros(fd.n_v), np.full(fd.n_v, np.nan)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, qdd, A, 1)):
         return None
     if not np.isfinite(A).all():
         return None                    # (a joint's qdd missing: the error names it)
     tau = fd.inverse_dynamics(Q, V, A)
-    return {name: float(tau[iv]) for name, (_, iv) in fd._coordinate_of.items()}
+    out: dict[str, Any] = {name: float(tau[iv]) for name, (_, iv) in
+                           fd._coordinate_of.items()}
+    for name, (_, iv, n) in fd._coordinates_of.items():
+        out[name] = tau[iv:iv + n].copy()
+    return out
 
 
 def _rotor_inertia(mm: MechanismModel, axis) -> float:

@@ -35,8 +35,7 @@ from elements.mechanism_model import MechanismModel
 
 __all__ = ["FastDynamics"]
 
-_KINDS = {"revolute": 0, "prismatic": 1, "fixed": 2}
-_FREE = 3
+_FREE = _K.FREE
 
 
 class FastDynamics:
@@ -57,12 +56,24 @@ class FastDynamics:
     the torque about it (body axes, N m); then each joint coordinate's rate (rad/s,
     m/s), acceleration and actuator effort (N m, N).
 
-    Supported: trees of revolute, prismatic and fixed joints from the ground or from
-    free bodies; rotor inertias on the axes (armature: added to M's diagonal); linear
+    Supported: trees of joints from the ground or from free bodies whose
+    :meth:`~elements.Joint.axis_motions` are rotations and translations (each coordinate
+    one, about or along a fixed axis of the joint frame; ``()`` for a fixed joint):
+    revolute, prismatic, cylindrical, universal, gimbal, planar, fixed and chain joints,
+    and a user's kind that declares them (a joint of n coordinates is n revolutes and
+    slides through massless links, read from the contract, not from its type name);
+    a free rotation after them (:attr:`~elements.Joint.free_rotation`: spherical and
+    free joints) is a ball, with coordinates ``<joint>.qw``, ``.qx``, ``.qy``, ``.qz``
+    (the unit quaternion of the child's rotation from its rest relative to the frame
+    the joint's motions leave, w first) and rates ``<joint>.wx``, ``.wy``, ``.wz`` (the
+    child's angular velocity relative to that frame, in the child's body axes, rad/s;
+    its effort a torque in those axes, N m); rotor inertias on the axes (armature: added to M's diagonal); linear
     axis springs and dampers (in the bias: k (q - rest) + c qd); gravity. The
     mechanism's own constant actuators are left out (tau replaces them, as in
-    ``direct_dynamics``). Refused, by name, with a ModelError: other joint types (use
-    ``direct_dynamics``, which takes every joint), closed loops, couplings, loads,
+    ``direct_dynamics``). Refused, by name, with a ModelError: joints without
+    axis motions, each with the reason its kind gives (:attr:`~elements.Joint.
+    no_axis_motions`: a screw's pitch; use ``direct_dynamics``, which takes every
+    joint), closed loops, couplings, loads,
     attached subsystems, joint stops and friction, nonlinear springs.
 
     Parameters
@@ -95,10 +106,14 @@ class FastDynamics:
             problems.append(f"loads ({', '.join(mech.loads)})")
         if mech.subsystems:
             problems.append(f"attached subsystems ({', '.join(mech.subsystems)})")
+        motions = {}
         for j in tree:
-            if j.type_name not in _KINDS:
-                problems.append(f"joint '{j.name}' of type {j.type_name} (supported: "
-                                f"{', '.join(_KINDS)}, and free bodies)")
+            got = j.checked_axis_motions()
+            if got is None:
+                problems.append(f"joint '{j.name}' of type {j.type_name}: {j.no_axis_motions} "
+                                f"(supported: joints whose axis_motions() are rotations "
+                                f"and translations, and free bodies)")
+            motions[j.name] = got
             for ax in j.axes:
                 if ax.switched:
                     problems.append(f"joint '{j.name}': stops or friction on "
@@ -118,51 +133,83 @@ class FastDynamics:
                              f"inverse_dynamics (elements.analysis.dynamics), which take any "
                              f"mechanism")
         free = mech.free_bodies()
-        order = list(free)
-        for j in tree:
-            order.append(j.child.name)
-        index = {n: i for i, n in enumerate(order)}
-        joint_of = {j.child.name: j for j in tree}
-        nb = len(order)
-        kind = np.empty(nb, dtype=np.int64)
-        parent = -np.ones(nb, dtype=np.int64)
-        qi = -np.ones(nb, dtype=np.int64)
-        vi = -np.ones(nb, dtype=np.int64)
-        axis = np.zeros((nb, 3))
-        P = np.zeros((nb, 3))
-        Qp = np.zeros((nb, 3))
-        R0 = np.tile(np.eye(3), (nb, 1, 1))
+        # the kernel's bodies: free bodies, then per tree joint one body per coordinate
+        # (a massless link after each but the last; the child after the last, or after
+        # the joint itself when it has none: fixed), each a revolute, prismatic or fixed
+        # joint onto the one before, as the joint's axis_motions() say
         qnames, vnames = [], []
+        rows: list[tuple] = []            # (name, kind, parent, qi, vi, axis, P, Q, R0)
+        index: dict[str, int] = {}
         for n in free:
-            b = index[n]
-            kind[b] = _FREE
-            qi[b], vi[b] = len(qnames), len(vnames)
+            index[n] = len(rows)
+            rows.append((n, _FREE, -1, len(qnames), len(vnames), np.zeros(3), np.zeros(3),
+                         np.zeros(3), np.eye(3)))
             qnames += [f"{n}.{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
             vnames += [f"{n}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
         # joint coordinates in the mechanism's joint order (the dict functions' order)
-        coord_of = {}
+        coord_of, coords_of = {}, {}
+        rest_q = []                       # (the identity of each ball's quaternion)
         for j in mech.joints.values():
-            if j.n_free:
+            if j.n_free == 1:
                 coord_of[j.name] = (len(qnames), len(vnames))
-                qnames.append(j.axes[0].port)
-                vnames.append(j.axes[0].port)
+            elif j.n_free:
+                coords_of[j.name] = (len(qnames), len(vnames), j.n_free)
+            qnames += [ax.port for ax in j.axes]
+            vnames += [ax.port for ax in j.axes]
+            if j.free_rotation:           # its rotation: a quaternion, body-axes rates
+                rest_q.append(len(qnames))
+                qnames += [f"{j.name}.{c}" for c in ("qw", "qx", "qy", "qz")]
+                vnames += [f"{j.name}.{c}" for c in ("wx", "wy", "wz")]
+        q_index = {n: i for i, n in enumerate(qnames)}
+        v_index = {n: i for i, n in enumerate(vnames)}
         for j in tree:
-            b = index[j.child.name]
-            kind[b] = _KINDS[j.type_name]
-            parent[b] = -1 if j.parent.is_ground else index[j.parent.name]
-            if j.n_free:
-                qi[b], vi[b] = coord_of[j.name]
-            axis[b] = j.Fa[:, 2]
-            P[b], Qp[b], R0[b] = j.P, j.Q, j.R0
-        self._order = order
-        self._coordinate_of = coord_of       # joint -> (its index in q, in qd)
+            parent = -1 if j.parent.is_ground else index[j.parent.name]
+            # the joint's primitives: (kernel kind, axis, point on it (parent axes, m from
+            # P at rest), index in q, in qd): its axis motions, then a ball where its
+            # rotation is free (about the joint point the motions moved)
+            prims = [(_K.REVOLUTE if m.kind == "rotation" else _K.PRISMATIC,
+                      j.Fa @ np.asarray(m.direction), j.Fa @ np.asarray(m.point),
+                      q_index[ax.port], v_index[ax.port])
+                     for m, ax in zip(motions[j.name], j.axes)]
+            if j.free_rotation:
+                prims.append((_K.BALL, np.zeros(3), np.zeros(3), q_index[f"{j.name}.qw"],
+                              v_index[f"{j.name}.wx"]))
+            if not prims:
+                prims.append((_K.FIXED, j.Fa[:, 2], np.zeros(3), -1, -1))
+            for k, (kind, s_, p_, iq, iv) in enumerate(prims):
+                last = k == len(prims) - 1
+                # a link's centre is the joint point P at rest, its axes the parent's
+                P = (j.P if k == 0 else np.zeros(3)) + p_
+                Q = j.Q + j.R0.T @ p_ if last else p_
+                name = j.child.name if last else f"{j.name}#{k}"
+                if last:
+                    index[name] = len(rows)
+                rows.append((name, kind, parent, iq, iv, s_, P, Q,
+                             j.R0 if last else np.eye(3)))
+                parent = len(rows) - 1
+        nb = len(rows)
+        kind = np.array([r[1] for r in rows], dtype=np.int64)
+        parent = np.array([r[2] for r in rows], dtype=np.int64)
+        qi = np.array([r[3] for r in rows], dtype=np.int64)
+        vi = np.array([r[4] for r in rows], dtype=np.int64)
+        axis, P, Qp = (np.array([r[c] for r in rows], dtype=float).reshape(nb, 3)
+                       for c in (5, 6, 7))
+        R0 = np.array([r[8] for r in rows], dtype=float).reshape(nb, 3, 3)
+        order = [r[0] for r in rows]
+        self._order = order                  # the kernel's bodies (links "<joint>#k")
+        self._real = np.array([i for i, n in enumerate(order) if n in index],
+                              dtype=np.int64)
+        self._coordinate_of = coord_of       # one-coordinate joint -> (index in q, in qd)
+        self._coordinates_of = coords_of     # several: joint -> (first in q, in qd, n)
         self._free = tuple(free)
-        self._joints = [joint_of.get(n) for n in order]
+        self._rest_q = np.zeros(len(qnames))  # q at rest: 0, 1 for balls' qw
+        self._rest_q[rest_q] = 1.0
+        self._joints = [j for j in tree if j.n_free]
         self._arrays = (kind, parent, qi, vi, axis, P, Qp, R0)
         self.coordinate_names: tuple[str, ...] = tuple(qnames)
         self.velocity_names: tuple[str, ...] = tuple(vnames)
         self.n_q, self.n_v = len(qnames), len(vnames)
-        self.body_names: tuple[str, ...] = tuple(order)
+        self.body_names: tuple[str, ...] = tuple(order[i] for i in self._real)
         self._params(mm, spring_of)
 
     def _params(self, mm, spring_of):
@@ -170,21 +217,21 @@ class FastDynamics:
         from the model's current values."""
         p = mm.parameters
         nv = self.n_v
-        self._mass = np.array([mm.mass(n) for n in self._order])
-        self._Ib = np.array([mm.inertia(n) for n in self._order]).reshape(-1, 3, 3)
+        real = set(self.body_names)
+        self._mass = np.array([mm.mass(n) if n in real else 0.0 for n in self._order])
+        self._Ib = np.array([mm.inertia(n) if n in real else np.zeros((3, 3))
+                             for n in self._order]).reshape(-1, 3, 3)
         self._gravity = np.asarray(mm.gravity, dtype=float)
         arm, k, rest, c = (np.zeros(nv) for _ in range(4))
         for j in self._joints:
-            if j is None or not j.n_free:
-                continue
-            ax = j.axes[0]
-            i = self.velocity_names.index(ax.port)
-            arm[i] = sum(p[f"{stem}.inertia"] for stem in ax.attachments("rotor"))
-            c[i] = sum(p[f"{stem}.c"] for stem in ax.attachments("damper"))
-            springs = spring_of.get(ax.port, [])
-            k[i] = sum(kk for kk, _ in springs)
-            # several springs: their effort sum_i k_i (q - rest_i) = k (q - rest)
-            rest[i] = sum(kk * r for kk, r in springs) / k[i] if k[i] else 0.0
+            for ax in j.axes:
+                i = self.velocity_names.index(ax.port)
+                arm[i] = sum(p[f"{stem}.inertia"] for stem in ax.attachments("rotor"))
+                c[i] = sum(p[f"{stem}.c"] for stem in ax.attachments("damper"))
+                springs = spring_of.get(ax.port, [])
+                k[i] = sum(kk for kk, _ in springs)
+                # several springs: their effort sum_i k_i (q - rest_i) = k (q - rest)
+                rest[i] = sum(kk * r for kk, r in springs) / k[i] if k[i] else 0.0
         self._axis_params = (arm, k, rest, c)
 
     # -- arrays in, arrays out -------------------------------------------------------------
@@ -278,6 +325,8 @@ class FastDynamics:
         c, w, v = (np.empty((B, nb, 3)) for _ in range(3))
         kind, parent, qi, vi, axis, P, Qp, R0 = self._arrays
         _K.poses(Q, QD, kind, parent, qi, vi, axis, P, Qp, R0, A, c, w, v)
+        if len(self._real) < nb:             # (the links inside joints are not bodies)
+            A, c, w, v = (x[:, self._real] for x in (A, c, w, v))
         return (A[0], c[0], w[0], v[0]) if single else (A, c, w, v)
 
     def state(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -296,20 +345,17 @@ class FastDynamics:
         QD = np.atleast_2d(np.asarray(qd, dtype=float))
         mm, m = self.mm, self.mm.model
         x = np.zeros((Q.shape[0], m.n_states))
-        for b, n in enumerate(self._order):
+        for b, (n, kb) in enumerate(zip(self.body_names, self._real)):
             body = mm.mechanism.body(n)
             Ab = A[:, b]
             x[:, m.state_slices[body.r]] = c[:, b]
             x[:, m.state_slices[body.q]] = [matrix_to_quat(a) for a in Ab]
-            x[:, m.state_slices[body.linear_momentum]] = self._mass[b] * v[:, b]
+            x[:, m.state_slices[body.linear_momentum]] = self._mass[kb] * v[:, b]
             wb = np.einsum("bji,bj->bi", Ab, w[:, b])           # body axes
-            x[:, m.state_slices[body.angular_momentum]] = wb @ self._Ib[b].T
+            x[:, m.state_slices[body.angular_momentum]] = wb @ self._Ib[kb].T
         arm, k, rest, _ = self._axis_params
         p = mm.parameters
-        for j in self._joints:
-            if j is None or not j.n_free:
-                continue
-            ax = j.axes[0]
+        for ax in (ax for j in self._joints for ax in j.axes):
             iq = self.coordinate_names.index(ax.port)
             iv = self.velocity_names.index(ax.port)
             x[:, m.state_slices[ax.state]] = Q[:, iq:iq + 1]

@@ -79,7 +79,8 @@ def scene_data(scene: Scene, *, title: str | None = None, speed: float = 1.0
             "links": [_vec(p) for p in scene.links[b]], "covered": b in scene.covered})
     joints = []
     for jn, j in m.joints.items():
-        joints.append({"name": jn, "type": j.type, "parent": j.parent, "child": j.child,
+        joints.append({"name": jn, "type": scene.marks.get(jn, j.type), "parent": j.parent,
+                       "child": j.child,
                        "P": _vec(j.P), "Q": _vec(j.Q), "axis_parent": _vec(j.axis_parent),
                        "axis_child": _vec(j.axis_child),
                        "guide": list(scene.guides[jn]) if jn in scene.guides else None,

@@ -249,6 +249,10 @@ class Scene:
     contact_scale: float | None = None
     """m of arrow per N of contact force (one scale for all pairs)."""
     contact_ref: float | None = None
+    marks: dict[str, str] = field(default_factory=dict)
+    """How the page marks each joint with one coordinate, from the coordinate's unit
+    (the joint contract's): ``"revolute"`` (a hinge along its axis) for an angle,
+    ``"prismatic"`` (a guide along its axis) for a displacement."""
 
     @property
     def sizes(self) -> dict[str, float]:
@@ -305,9 +309,30 @@ def moving_bodies(source: Source, limit: int = 6) -> list[str]:
     return [n for n, s in span.items() if top > 0 and s > 1e-3 * top][:limit]
 
 
+def _coordinate_units(motion: Motion) -> dict[str, str]:
+    """Every joint coordinate's column (``<port>.q``) that the motion has, with its unit
+    ("rad" or "m"), in the mechanism's order: read from the columns' units (results and
+    ``units.json`` write each coordinate's unit from the joint contract). A run directory
+    without units falls back on the joint types revolute and prismatic."""
+    units, cols = motion.units(), None
+    out = {}
+    for c, u in units.items():
+        if isinstance(u, Mapping) and u.get("meaning") == "joint coordinate" and \
+                u.get("unit") in ("rad", "m"):
+            cols = motion.columns() if cols is None else cols
+            if c in cols and np.all(np.isfinite(cols[c])):
+                out[c] = u["unit"]
+    if not units:
+        out = {f"{n}.q": "m" if j.type == "prismatic" else "rad"
+               for n, j in motion.joints.items() if j.q is not None}
+    return out
+
+
 def _default_plots(motion: Motion) -> list[list[str]]:
-    ang = [f"{n}.q" for n, j in motion.joints.items() if j.q is not None and j.type != "prismatic"]
-    lin = [f"{n}.q" for n, j in motion.joints.items() if j.q is not None and j.type == "prismatic"]
+    """The joint coordinates: angles (rad) in one plot, displacements (m) in another."""
+    unit = _coordinate_units(motion)
+    ang = [c for c, u in unit.items() if u == "rad"]
+    lin = [c for c, u in unit.items() if u == "m"]
     return [g for g in (ang, lin) if g]
 
 
@@ -422,10 +447,15 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
     view_dir = 0.55 * e1 - 0.75 * e2 + 0.45 * up
     view_dir /= np.linalg.norm(view_dir)
 
-    # prismatic guides: the slide's range over the run (m), with a margin
-    guides = {}
+    # one-coordinate joints marked by their coordinate's unit: a hinge for an angle, a
+    # guide for a slide, over the slide's range in the run (m), with a margin
+    unit = _coordinate_units(motion)
+    guides, marks = {}, {}
     for name, j in motion.joints.items():
-        if j.type == "prismatic" and j.q is not None and j.axis_parent is not None:
+        if j.q is None or j.axis_parent is None or f"{name}.q" not in unit:
+            continue
+        marks[name] = "prismatic" if unit[f"{name}.q"] == "m" else "revolute"
+        if marks[name] == "prismatic":
             q = j.q[index]
             lo_, hi_ = float(np.min(q)), float(np.max(q))
             m = 0.15 * max(hi_ - lo_, 0.05 * extent)
@@ -458,7 +488,8 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
 
     plot_list = _resolve_plots(motion, plots, index)
     scene = Scene(motion, index, t, resolved, colors, links, trace_list, plot_list, forces,
-                  guides, center, extent, lower, upper, up, view_dir, force_scale, force_ref)
+                  guides, center, extent, lower, upper, up, view_dir, force_scale, force_ref,
+                  marks=marks)
     _add_contact(scene, motion, index, shapes, contacts)
     return scene
 

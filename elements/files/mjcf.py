@@ -53,6 +53,7 @@ from bondgraph.errors import require_extra, warn
 from bondgraph.spatial import quat_to_matrix
 
 from elements.files.tables import read_text, xml_root
+from elements.joints.kinds import FixedJoint, FreeJoint, PrismaticJoint, RevoluteJoint, SphericalJoint
 from elements.mechanism import Mechanism
 from elements.files.robot_tree import JointSpec, LinkSpec, RobotImportWarning, RobotTree, build_mechanism
 
@@ -68,8 +69,11 @@ def _mujoco():
     return require_extra("mujoco", "reading MJCF (MuJoCo's compiler)", "mjcf")
 
 
-_TYPES = {0: "floating", 1: "ball", 2: "prismatic", 3: "continuous"}
-"""MuJoCo's joint types (mjtJoint: free, ball, slide, hinge) -> robot-tree types."""
+_TYPES = {0: ("free", FreeJoint), 1: ("ball", SphericalJoint), 2: ("slide", PrismaticJoint),
+          3: ("hinge", RevoluteJoint)}
+"""MuJoCo's joint types (mjtJoint) -> (MuJoCo's name, the joint class each becomes); a
+body without a joint is welded (a :class:`~elements.joints.FixedJoint`). The robot tree
+reads the rest from the classes' contract (their coordinates and units)."""
 
 
 def _names(model, kind: str, count: int, stem: str) -> list[str]:
@@ -127,7 +131,7 @@ def read_mujoco_tree(model: Any, source: str = "<model>", *, contacts: bool = Fa
             if model.body_mocapid[b] >= 0:
                 skip("mocap bodies (held fixed where the file puts them)", bodies[b])
             specs.append(JointSpec(f"(weld of {bodies[b]})", "fixed", parent, bodies[b],
-                                   xyz, R))
+                                   xyz, R, kind=FixedJoint))
             continue
         # several joints in a body: a chain through massless links placed at the body's
         # frame (MuJoCo applies them in order, each axis and pos in the body frame)
@@ -165,12 +169,12 @@ def read_mujoco_tree(model: Any, source: str = "<model>", *, contacts: bool = Fa
 def _joint_spec(model, j: int, name: str, parent: str, child: str, xyz, R, springs: bool,
                 dampers: bool, on, skip) -> JointSpec:
     """MuJoCo joint ``j`` as a joint spec from link ``parent`` to link ``child``."""
-    kind = _TYPES[int(model.jnt_type[j])]
+    word, cls = _TYPES[int(model.jnt_type[j])]
     dof = int(model.jnt_dofadr[j])
-    spec = JointSpec(name, kind, parent, child, xyz, R,
+    spec = JointSpec(name, word, parent, child, xyz, R,
                      np.array(model.jnt_axis[j], dtype=float),
-                     anchor=np.array(model.jnt_pos[j], dtype=float))
-    ndof = {"floating": 6, "ball": 3}.get(kind, 1)
+                     anchor=np.array(model.jnt_pos[j], dtype=float), kind=cls)
+    ndof = cls.n_free + (3 if cls.free_rotation else 0)       # (free 6, ball 3, else 1)
     damping = model.dof_damping[dof:dof + ndof] * dampers
     armature = model.dof_armature[dof:dof + ndof]
     stiffness = float(model.jnt_stiffness[j]) * springs
@@ -190,8 +194,6 @@ def _joint_spec(model, j: int, name: str, parent: str, child: str, xyz, R, sprin
     if ndof == 1:         # the mechanism's limits= and friction= options decide
         if limited:
             spec.lower, spec.upper = (float(v) for v in model.jnt_range[j])
-            if kind == "continuous":
-                spec.type = "revolute"
         if lossy:
             spec.friction = float(model.dof_frictionloss[dof])
     else:

@@ -491,7 +491,7 @@ def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -
             c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) takes one number "
                                     f"({unit}{'/s' if key == 'qd' else ''}), got {v!r}")
         return c.number({full: v}, "initial", full)
-    if joint.type_name != "spherical":
+    if not joint.free_rotation:            # (the contract: a rotation without ports)
         c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) has no coordinate or rate "
                                 f"to set")
     if key == "qd":

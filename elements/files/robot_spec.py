@@ -19,7 +19,11 @@ import numpy as np
 from bondgraph import ModelError
 from bondgraph.errors import warn
 
-__all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
+from elements.joints.kinds import (
+    FixedJoint, FreeJoint, Joint, PlanarJoint, PrismaticJoint, RevoluteJoint, SphericalJoint,
+)
+
+__all__ = ["URDF_JOINTS", "LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "merged_inertial"]
 
 
@@ -41,6 +45,39 @@ class LinkSpec:
     has_inertial: bool = False
 
 
+URDF_JOINTS: dict[str, type[Joint]] = {
+    "revolute": RevoluteJoint, "continuous": RevoluteJoint, "prismatic": PrismaticJoint,
+    "fixed": FixedJoint, "floating": FreeJoint, "planar": PlanarJoint,
+    "spherical": SphericalJoint}
+"""URDF's joint types -> the joint class each becomes: the robot tree's own vocabulary
+(a :class:`JointSpec` made with a ``type`` and no ``kind`` takes its class from here).
+PyBullet's URDF extension ``spherical`` is a spherical joint (its cone and twist limits
+reported as not imported). What the tree does with a joint it reads from the class's
+contract: its coordinates and their units, whether it is fixed (no coordinate, rotation
+locked) or free (a :class:`~elements.joints.FreeJoint`: from a fixed root its child
+becomes a free body); a ``continuous`` joint is a revolute one whose limits the importer
+drops. URDF's ``planar`` joint moves in the plane normal to its axis; its in-plane
+directions, which the format leaves open, are the joint frame's x axis (projected onto
+the plane) and the normal times it, as Pinocchio takes them."""
+
+
+def is_fixed(kind: type[Joint]) -> bool:
+    """Whether joints of ``kind`` lock the bodies together (no coordinate, no free
+    rotation): their links merge into one body."""
+    return not kind.n_free and not kind.free_rotation
+
+
+def is_floating(kind: type[Joint]) -> bool:
+    """Whether ``kind`` is the free joint (6 freedoms): from a fixed root its child
+    becomes a free body."""
+    return issubclass(kind, FreeJoint)
+
+
+def has_axis(kind: type[Joint] | None) -> bool:
+    """Whether joints of ``kind`` have one coordinate (an axis port)."""
+    return kind is not None and kind.n_free == 1
+
+
 @dataclass
 class JointSpec:
     """A joint as a description gives it.
@@ -54,7 +91,8 @@ class JointSpec:
     rad/s or m/s) and ``friction`` are kept for the report; ``damping`` (N m s/rad or
     N s/m) becomes an axis damper, ``armature`` (kg m^2 or kg) a rotor inertia on the
     axis, ``stiffness`` (N m/rad or N/m) an axis spring at rest at ``spring_rest``;
-    ``mimic`` is (leader joint, multiplier, offset)."""
+    ``mimic`` is (leader joint, multiplier, offset). ``kind``: the joint class the
+    format's table maps ``type`` to (the importer's; default :data:`URDF_JOINTS`'s)."""
 
     name: str
     type: str
@@ -74,6 +112,7 @@ class JointSpec:
     armature: float = 0.0
     stiffness: float = 0.0
     spring_rest: float = 0.0
+    kind: type[Joint] | None = None
 
 
 @dataclass
@@ -287,7 +326,7 @@ def _groups(tree: RobotTree, root: str, order: list[JointSpec]):
     groups = {root: _Group(root, {root: (np.eye(3), np.zeros(3))})}
     group_of = {root: root}
     for j in order:
-        if j.type == "fixed":
+        if is_fixed(j.kind):
             g = groups[group_of[j.parent]]
             R, p = g.pose[j.parent]
             g.pose[j.child] = (R @ j.rotation, p + R @ j.xyz)
@@ -335,18 +374,18 @@ def _fix_massless(tree: RobotTree, order: list[JointSpec], mimic: str,
     below = {name: link.mass for name, link in tree.links.items()}
     for j in reversed(order):                       # children before their parents
         below[j.parent] += below[j.child]
-    fixed = [j.name for j in order if j.type not in ("fixed", "floating")
+    fixed = [j.name for j in order if not (is_fixed(j.kind) or is_floating(j.kind))
              and below[j.child] <= 0.0]
     if not fixed:
         return order, fixed
     names = set(fixed)
     for j in order:
         if mimic == "couple" and j.mimic is not None and j.mimic[0] in names \
-                and j.name not in names and j.type != "fixed":
+                and j.name not in names and not is_fixed(j.kind):
             raise error(f"{tree.source}: joint '{j.name}' <mimic joint='{j.mimic[0]}'>: "
                         f"massless='fix' makes '{j.mimic[0]}' fixed (it moves no mass), "
                         f"but '{j.name}' moves {below[j.child]:g} kg and would be held "
                         f"still by the coupling; give the leader's links an <inertial>, "
                         f"or load with mimic='independent'")
-    return [dataclasses.replace(j, type="fixed") if j.name in names else j
+    return [dataclasses.replace(j, type="fixed", kind=FixedJoint) if j.name in names else j
             for j in order], fixed

@@ -44,45 +44,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import dataclasses
+
 import numpy as np
 
 from bondgraph import ModelError
 
 from elements.parts.couplings import JointCoupling
 from elements.files.joint_chains import ChainMember, compose_chain
-from elements.joints.kinds import (
-    AxisActuator, AxisDamper, AxisSpring, FreeJoint, PlanarJoint, PrismaticJoint,
-    RevoluteJoint, SphericalJoint,
-)
+from elements.joints.kinds import AxisActuator, AxisDamper, AxisSpring, PlanarJoint
 from elements.mechanism import Mechanism
 from elements.parts.rigid_body import SINGULAR_INERTIA, Inertia, RigidBody
 from elements.files.robot_spec import (
-    Frame, ImportReport, JointSpec, LinkSpec, RobotImportWarning, RobotTree, _add_point_mass,
+    URDF_JOINTS, Frame, ImportReport, has_axis, is_fixed, is_floating, JointSpec, LinkSpec, RobotImportWarning, RobotTree, _add_point_mass,
     _fix_massless, _Group, _groups, _subtree_mass, _tree_order,
 )
 
 __all__ = ["LinkSpec", "JointSpec", "RobotTree", "ImportReport", "Frame",
            "RobotImportWarning", "build_mechanism"]
 
-MOVING_JOINTS = {"revolute": RevoluteJoint, "continuous": RevoluteJoint,
-                 "prismatic": PrismaticJoint, "ball": SphericalJoint,
-                 "spherical": SphericalJoint, "planar": PlanarJoint,
-                 "floating": FreeJoint}
-"""Joint types mapped onto a joint, and the joint class each becomes (a ``floating``
-joint from a fixed root makes its child a free body instead; inside the tree, or from a
-floating base, it is a :class:`~elements.joints.FreeJoint`: the child's joint point
-relative to the parent's along the parent body's axes, and the child's rotation
-relative to its rest, in parent coordinates; PyBullet's URDF extension ``spherical``
-and MJCF's ``ball`` are a :class:`~elements.joints.SphericalJoint`, its cone and twist
-limits reported as not imported). URDF's ``planar`` joint moves
-in the plane normal to its axis; its in-plane directions, which the format leaves open,
-are the joint frame's x axis (projected onto the plane) and the normal times it, as
-Pinocchio takes them (x, y in the parent's joint frame, the angle about the normal)."""
-
-
-def _has_axis(joint_type: str) -> bool:
-    """Whether a joint type becomes a joint with one free coordinate (an axis port)."""
-    return joint_type in MOVING_JOINTS and MOVING_JOINTS[joint_type].n_free == 1
+MOVING_JOINTS = {t: cls for t, cls in URDF_JOINTS.items() if not is_fixed(cls)}
+"""URDF's moving joint types (:data:`~elements.files.robot_spec.URDF_JOINTS`, the one
+table, without ``fixed``); kept for code that read it here. Each importer maps its
+format's types to joint classes in its own table (URDF: ``URDF_JOINTS``, MJCF:
+``elements.files.mjcf._TYPES``); the tree reads the rest from the classes' contract."""
 
 
 def _in_plane_x(R: np.ndarray, normal: np.ndarray) -> np.ndarray:
@@ -157,10 +142,10 @@ def _units(moving: list[JointSpec], groups, group_of, moving_children) -> list[l
         if j.name in taken:
             continue
         unit, cur = [j], j
-        while _has_axis(cur.type):
+        while has_axis(cur.kind):
             g = groups[cur.child]
             kids = moving_children.get(g.rep, [])
-            if len(kids) != 1 or not _has_axis(kids[0].type) or not (
+            if len(kids) != 1 or not has_axis(kids[0].kind) or not (
                     g.mass <= 0 or _is_point_mass(g)) or not _subtree_mass(
                     kids[0].child, groups, group_of, moving_children) > 0:
                 break
@@ -181,7 +166,7 @@ def _lump(unit, groups, group_of, report, body_names, src, error) -> None:
 
     def moving(x, members, fr):
         return [m for m, (_, _, a, p) in zip(members, fr)
-                if m.type == "prismatic" or
+                if m.kind.coordinate_unit == "m" or
                 np.linalg.norm((x - p) - a * ((x - p) @ a)) > 1e-9 * max(1.0, np.abs(x).max())]
     for k in range(1, len(unit)):
         g = groups[unit[k - 1].child]
@@ -275,8 +260,7 @@ def _attach(joint, m: JointSpec, c: str | None, efforts, stops, friction: bool) 
 def _limited(j) -> bool:
     """Whether a joint of the description has position limits (URDF writes 0, 0 for
     none on a joint type that needs them)."""
-    return j.type != "continuous" and (j.lower is not None or j.upper is not None) and \
-        (j.lower, j.upper) != (0.0, 0.0)
+    return (j.lower is not None or j.upper is not None) and (j.lower, j.upper) != (0.0, 0.0)
 
 
 def _stop_options(limits: Any, src: str, error) -> dict[str, Any] | None:
@@ -368,30 +352,33 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     f"on principal moments) or None, got {min_inertia!r}")
     stops = _stop_options(limits, src, error)
     root, order = _tree_order(tree, error)
+    for k, j in enumerate(order):          # (a spec without a class: URDF's vocabulary)
+        if j.kind is None:
+            if j.type not in URDF_JOINTS:
+                raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
+                            f"{', '.join(t for t in URDF_JOINTS if t != 'spherical')}, "
+                            f"and PyBullet's spherical")
+            order[k] = dataclasses.replace(j, kind=URDF_JOINTS[j.type])
     fixed_massless: list[str] = []
     if massless == "fix":
         order, fixed_massless = _fix_massless(tree, order, mimic, error)
     for j in order:
-        if j.type != "fixed" and j.type not in MOVING_JOINTS:
-            raise error(f"{src}: joint '{j.name}': unknown type {j.type!r}; valid: "
-                        f"revolute, continuous, prismatic, fixed, planar, floating, and "
-                        f"PyBullet's spherical")
         if j.mimic is not None and mimic == "refuse":
             raise error(f"{src}: joint '{j.name}': <mimic> (a coupling to joint "
                         f"'{j.mimic[0]}') refused (mimic='refuse'); mimic='couple' couples "
                         f"the joints, mimic='independent' loads it as an independent joint")
     names = {j.name: j for j in order}
     for j in order:
-        if j.mimic is not None and mimic == "couple" and j.type != "fixed" and (
-                j.mimic[0] not in names or not _has_axis(names[j.mimic[0]].type) or
-                not _has_axis(j.type)):
+        if j.mimic is not None and mimic == "couple" and not is_fixed(j.kind) and (
+                j.mimic[0] not in names or not has_axis(names[j.mimic[0]].kind) or
+                not has_axis(j.kind)):
             raise error(f"{src}: joint '{j.name}': <mimic joint='{j.mimic[0]}'> must name a "
                         f"revolute, continuous or prismatic joint of the file, and be on one "
                         f"(mimic='independent' ignores the coupling)")
     groups, group_of = _groups(tree, root, order)
     bounded = _bound_inertias(groups, root, floating_base, min_inertia) \
         if min_inertia is not None else {}
-    moving = [j for j in order if j.type != "fixed"]
+    moving = [j for j in order if not is_fixed(j.kind)]
     moving_children: dict[str, list[JointSpec]] = {}
     for j in moving:
         moving_children.setdefault(group_of[j.parent], []).append(j)
@@ -449,7 +436,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             frames[link] = Frame(body.name, p - com, R)
             report.bodies[link] = body.name
     efforts = dict(efforts or {})
-    driven = [j.name for j in moving if _has_axis(j.type)]
+    driven = [j.name for j in moving if has_axis(j.kind)]
     unknown = [n for n in efforts if n not in driven]
     if unknown:
         raise error(f"{src}: efforts given for {', '.join(unknown)}, not joints of the file "
@@ -457,7 +444,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     limited, frictional, mimics, unlimitable = [], [], [], []
     for unit in units:
         j, last = unit[0], unit[-1]
-        if j.type == "floating" and not floating_base and group_of[j.parent] == root:
+        if is_floating(j.kind) and not floating_base and group_of[j.parent] == root:
             continue                      # its child is a free body: no joint
         gp, gc = groups[group_of[j.parent]], groups[last.child]
         parent = bodies[gp.rep]
@@ -465,7 +452,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         frames_u = _unit_frames(unit, groups, group_of)
         R, o, axis, X = frames_u[-1]
         if len(unit) == 1:
-            cls, coords = MOVING_JOINTS[j.type], (None,)
+            cls, coords = j.kind, (None,)
             kw = {"axis": axis if cls.n_free else None}
             if cls.needs_axis is False:
                 kw = {}
@@ -479,7 +466,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                     raise error(f"{src}: joint '{m.name}': its axis has zero length")
             try:
                 cls, kw, coords = compose_chain([
-                    ChainMember(m.name, "prismatic" if m.type == "prismatic" else "revolute",
+                    ChainMember(m.name, "prismatic" if m.kind.coordinate_unit == "m" else
+                                "revolute",
                                 f[2], f[3]) for m, f in zip(unit, frames_u)])
             except ModelError as exc:
                 raise error(f"{src}: {exc}") from None
@@ -489,7 +477,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             raise error(f"{src}: joint '{j.name}' ({j.type}) has no axis: no effort of its "
                         f"own (a load on the body acts instead)")
         # (a planar joint's damping, limits and friction have no one coordinate to act on)
-        attachable = n_free > 0 and (len(unit) > 1 or _has_axis(j.type))
+        attachable = n_free > 0 and (len(unit) > 1 or has_axis(j.kind))
         try:
             joint = cls(joint_names[j.name], parent, bodies[last.child],
                         parent_point=X - com_p, child_point=R.T @ (X - o) - gc.com,
@@ -515,7 +503,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             report.coordinates[m.name] = (joint.name, c)
             if len(unit) == 1 and attachable:
                 joint.effort_limit = m.effort_limit
-                joint.limits = (m.lower, m.upper) if m.type != "continuous" else (None, None)
+                joint.limits = (m.lower, m.upper)
             if _limited(m) and not attachable:
                 unlimitable.append(m.name)
             elif _limited(m) and stops is None:
@@ -529,7 +517,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
                                 f"couplings take one-coordinate joints (mimic='independent' "
                                 f"ignores the coupling)")
                 mimics.append(m.name)
-    fixed_mimics = [j.name for j in order if j.type == "fixed" and j.mimic is not None
+    fixed_mimics = [j.name for j in order if is_fixed(j.kind) and j.mimic is not None
                     and j.name not in fixed_massless]
     if fixed_mimics:
         report.not_imported["<mimic> on fixed joints (nothing to couple)"] = fixed_mimics

@@ -40,6 +40,7 @@ from bondgraph import ModelError
 
 from elements.files.tables import read_text
 from elements.mechanism import Mechanism
+from elements.files.robot_spec import URDF_JOINTS
 from elements.files.robot_tree import JointSpec, LinkSpec, RobotTree, build_mechanism
 
 __all__ = ["load_urdf", "loads_urdf", "read_urdf_tree", "URDFError", "rpy_matrix"]
@@ -242,14 +243,22 @@ def read_urdf_tree(text: str, source: str = "<string>") -> RobotTree:
         damping = _number(f"{where} <dynamics>", dyn, "damping", 0.0)
         if damping < 0:
             raise URDFError(f"{where}: <dynamics damping> must be >= 0, got {damping}")
+        jtype = str(j.get("type"))
+        if jtype not in URDF_JOINTS:
+            raise URDFError(f"{where}: unknown type {jtype!r}; valid: "
+                            f"{', '.join(t for t in URDF_JOINTS if t != 'spherical')}, "
+                            f"and PyBullet's spherical")
+        # (a continuous joint is a revolute one without limits, whatever <limit> says)
+        bounded = jtype != "continuous"
         joints.append(JointSpec(
-            jn, str(j.get("type")), ends["parent"], ends["child"], xyz, R, axis / (
+            jn, jtype, ends["parent"], ends["child"], xyz, R, axis / (
                 np.linalg.norm(axis) or 1.0), damping=damping,
             friction=_number(f"{where} <dynamics>", dyn, "friction", 0.0),
-            lower=_number(f"{where} <limit>", lim, "lower"),
-            upper=_number(f"{where} <limit>", lim, "upper"),
+            lower=_number(f"{where} <limit>", lim, "lower") if bounded else None,
+            upper=_number(f"{where} <limit>", lim, "upper") if bounded else None,
             effort_limit=_number(f"{where} <limit>", lim, "effort"),
-            velocity_limit=_number(f"{where} <limit>", lim, "velocity"), mimic=mimic))
+            velocity_limit=_number(f"{where} <limit>", lim, "velocity"), mimic=mimic,
+            kind=URDF_JOINTS[jtype]))
     from elements.files.urdf_collision import read_collisions
     return RobotTree(root.get("name") or "robot", source, links, joints,
                      read_collisions(root, source, _origin, _floats))

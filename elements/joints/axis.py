@@ -2,6 +2,9 @@
 
 - :class:`JointAxis`: one coordinate of a joint: its names (port, junction, bond,
   state), unit, and its springs, dampers, actuators, rotor inertias, limit and friction.
+- :class:`AxisMotion`: how one coordinate moves the child, a rotation (rad) about or a
+  translation (m) along a fixed axis of the joint frame: what the joint-space
+  recursions (:class:`~elements.FastDynamics`) and the 3D page read of a joint kind.
 - The attachments: :class:`AxisSpring`, :class:`AxisDamper`, :class:`AxisActuator`,
   :class:`AxisRotor`, :class:`AxisLimit` (stops), :class:`AxisFriction` (Coulomb
   friction with stiction); :func:`attachment_name`.
@@ -15,8 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
-           "AxisLimit", "AxisFriction", "attachment_name", "attachment_of"]
+import numpy as np
+
+from bondgraph import ModelError
+from bondgraph.spatial import axis_angle_matrix
+
+__all__ = ["JointAxis", "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
+           "AxisLimit", "AxisFriction", "attachment_name", "attachment_of", "chain_pose"]
 
 
 def attachment_name(joint: str, kind: str, i: int, count: int) -> str:
@@ -38,6 +46,80 @@ def attachment_of(stem: str) -> tuple[str, int] | None:
         if stem.startswith(kind) and stem[len(kind):].isdigit():
             return kind, int(stem[len(kind):])
     return None
+
+
+@dataclass(frozen=True)
+class AxisMotion:
+    """How one coordinate of a joint moves the child: a ``"rotation"`` (the coordinate
+    in rad, right-hand rule) about, or a ``"translation"`` (in m) along, the unit
+    ``direction``; a rotation's axis passes through ``point`` (m, from the joint point
+    P). Both in the joint frame (:attr:`Joint.Fa`'s columns d1, d2, axis; the parent's
+    axes for a kind without an axis) at coordinates 0.
+
+    A joint's :meth:`~elements.Joint.axis_motions` lists one per coordinate, in order,
+    each moving the ones after it (a chain of revolutes and slides through massless
+    links): the child's motion from its rest is the product of exponentials
+    exp(xi_1 q_1) ... exp(xi_n q_n) of the rest twists xi_k (:func:`chain_pose`).
+    Make one with :meth:`rotation` or :meth:`translation`."""
+
+    kind: str
+    direction: tuple[float, float, float]
+    point: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @classmethod
+    def rotation(cls, direction: Any, point: Any = (0.0, 0.0, 0.0)) -> "AxisMotion":
+        """A rotation (rad) about ``direction`` through ``point`` (joint frame, m from P)."""
+        return cls("rotation", _unit(direction), tuple(float(v) for v in point))
+
+    @classmethod
+    def translation(cls, direction: Any) -> "AxisMotion":
+        """A translation (m) along ``direction`` (joint frame)."""
+        return cls("translation", _unit(direction))
+
+    @property
+    def unit(self) -> str:
+        """The coordinate's unit: ``"rad"`` for a rotation, ``"m"`` for a translation."""
+        return "rad" if self.kind == "rotation" else "m"
+
+    def twist(self, Fa: np.ndarray) -> np.ndarray:
+        """The rest twist (6,) in the parent body's axes, positions from P: (s, p x s)
+        for a rotation, (0, s) for a translation, s = Fa direction, p = Fa point."""
+        s = np.asarray(Fa, dtype=float) @ np.asarray(self.direction, dtype=float)
+        if self.kind == "translation":
+            return np.concatenate([np.zeros(3), s])
+        p = np.asarray(Fa, dtype=float) @ np.asarray(self.point, dtype=float)
+        return np.concatenate([s, np.cross(p, s)])
+
+
+def _unit(v: Any) -> tuple[float, float, float]:
+    """``v`` (3 finite numbers, not all zero) as a unit vector; a ValueError otherwise."""
+    a = np.asarray(v, dtype=float).reshape(3)
+    n = float(np.linalg.norm(a))
+    if not (np.all(np.isfinite(a)) and n > 0):
+        raise ValueError(f"an axis motion's direction must be 3 finite numbers, not all "
+                         f"zero, got {v!r}")
+    return tuple(float(x) for x in a / n)
+
+
+def chain_pose(motions: "tuple[AxisMotion, ...]", Fa: np.ndarray, q: Any
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(Rrel, d): the child's rotation from its rest and its joint point's displacement
+    from P (parent body axes, m) at coordinates ``q`` (one per motion) for the chain of
+    ``motions`` in the joint frame ``Fa``: the product of exponentials (see
+    :class:`AxisMotion`), the same as :meth:`Joint.child_pose` for a joint that
+    declares them (the contract test checks it)."""
+    R, t = np.eye(3), np.zeros(3)
+    for m, qk in zip(motions, np.atleast_1d(np.asarray(q, dtype=float))):
+        xi = m.twist(Fa)
+        if m.kind == "translation":
+            Rk, tk = np.eye(3), xi[3:] * qk
+        else:
+            s = xi[:3]
+            p = np.asarray(Fa, dtype=float) @ np.asarray(m.point, dtype=float)
+            Rk = axis_angle_matrix(s, float(qk))
+            tk = p - Rk @ p
+        R, t = R @ Rk, R @ tk + t
+    return R, t
 
 
 @dataclass(frozen=True)
@@ -152,6 +234,54 @@ class AxisFriction:
         """The largest holding effort (N or N m) under a transverse reaction of
         magnitude ``reaction`` (N)."""
         return self.static + self.mu_static * (self.radius or 1.0) * reaction
+
+
+TRANSVERSE_REACTION_KINDS = ("revolute", "prismatic", "cylindrical")
+"""The joint kinds (``type_name``) whose friction may follow the transverse reaction
+(:meth:`Joint.add_friction` with ``mu``): their constraint force on the child across
+the axis is the load their bearing or slide carries."""
+
+
+def checked_friction(where: str, kind: str, unit: str, coulomb: Any, static: Any,
+                     mu: Any, mu_static: Any, radius: Any, number) -> AxisFriction:
+    """The :class:`AxisFriction` of :meth:`Joint.add_friction` on a coordinate of unit
+    ``unit`` of a joint of kind ``kind`` (``where`` names it in messages), every value
+    checked (``number(value, what, positive)`` reads one number or says what is valid):
+    static >= coulomb, mu_static >= mu, load-dependent friction only on the kinds of
+    :data:`TRANSVERSE_REACTION_KINDS`, a radius (m, > 0) exactly where a turning
+    coordinate has it. A ModelError says what is valid."""
+    m = number(mu, "friction coefficient mu", False)
+    ms = m if mu_static is None else number(mu_static, "static friction coefficient "
+                                            "mu_static", False)
+    if ms < m:
+        raise ModelError(f"{where}: mu_static ({ms:g}) must be at least mu ({m:g})")
+    loaded = m > 0.0 or ms > 0.0
+    fc = number(coulomb, "Coulomb friction", not loaded)
+    fs = fc if static is None else number(static, "static friction", not loaded)
+    if fs < fc:
+        raise ModelError(f"{where}: static friction ({fs:g}) must be at least the "
+                         f"Coulomb friction ({fc:g})")
+    if loaded and kind not in TRANSVERSE_REACTION_KINDS:
+        raise ModelError(
+            f"{where} ({kind}): friction coefficient mu needs a joint whose "
+            f"transverse reaction is defined ({', '.join(TRANSVERSE_REACTION_KINDS)}); "
+            f"give this joint a constant Coulomb friction (mu = 0)")
+    if radius is not None and not loaded:
+        raise ModelError(f"{where}: radius is used only with a friction coefficient "
+                         f"mu > 0; leave it out for constant friction")
+    r = None
+    if loaded and unit == "rad":
+        if radius is None:
+            raise ModelError(f"{where}: friction coefficient mu on a turning "
+                             f"coordinate needs radius (m, > 0): the bearing's "
+                             f"effective radius (friction torque = mu * radius * "
+                             f"transverse reaction)")
+        r = number(radius, "friction radius", True)
+    elif loaded and radius is not None:
+        raise ModelError(f"{where}: radius applies to a turning coordinate only; on a "
+                         f"sliding one the friction force is mu * the normal reaction "
+                         f"(leave radius out)")
+    return AxisFriction(fc, fs, m, ms, r)
 
 
 _KINDS = ("spring", "damper", "actuator", "rotor")

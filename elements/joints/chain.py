@@ -68,7 +68,7 @@ from bondgraph.spatial import axis_angle_matrix, skew
 from elements.kernels.blocks import Block
 from elements.kernels.geometry import Geometry, Kernel
 from elements.joints.blocks import body_terms, kernel_bodies
-from elements.joints.contract import Joint, register_joint
+from elements.joints.contract import AxisMotion, Joint, register_joint
 from elements.parts.rigid_body import RigidBody
 
 __all__ = ["ChainAxis", "ChainJoint", "ChainSingularError", "ChainPoseError",
@@ -511,6 +511,11 @@ class ChainJoint(Joint):
         return R, t
 
     # the contract ------------------------------------------------------------------
+    def axis_motions(self):
+        """The members as axis motions (the chain's frame is the parent's axes)."""
+        return tuple(AxisMotion.rotation(m.axis, m.offset) if m.kind == "revolute"
+                     else AxisMotion.translation(m.axis) for m in self.members)
+
     def _terms(self, row):
         a, b = kernel_bodies(self)
         s = self._solver

@@ -38,19 +38,15 @@ from bondgraph.spatial import (
 from elements.kernels.blocks import Block, Junction
 from elements.kernels.geometry import Geometry
 from elements.joints.axis import (
-    _KINDS, AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
-    attachment_name,
+    _KINDS, AxisActuator, AxisMotion, chain_pose, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, JointAxis,
+    TRANSVERSE_REACTION_KINDS, attachment_name, checked_friction,
 )
 from elements.parts.rigid_body import RigidBody
 
-__all__ = ["Joint", "JointAxis", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
+__all__ = ["Joint", "JointAxis", "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
            "AxisLimit", "AxisFriction", "attachment_name", "register_joint", "joint_type", "joint_types",
            "TRANSVERSE_REACTION_KINDS"]
 
-TRANSVERSE_REACTION_KINDS = ("revolute", "prismatic", "cylindrical")
-"""The joint kinds (``type_name``) whose friction may follow the transverse reaction
-(:meth:`Joint.add_friction` with ``mu``): their constraint force on the child across
-the axis is the load their bearing or slide carries."""
 
 
 _REGISTRY: dict[str, type["Joint"]] = {}
@@ -148,6 +144,11 @@ class Joint(abc.ABC):
     port (spherical and free joints): it is given as a rotation and an angular velocity
     and results report it as a quaternion and a rotation vector (see
     :meth:`orientation`)."""
+
+    no_axis_motions: ClassVar[str] = (
+        "it does not declare axis_motions() (each coordinate a rotation about or a "
+        "translation along a fixed axis of the joint frame)")
+    """Why :meth:`axis_motions` is None, as the fast paths that refuse the kind say."""
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -456,45 +457,13 @@ class Joint(abc.ABC):
         if ax.friction is not None:
             raise ModelError(f"{where} already has friction ({ax.friction}); one per "
                              f"coordinate")
-        m = self._one_number(mu, AxisDamper, "friction coefficient mu",
-                             positive=False).coefficient
-        ms = m if mu_static is None else self._one_number(
-            mu_static, AxisDamper, "static friction coefficient mu_static",
-            positive=False).coefficient
-        if ms < m:
-            raise ModelError(f"{where}: mu_static ({ms:g}) must be at least mu ({m:g})")
-        loaded = m > 0.0 or ms > 0.0
-        fc = self._one_number(coulomb, AxisDamper, "Coulomb friction",
-                              positive=not loaded).coefficient
-        fs = fc if static is None else self._one_number(
-            static, AxisDamper, "static friction", positive=not loaded).coefficient
-        if fs < fc:
-            raise ModelError(f"{where}: static friction ({fs:g}) must be at least the "
-                             f"Coulomb friction ({fc:g})")
-        r = None
-        if loaded and self.type_name not in TRANSVERSE_REACTION_KINDS:
-            raise ModelError(
-                f"{where} ({self.type_name}): friction coefficient mu needs a joint whose "
-                f"transverse reaction is defined ({', '.join(TRANSVERSE_REACTION_KINDS)}); "
-                f"give this joint a constant Coulomb friction (mu = 0)")
-        if radius is not None and not loaded:
-            raise ModelError(f"{where}: radius is used only with a friction coefficient "
-                             f"mu > 0; leave it out for constant friction")
-        if loaded and ax.unit == "rad":
-            if radius is None:
-                raise ModelError(f"{where}: friction coefficient mu on a turning "
-                                 f"coordinate needs radius (m, > 0): the bearing's "
-                                 f"effective radius (friction torque = mu * radius * "
-                                 f"transverse reaction)")
-            r = self._one_number(radius, AxisDamper, "friction radius",
-                                 positive=True).coefficient
-        elif loaded and radius is not None:
-            raise ModelError(f"{where}: radius applies to a turning coordinate only; on a "
-                             f"sliding one the friction force is mu * the normal reaction "
-                             f"(leave radius out)")
+        friction = checked_friction(
+            where, self.type_name, ax.unit, coulomb, static, mu, mu_static, radius,
+            lambda v, what, positive: self._one_number(v, AxisDamper, what,
+                                                       positive=positive).coefficient)
         if viscous:
             self.add_damper(viscous, coordinate=coordinate)
-        ax.friction = AxisFriction(fc, fs, m, ms, r)
+        ax.friction = friction
         return ax.friction
 
     # geometry helpers --------------------------------------------------------------------
@@ -559,6 +528,63 @@ class Joint(abc.ABC):
         return Rrel, d
 
     # the contract ------------------------------------------------------------------------
+    def axis_motions(self) -> tuple[AxisMotion, ...] | None:
+        """How the coordinates move the child: one :class:`AxisMotion` per coordinate,
+        in order, each a rotation about or a translation along a fixed axis of the
+        joint frame, each moving the ones after it (the child's motion from its rest is
+        :func:`~elements.joints.axis.chain_pose` of them); ``()`` for a joint without
+        coordinates. A kind with :attr:`free_rotation` turns freely about the joint
+        point after them (spherical: ``()``; free: three translations). None (the
+        default) where the motion is no such chain (a screw): the joint-space recursions
+        (:class:`~elements.FastDynamics`) then refuse the joint, naming it and
+        :attr:`no_axis_motions`; the bond graph model takes every joint. The contract
+        test checks a declared chain against :meth:`child_pose`."""
+        return None
+
+    def checked_axis_motions(self) -> tuple[AxisMotion, ...] | None:
+        """:meth:`axis_motions`, checked: one per coordinate, each a rotation or a
+        translation whose unit is its coordinate's ("rad" or "m"), with a unit
+        direction and a finite point; a ModelError naming the joint otherwise."""
+        got = self.axis_motions()
+        if got is None:
+            return None
+        where = f"{self.type_name} joint '{self.name}': axis_motions()"
+        try:
+            got = tuple(got)
+        except TypeError:
+            raise ModelError(f"{where} must give a tuple of AxisMotion, got {got!r}") from None
+        if len(got) != self.n_free:
+            raise ModelError(f"{where} gives {len(got)} motion(s) for its {self.n_free} "
+                             f"coordinate(s) ({', '.join(self.coordinate_names) or 'none'}); "
+                             f"give one per coordinate, in order")
+        for m, (c, unit) in zip(got, self.coordinates):
+            if not isinstance(m, AxisMotion) or m.kind not in ("rotation", "translation"):
+                raise ModelError(f"{where}: coordinate '{c}': expected an AxisMotion "
+                                 f"(AxisMotion.rotation or .translation), got {m!r}")
+            if m.unit != unit:
+                raise ModelError(f"{where}: coordinate '{c}' is in {unit} but its motion "
+                                 f"is a {m.kind} (in {m.unit}); a rotation's coordinate is "
+                                 f"in rad, a translation's in m")
+            d, p = np.asarray(m.direction, dtype=float), np.asarray(m.point, dtype=float)
+            if d.shape != (3,) or p.shape != (3,) or not np.all(np.isfinite(p)) or \
+                    not abs(float(np.linalg.norm(d)) - 1.0) < 1e-9:
+                raise ModelError(f"{where}: coordinate '{c}': direction must be a unit "
+                                 f"vector and point 3 finite numbers (joint frame), got "
+                                 f"{m.direction!r}, {m.point!r}")
+        return got
+
+    def motion_pose(self, q: Any, rotation: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(Rrel, d) of the declared :meth:`axis_motions` at coordinates ``q`` (and, for
+        a kind with :attr:`free_rotation`, the free ``rotation`` after them, 3 x 3 in
+        the frame they leave; None: none): the child's rotation from its rest and Q's
+        displacement from P (parent body axes), as :meth:`_relative` gives them back
+        from :meth:`child_pose`'s poses."""
+        motions = self.checked_axis_motions()
+        if motions is None:
+            raise ModelError(f"{self.type_name} joint '{self.name}': {self.no_axis_motions}")
+        R, d = chain_pose(motions, self.Fa, q)
+        return (R if rotation is None else R @ np.asarray(rotation, dtype=float)), d
+
     @abc.abstractmethod
     def constraint_blocks(self) -> list[Block]:
         """The constraint blocks (each a 0-junction whose port the causality assignment

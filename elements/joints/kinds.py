@@ -39,7 +39,7 @@ from elements.joints.blocks import (
     tilt_block, turn_port,
 )
 from elements.joints.contract import (
-    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisRotor, AxisSpring, Joint,
+    AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisMotion, AxisRotor, AxisSpring, Joint,
     JointAxis, _angle_about, _turn, attachment_name, joint_type, joint_types, register_joint,
 )
 from elements.parts.rigid_body import RigidBody
@@ -47,7 +47,7 @@ from elements.parts.rigid_body import RigidBody
 __all__ = ["Joint", "JointAxis", "RevoluteJoint", "PrismaticJoint", "CylindricalJoint",
            "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint", "SphericalJoint", "FixedJoint",
            "FreeJoint",
-           "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
+           "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
            "AxisFriction", "attachment_name",
            "register_joint", "joint_type", "joint_types"]
 
@@ -59,6 +59,9 @@ class RevoluteJoint(Joint):
 
     type_name = "revolute"
     coordinates = (("angle", "rad"),)
+
+    def axis_motions(self):
+        return (AxisMotion.rotation((0.0, 0.0, 1.0)),)
 
     def constraint_blocks(self) -> list[Block]:
         return [spherical_block(self), tilt_block(self)]
@@ -90,6 +93,9 @@ class PrismaticJoint(Joint):
     type_name = "prismatic"
     coordinates = (("slide", "m"),)
 
+    def axis_motions(self):
+        return (AxisMotion.translation((0.0, 0.0, 1.0)),)
+
     def constraint_blocks(self) -> list[Block]:
         return [across_block(self, self.Fb[:, :2]), orientation_block(self)]
 
@@ -115,6 +121,9 @@ class CylindricalJoint(Joint):
 
     type_name = "cylindrical"
     coordinates = (("angle", "rad"), ("slide", "m"))
+
+    def axis_motions(self):
+        return (AxisMotion.rotation((0.0, 0.0, 1.0)), AxisMotion.translation((0.0, 0.0, 1.0)))
 
     def constraint_blocks(self) -> list[Block]:
         return [across_block(self, self.Fb[:, :2]), tilt_block(self)]
@@ -147,6 +156,9 @@ class ScrewJoint(Joint):
     type_name = "screw"
     coordinates = (("angle", "rad"),)
     options = {"pitch": "number"}
+
+    no_axis_motions = ("its slide follows its angle (pitch x angle): a helical motion, "
+                       "neither a rotation nor a translation alone")
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
                  pitch: float = 0.0, **kwargs: Any):
@@ -228,6 +240,10 @@ class UniversalJoint(Joint):
         e = a2 - self.cos_axes * a1
         e /= np.linalg.norm(e)
         self._set_frame(np.column_stack([e, np.cross(a1, e), a1]))
+
+    def axis_motions(self):
+        return (AxisMotion.rotation((0.0, 0.0, 1.0)),
+                AxisMotion.rotation(self.Fa.T @ self.axis2))
 
     def constraint_blocks(self) -> list[Block]:
         a, b = kernel_bodies(self)
@@ -333,6 +349,9 @@ class GimbalJoint(Joint):
         that contains 0: the angles are computed there (beyond it, the same rotation
         has other angles, on the far side of the lock)."""
 
+    def axis_motions(self):
+        return tuple(AxisMotion.rotation(self.Fa.T @ a) for a in self.gimbal_axes)
+
     def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
         """As :meth:`Joint.initial_values`, and ``angle2`` checked within
         :attr:`middle_range` (modulo a turn)."""
@@ -417,6 +436,11 @@ class PlanarJoint(Joint):
                                  f"{np.round(self.Fa[:, 0], 6).tolist()}")
             self.slide_axes = (self.Fa[:, 0], e2)
 
+    def axis_motions(self):
+        ex, ey = self.slide_axes
+        return (AxisMotion.translation(self.Fa.T @ ex), AxisMotion.translation(self.Fa.T @ ey),
+                AxisMotion.rotation((0.0, 0.0, 1.0)))
+
     def constraint_blocks(self) -> list[Block]:
         return [across_block(self, self.Fb[:, 2:3]), tilt_block(self)]
 
@@ -457,6 +481,9 @@ class SphericalJoint(Joint):
 
     type_name = "spherical"
     free_rotation = True
+
+    def axis_motions(self):
+        return ()                   # (then its free rotation about the joint point)
 
     def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
         """(rotation matrix or None, angular velocity (3,) or None), checked; raises a
@@ -499,6 +526,9 @@ class FixedJoint(Joint):
     (6 constraints)."""
 
     type_name = "fixed"
+
+    def axis_motions(self):
+        return ()
 
     def constraint_blocks(self) -> list[Block]:
         return [spherical_block(self), orientation_block(self)]
@@ -553,6 +583,9 @@ class FreeJoint(Joint):
     coordinates = (("x", "m"), ("y", "m"), ("z", "m"))
     needs_axis = False
     free_rotation = True
+
+    def axis_motions(self):         # (then its free rotation about the moved joint point)
+        return tuple(AxisMotion.translation(e) for e in np.eye(3))
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, **kwargs: Any):
         if kwargs.get("axis") is not None:

@@ -1,4 +1,4 @@
-"""Compiled recursions over a tree of revolute, prismatic and fixed joints with free
+"""Compiled recursions over a tree of revolute, prismatic, fixed and ball joints with free
 bodies as roots, in joint coordinates (arrays and numbers only): forward kinematics, the
 recursive Newton-Euler algorithm, the joint-space mass matrix and direct dynamics, each
 for one state or a batch of states in one call (used by :mod:`elements.analysis.fast_dynamics`).
@@ -8,7 +8,10 @@ model's states are: a body's twist is (omega, v_c), its wrench (torque about the
 centre, force). Body ``b`` (tree order: a parent before its children) has a joint of
 ``kind[b]``: 0 revolute, 1 prismatic, 2 fixed, 3 a free root (q: centre position,
 global, m, and a unit quaternion (w, x, y, z) body -> global; v: the centre's velocity,
-global, m/s, and the angular velocity in body axes, rad/s). The joint's motion
+global, m/s, and the angular velocity in body axes, rad/s), 4 a ball (a free rotation
+about the joint point; q: a unit quaternion (w, x, y, z) of the rotation Rrel in
+A_b = A_p Rrel R0; v: the angular velocity relative to the parent in the child's body
+axes, rad/s; its motion subspace the three revolutes about A_b e_k through o). The joint's motion
 subspace at the child's centre is (s, s x (c_b - o)) for a revolute joint of global
 axis s through the point o, (0, s) for a prismatic one.
 
@@ -27,7 +30,7 @@ except ImportError:                         # pragma: no cover - numba is a depe
             return args[0]
         return lambda f: f
 
-REVOLUTE, PRISMATIC, FIXED, FREE = 0, 1, 2, 3
+REVOLUTE, PRISMATIC, FIXED, FREE, BALL = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
@@ -55,6 +58,7 @@ def forward_kinematics(q, qd, kind, parent, qi, vi, axis, P, Q, R0, A, c, w, v, 
     Ap = np.empty((3, 3))
     t1 = np.empty(3)
     t2 = np.empty(3)
+    t3 = np.empty(3)
     for b in range(nb):
         k = kind[b]
         p = parent[b]
@@ -87,17 +91,21 @@ def forward_kinematics(q, qd, kind, parent, qi, vi, axis, P, Q, R0, A, c, w, v, 
                 Ap[r, cc] = A[p, r, cc] if p >= 0 else (1.0 if r == cc else 0.0)
         # Rrel: the turn about the axis (parent coordinates), by Rodrigues' formula
         ax = axis[b]
-        ang = q[qi[b]] if k == REVOLUTE else 0.0
-        sn, cs = np.sin(ang), np.cos(ang)
-        for r in range(3):
-            for cc in range(3):
-                Rrel[r, cc] = (cs if r == cc else 0.0) + (1.0 - cs) * ax[r] * ax[cc]
-        Rrel[0, 1] -= sn * ax[2]
-        Rrel[1, 0] += sn * ax[2]
-        Rrel[0, 2] += sn * ax[1]
-        Rrel[2, 0] -= sn * ax[1]
-        Rrel[1, 2] -= sn * ax[0]
-        Rrel[2, 1] += sn * ax[0]
+        if k == BALL:
+            j = qi[b]
+            _quat_matrix(q[j], q[j + 1], q[j + 2], q[j + 3], Rrel)
+        else:
+            ang = q[qi[b]] if k == REVOLUTE else 0.0
+            sn, cs = np.sin(ang), np.cos(ang)
+            for r in range(3):
+                for cc in range(3):
+                    Rrel[r, cc] = (cs if r == cc else 0.0) + (1.0 - cs) * ax[r] * ax[cc]
+            Rrel[0, 1] -= sn * ax[2]
+            Rrel[1, 0] += sn * ax[2]
+            Rrel[0, 2] += sn * ax[1]
+            Rrel[2, 0] -= sn * ax[1]
+            Rrel[1, 2] -= sn * ax[0]
+            Rrel[2, 1] += sn * ax[0]
         # A_b = A_p Rrel R0; o = c_p + A_p (P + d), d the slide; c_b = o - A_b Q
         for r in range(3):
             for cc in range(3):
@@ -141,6 +149,31 @@ def forward_kinematics(q, qd, kind, parent, qi, vi, axis, P, Q, R0, A, c, w, v, 
         elif k == PRISMATIC:
             for r in range(3):
                 v[b, r] += s[b, r] * rate
+        elif k == BALL:                 # Om = A_b u: w_b += Om, v_b += Om x (c_b - o)
+            jv = vi[b]
+            for r in range(3):
+                t2[r] = A[b, r, 0] * qd[jv] + A[b, r, 1] * qd[jv + 1] + A[b, r, 2] * qd[jv + 2]
+                w[b, r] += t2[r]
+                t1[r] = c[b, r] - o[b, r]
+            _cross(t2, t1, t3)
+            for r in range(3):
+                v[b, r] += t3[r]
+
+
+@njit(cache=True)
+def _quat_matrix(qw, qx, qy, qz, R):
+    """The rotation matrix of the quaternion (w, x, y, z), normalised, into R."""
+    nrm = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    qw, qx, qy, qz = qw / nrm, qx / nrm, qy / nrm, qz / nrm
+    R[0, 0] = 1 - 2 * (qy * qy + qz * qz)
+    R[0, 1] = 2 * (qx * qy - qw * qz)
+    R[0, 2] = 2 * (qx * qz + qw * qy)
+    R[1, 0] = 2 * (qx * qy + qw * qz)
+    R[1, 1] = 1 - 2 * (qx * qx + qz * qz)
+    R[1, 2] = 2 * (qy * qz - qw * qx)
+    R[2, 0] = 2 * (qx * qz - qw * qy)
+    R[2, 1] = 2 * (qy * qz + qw * qx)
+    R[2, 2] = 1 - 2 * (qx * qx + qy * qy)
 
 
 @njit(cache=True)
@@ -164,6 +197,8 @@ def rnea(q, qd, qdd, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
     wb = np.empty(3)
     vb = np.empty(3)
     Iw = np.empty(3)
+    Om = np.empty(3)
+    Od = np.empty(3)
     for b in range(nb):
         k = kind[b]
         p = parent[b]
@@ -227,6 +262,30 @@ def rnea(q, qd, qdd, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
                 _cross(wp, s[b], t3)
                 for r in range(3):
                     ac[b, r] += s[b, r] * acc + t3[r] * rate
+            elif k == BALL:
+                # Om = A_b u (relative, global); its rate A_b u' + w_p x Om
+                for r in range(3):
+                    Om[r] = (A[b, r, 0] * qd[j] + A[b, r, 1] * qd[j + 1] +
+                             A[b, r, 2] * qd[j + 2]) if with_velocity else 0.0
+                    Od[r] = A[b, r, 0] * qdd[j] + A[b, r, 1] * qdd[j + 1] + \
+                        A[b, r, 2] * qdd[j + 2]
+                _cross(wp, Om, t3)
+                for r in range(3):
+                    Od[r] += t3[r]
+                    al[b, r] += Od[r]
+                    t1[r] = c[b, r] - o[b, r]
+                _cross(Od, t1, t2)                        # Om' x (c_b - o)
+                for r in range(3):
+                    ac[b, r] += t2[r]
+                # Om x (v_b - v_o), v_o = v_p + w_p x (o - c_p)
+                for r in range(3):
+                    t1[r] = o[b, r] - cp[r]
+                _cross(wp, t1, t2)
+                for r in range(3):
+                    t1[r] = vb[r] - vp[r] - t2[r]
+                _cross(Om, t1, t2)
+                for r in range(3):
+                    ac[b, r] += t2[r]
         # the body's own wrench: F = m (a - g), N = I al + w x I w (I global)
         for r in range(3):
             F[b, r] = mass[b] * (ac[b, r] - (gravity[r] if with_velocity else 0.0))
@@ -260,6 +319,15 @@ def rnea(q, qd, qdd, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib, gravity,
                       t2[0] * F[b, 0] + t2[1] * F[b, 1] + t2[2] * F[b, 2])
         elif k == PRISMATIC:
             tau[j] = s[b, 0] * F[b, 0] + s[b, 1] * F[b, 1] + s[b, 2] * F[b, 2]
+        elif k == BALL:             # the three revolutes about A_b e_k through o
+            for r in range(3):
+                t1[r] = c[b, r] - o[b, r]
+            for e in range(3):
+                for r in range(3):
+                    t3[r] = A[b, r, e]
+                _cross(t3, t1, t2)
+                tau[j + e] = (t3[0] * N[b, 0] + t3[1] * N[b, 1] + t3[2] * N[b, 2] +
+                              t2[0] * F[b, 0] + t2[1] * F[b, 1] + t2[2] * F[b, 2])
         p = parent[b]
         if p >= 0:
             for r in range(3):
@@ -349,6 +417,16 @@ def mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M):
             for r in range(3):
                 S[j, r] = 0.0
                 S[j, 3 + r] = s[b, r]
+        elif k == BALL:
+            for r in range(3):
+                x[r] = o[b, r] - ref[b, r]
+            for e in range(3):
+                for r in range(3):
+                    t[r] = A[b, r, e]
+                    S[j + e, r] = t[r]
+                _cross(x, t, C[0])
+                for r in range(3):
+                    S[j + e, 3 + r] = C[0, r]
         elif k == FREE:
             for r in range(3):
                 x[r] = c[b, r] - ref[b, r]
@@ -367,7 +445,7 @@ def mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M):
         k = kind[b]
         if k == FIXED:
             continue
-        nd = 6 if k == FREE else 1
+        nd = 6 if k == FREE else (3 if k == BALL else 1)
         for d in range(nd):
             i = vi[b] + d
             for r in range(6):
@@ -379,7 +457,7 @@ def mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M):
             while a >= 0:
                 ka = kind[a]
                 if ka != FIXED:
-                    na = 6 if ka == FREE else 1
+                    na = 6 if ka == FREE else (3 if ka == BALL else 1)
                     for e in range(na):
                         jj = vi[a] + e
                         if a == b and jj > i:

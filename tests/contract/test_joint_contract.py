@@ -22,7 +22,7 @@ import pytest
 from scipy.linalg import expm
 
 from bondgraph.spatial import as_rotation, skew
-from elements import Inertia, Mechanism, RevoluteJoint, RigidBody, joint_type, joint_types
+from elements import Inertia, Joint, Mechanism, RevoluteJoint, RigidBody, joint_type, joint_types
 from elements.kernels.geometry import Geometry
 
 # kind -> (constructor keywords, a coordinate sample generator)
@@ -331,3 +331,29 @@ def test_every_kind_exports_to_an_fmu_that_evaluates_as_python(tmp_path):
         fmu.getDerivatives(dx, n)
         want = mm.model.rhs(0.0, x, stabilization=Baumgarte(10.0, 10.0))
         assert np.abs(np.array(dx[:]) - want).max() <= 1e-12 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_declared_axis_motions_are_the_joints_kinematics(kind):
+    """A kind that declares axis_motions() (what FastDynamics and the 3D page read) moves
+    the child as that chain of rotations and translations: the product of exponentials
+    (chain_pose) equals child_pose's relative pose at random coordinates, to round-off
+    (1e-12), and each motion's unit is its coordinate's. A kind without one says why."""
+    joint = _mechanism(kind).joint("K")
+    motions = joint.checked_axis_motions()
+    if motions is None:
+        # the library's kinds say their own reason (FastDynamics quotes it)
+        assert joint.no_axis_motions != Joint.no_axis_motions, kind
+        return
+    assert [m.unit for m in motions] == [u for _, u in joint.coordinates]
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        A_a, r_a, _, _ = _parent_state(rng)
+        q, _ = _coordinates(joint, rng)
+        A_b, r_b = joint.child_pose(A_a, r_a, q)
+        R, d = joint._relative(A_a, r_a, A_b, r_b)
+        turn = None
+        if joint.free_rotation:        # (spherical: the rotation; free: (slides, rotation))
+            q, turn = (None, q) if kind == "spherical" else q
+        R2, d2 = joint.motion_pose(np.atleast_1d(q) if joint.n_free else (), turn)
+        assert np.abs(R - R2).max() < 1e-12 and np.abs(d - d2).max() < 1e-12, kind
