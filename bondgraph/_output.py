@@ -82,7 +82,9 @@ def derived_outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
                     ) -> dict[str, np.ndarray]:
     """U_2, c, Phi, the bond values and the stored energy at the output times ``ts`` and
     states ``X`` (columns): what :class:`SimulationResult` derives when first asked; NaN
-    at a point where the evaluation fails (the failure state of a failed run)."""
+    at a point where the evaluation fails (the failure state of a failed run); the
+    times of such points are ``failed_at``, the first one's cause ``failed_why`` (a 0-d
+    object array), so that the result can say so (:meth:`SimulationResult._derived`)."""
     n = ts.size
     n2 = model.n_u2
     ws = fast.workspace() if fast is not None else None
@@ -90,6 +92,8 @@ def derived_outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
            "phi": np.full((n2, n), np.nan),
            "bond_values": np.full((model.layout.n_var, n), np.nan),
            "energy": np.full(n, np.nan)}
+    failed: list[float] = []
+    why = ""
     for i in range(n):
         x = np.array(X[:, i])
         try:
@@ -102,10 +106,14 @@ def derived_outputs(model, stabilization, fast, ts: np.ndarray, X: np.ndarray
         except Exception as exc:  # the failure point itself: NaN there
             if caused_by_interrupt(exc):
                 raise KeyboardInterrupt from exc
+            failed.append(float(ts[i]))
+            why = why or f"{type(exc).__name__}: {exc}"
             continue
         out["U2"][:, i] = ev.U2
         out["c"][:, i] = ev.constraint_flow
         out["phi"][:, i] = ev.phi
         out["bond_values"][:, i] = ev.bond_values
         out["energy"][i] = model.stored_energy(x)
+    out["failed_at"] = np.array(failed, dtype=float)
+    out["failed_why"] = np.array(why, dtype=object)
     return out

@@ -191,10 +191,26 @@ class SimulationResult:
             for arr in out.values():
                 arr.setflags(write=False)
             d.update(out)
+            self._say_failed_points(d)
         if "forces" not in d:
             d["forces"] = MappingProxyType({name: d["U2"][sl]
                                             for name, sl in self._u2_slices.items()})
         return d
+
+    def _say_failed_points(self, d: Mapping[str, Any]) -> None:
+        """An IntegrationWarning where the model could not be evaluated at output points
+        other than a failed run's last one (their derived outputs are NaN): never
+        silent, although the run's status stays as it was."""
+        failed = d.get("failed_at")
+        if failed is None or not failed.size:
+            return
+        if not self.success and failed.size == 1 and failed[0] == self.t[-1]:
+            return                            # (the failure state itself)
+        from .errors import IntegrationWarning, warn
+        warn(f"the model could not be evaluated at {failed.size} of {self.t.size} output "
+             f"time(s) (first t = {failed[0]:.6g} s: {d['failed_why'].item()}); the "
+             f"constraint forces, bond values and energy there are NaN",
+             IntegrationWarning)
 
     @property
     def constraint_forces(self) -> Mapping[str, np.ndarray]:

@@ -370,3 +370,27 @@ def test_run_progress_draws_a_bar_on_a_terminal_and_lines_in_a_log(monkeypatch):
     p.close()
     text = bar.getvalue()
     assert text.count("\r") == 2 and text.endswith("\n") and "#" in text
+
+
+def test_an_output_point_that_cannot_be_evaluated_is_said_not_silent():
+    """A successful run whose model cannot be evaluated at an output time the solver
+    never stepped on (here a drive that raises exactly at t = 0.55 s, an output point
+    between steps): the states are there, the derived outputs at that point are NaN,
+    and reading them warns naming the time and the cause (it was silent: NaN reactions
+    under SUCCESS). The other points' reactions are finite."""
+    from bondgraph import Se
+    from elements.models import chain
+
+    def value(t):
+        if t == 0.55:
+            raise RuntimeError("sensor glitch")
+        return 0.0
+    mech, q0 = chain(2)
+    mm = mech.assemble(drives={"J2": Se("J2.drive", TimeFunction(value, lambda t: 0.0))})
+    grid = np.linspace(0.0, 1.0, 21)
+    r = mm.simulate((0.0, 1.0), q0, t_eval=grid)
+    assert r.raw.success and grid[11] == 0.55
+    with pytest.warns(IntegrationWarning, match=r"1 of 21 output time\(s\) \(first t = "
+                                                r"0\.55 s: RuntimeError: sensor glitch"):
+        f = r.joint("J1").force
+    assert np.isnan(f[:, 11]).all() and np.isfinite(np.delete(f, 11, axis=1)).all()
