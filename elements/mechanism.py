@@ -86,6 +86,12 @@ class Mechanism:
         self.contact_options: dict[str, Any] = {"margin": 0.0, "skip_parent": True,
                                                 "pairs_on": (), "pairs_off": ()}
         """The broad phase's filters (:meth:`contact_pairs`)."""
+        self.free_start: dict[str, dict[str, Any]] = {}
+        """Where free bodies start when a run or an analysis is not told (name -> the
+        keys of a ``free=`` entry: ``position`` m and ``rotation`` of the centre of mass,
+        global, ``velocity``, ``angular_velocity``); a key given in ``free=`` replaces
+        the one here; a body not here starts at rest at the origin. The MJCF import
+        puts each floating body where the file draws it (MuJoCo's ``qpos0``)."""
         self.import_report: Any = None
         """What an importer made of a robot description
         (:class:`~elements.files.robot_tree.ImportReport`), None for a mechanism built here."""

@@ -321,7 +321,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     path (its checks and messages)."""
     from bondgraph.spatial import matrix_to_quat
 
-    from elements.running.closure import free_state
+    from elements.running.closure import free_state, start_of
     Q, V, T = fd._rest_q.copy(), np.zeros(fd.n_v), np.zeros(fd.n_v)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, tau, T, 1)):
         return None
@@ -330,7 +330,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
         return None
     at = {}
     for n in fd._free:
-        R, pos, w, v = free_state(n, (free or {}).get(n))      # (checked, named)
+        R, pos, w, v = free_state(n, start_of(fd.mm.mechanism, n, free))   # (checked)
         iq = fd.coordinate_names.index(f"{n}.x")
         iv = at[n] = fd.velocity_names.index(f"{n}.vx")
         Q[iq:iq + 3], Q[iq + 3:iq + 7] = pos, matrix_to_quat(R)

@@ -251,7 +251,8 @@ class Shape:
 
 
 class Plane(Shape):
-    """The half-space {x : normal . x <= offset} (solid below), on the ground by default.
+    """The half-space {x : n . x <= offset} (solid below; n the normal made unit), on the
+    ground by default.
 
     normal : the unit outward normal (3,) (made unit; zero or non-finite is refused), in
         the body's frame: global on the ground.

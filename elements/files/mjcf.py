@@ -213,14 +213,17 @@ def colliding_geoms(model) -> list[int]:
     """The geoms that MuJoCo's collision filter lets touch another: on bodies that do not
     move together (``body_weldid``), with matching ``contype``/``conaffinity`` bits, not
     a parent and its child (when the parent filter is on and the parent is not the
-    world); none when the model's contacts are disabled."""
+    world); and the geoms of explicit ``<pair>``s, which collide whatever their masks;
+    none when the model's contacts are disabled."""
     bit = _mujoco().mjtDisableBit
     flags = int(model.opt.disableflags)
     if flags & (int(bit.mjDSBL_CONSTRAINT) | int(bit.mjDSBL_CONTACT)):
         return []
     filter_parent = not flags & int(bit.mjDSBL_FILTERPARENT)
+    paired = {int(g) for p in range(int(model.npair))
+              for g in (model.pair_geom1[p], model.pair_geom2[p])}
     if model.ngeom < 2:
-        return []
+        return sorted(paired)
     weld = np.asarray(model.body_weldid)[model.geom_bodyid]
     parent = np.asarray(model.body_weldid)[model.body_parentid]
     wa, wb = weld[:, None], weld[None, :]
@@ -230,7 +233,7 @@ def colliding_geoms(model) -> list[int]:
     if filter_parent:
         pa, pb = parent[wa], parent[wb]
         ok &= ~(((pa == wb) & (wb != 0)) | ((pb == wa) & (wa != 0)))
-    return [int(i) for i in np.flatnonzero(ok.any(axis=1))]
+    return sorted(paired | {int(i) for i in np.flatnonzero(ok.any(axis=1))})
 
 
 def _model_name(model, source: str) -> str:
@@ -308,6 +311,10 @@ def _from_mujoco(model: Any, compiler: list[str], *, gravity: Any = None,
     except ModelError as exc:
         raise MJCFError(f"{source}: {exc}") from None
     report = mech.import_report
+    # floating bodies start where the file draws them (MuJoCo's qpos0), at rest
+    _, _, free = mujoco_coordinates(mech, model, model.qpos0)
+    mech.free_start = {b: {"position": s["position"], "rotation": s["rotation"]}
+                       for b, s in free.items()}
     if contacts:
         from elements.files.mjcf_contact import add_contacts
         try:

@@ -260,7 +260,7 @@ def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
     pose = {mech.ground.name: (np.eye(3), np.zeros(3))}
     twist = {mech.ground.name: (np.zeros(3), np.zeros(3))}
     for name in mech.free_bodies():
-        A, r, w, v = free_state(name, (free or {}).get(name))
+        A, r, w, v = free_state(name, start_of(mech, name, free))
         pose[name] = (A, r)
         twist[name] = (w, v)
     for j in mm.tree:
@@ -272,6 +272,16 @@ def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
         pose[j.child.name] = (A_b, r_b)
         twist[j.child.name] = j.child_twist(A_a, r_a, w_a, v_a, A_b, r_b, qdj)
     return pose, twist
+
+
+def start_of(mech, name: str, free) -> dict:
+    """Free body ``name``'s start: the keys of ``free[name]`` over those of
+    :attr:`Mechanism.free_start` (the pose a file drew), else at rest at the origin."""
+    given = (free or {}).get(name)
+    default = mech.free_start.get(name)
+    if default is None or given is not None and not isinstance(given, Mapping):
+        return given
+    return {**default, **(given or {})}
 
 
 def free_state(name, spec):

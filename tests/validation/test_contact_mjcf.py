@@ -127,3 +127,62 @@ def test_condim_4_torsional_friction_spins_a_ball_down_as_mujoco_does():
     assert abs(ours[1] - spins[1]) < 2e-3, (ours, spins)
     assert abs(10.0 - 1.01 * rate * 0.2 - spins[1]) > 2e-3          # 1 % off: seen
     assert np.abs(ours - spins).max() < 0.3               # (the soft constraint's shape)
+
+
+POSED = """<mujoco><option gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <body name="lid" pos="0.5 -0.3 0.4" quat="0.9 0.1 0.3 -0.2"><freejoint/>
+      <inertial pos="0.05 0.02 -0.01" mass="1.5" diaginertia="0.01 0.02 0.03"/>
+      <geom name="lg" type="box" size="0.1 0.1 0.02" contype="2" conaffinity="2"/></body>
+    <body name="paired" pos="2 0 0.2"><freejoint/>
+      <geom name="pg" type="sphere" size="0.05" mass="1" contype="0" conaffinity="0"/></body>
+  </worldbody>
+  <contact><pair geom1="floor" geom2="pg"/></contact>
+</mujoco>"""
+
+
+def test_floating_bodies_start_where_the_file_draws_them():
+    """MuJoCo's qpos0 is the pose the file draws: every floating body's centre of mass
+    and orientation in our initial state equal MuJoCo's xipos and ximat there to 1e-12
+    (they started at the origin, all overlapping, without a word); a key given in
+    free= replaces the file's."""
+    from bondgraph.spatial import quat_to_matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        mech = loads_mjcf(POSED)
+    mm = mech.assemble()
+    model = mujoco.MjModel.from_xml_string(POSED)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    x = mm.initial_state()
+    s = mm.model.state_slices
+    for body in ("lid", "paired"):
+        bid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
+        assert np.allclose(x[s[f"{body}.r"]], data.xipos[bid], atol=1e-12, rtol=0)
+        A = quat_to_matrix(x[s[f"{body}.q"]])
+        assert np.allclose(A, data.ximat[bid].reshape(3, 3), atol=1e-12, rtol=0)
+    moved = mm.initial_state(free={"lid": {"position": [0.0, 0.0, 1.0]}})
+    assert np.allclose(moved[s["lid.r"]], [0.0, 0.0, 1.0])
+    assert np.allclose(moved[s["lid.q"]], x[s["lid.q"]])      # (the file's rotation kept)
+
+
+def test_an_explicit_pair_collides_whatever_its_geoms_masks():
+    """MuJoCo collides a <pair> whatever the contype/conaffinity of its geoms: the
+    sphere with masks 0 rests on the floor through its pair, at MuJoCo's height (it was
+    left out, and fell through the floor with nothing in the import report)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        mech = loads_mjcf(POSED)
+    assert "pg" in mech.shapes and ("floor", "pg") in mech.contact_options["pairs_on"]
+    mm = mech.assemble()
+    model = mujoco.MjModel.from_xml_string(POSED)
+    data = mujoco.MjData(model)
+    res = mm.simulate((0.0, 1.0), t_eval=np.linspace(0, 1, 11), method="Radau",
+                      rtol=1e-8, atol=1e-10)
+    assert res.success
+    while data.time < 1.0:
+        mujoco.mj_step(model, data)
+    bid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "paired")
+    assert abs(res.body("paired").position[2, -1] - data.xpos[bid][2]) < 5e-5
+    assert abs(res.contacts().pair("floor", "pg").normal_force[-1] / 9.81 - 1) < 1e-6

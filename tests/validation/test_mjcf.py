@@ -127,14 +127,17 @@ def test_what_is_not_imported_is_reported_by_name():
         "tendons": ["u_coupling_tendon"],
         "equality constraints": ["u_eq_hinge2_hinge3"],
         "actuators (each hinge and slide takes efforts= instead)": ["u_motor1"],
-        "contacts (geoms and pairs that may collide)": ["floor", "u_g3", "u_box_floor"],
+        # (u_g2 touches nothing by its masks, but its explicit pair with the floor
+        # collides in MuJoCo whatever the masks)
+        "contacts (geoms and pairs that may collide)": ["floor", "u_g2", "u_g3",
+                                                        "u_box_floor"],
     }
     assert got == expected
     # with contact (the default) the geoms are shapes, and what is approximate is said
     with pytest.warns(RobotImportWarning):
         mech = load_mjcf(path)
     assert "contacts (geoms and pairs that may collide)" not in mech.import_report.not_imported
-    assert {"floor", "u_g3"} <= set(mech.shapes)
+    assert {"floor", "u_g2", "u_g3"} <= set(mech.shapes)
     assert any(k.startswith("solref") for k in mech.import_report.approximated)
     with pytest.warns(RobotImportWarning, match="damping of ball and free joints: a_ball"):
         mech = load_mjcf(os.path.join(HERE, "branched_ball.xml"))
