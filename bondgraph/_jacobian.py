@@ -7,21 +7,42 @@
   state-dependent source or modulus: dX/dt = T_X X + T_U1 U_1(t) with constant T_X), or
   None and the reason it is not.
 
-Any other model gets scipy's dense finite differences (one evaluation per state for
-each Jacobian; scipy's solvers form it rarely: when Newton's iteration converges badly).
-The Jacobian only steers Newton's iteration: the solution's accuracy is set by rtol and
-atol, so an approximate Jacobian costs iterations, never accuracy.
+- :func:`jacobian_sparsity`: which state derivatives can depend on which states, from
+  the model's structure (:class:`Sparsity`).
+
+Any other model's Jacobian is formed by scipy's finite differences, when Newton's
+iteration converges badly. Radau and BDF get the structural sparsity
+(``jac_sparsity``): scipy then perturbs at once every group of states whose derivatives
+share no row (one evaluation per group, not per state) and factors the Newton matrices
+with a sparse LU. LSODA, and a model whose pattern has no zero, get the dense
+differences (one evaluation per state). The Jacobian only steers Newton's iteration: the
+solution's accuracy is set by rtol and atol, so an approximate Jacobian costs
+iterations, never accuracy.
+
+The pattern is structural, never a numeric sample (a sample misses entries that vanish
+at one state by accident, a joint at zero angle). The states an element's law reads are
+those it declares (:meth:`~bondgraph.Element.state_dependencies`: a modulus's and a
+position constraint's ``depends_on``, a :class:`~bondgraph.StateFunction`'s
+``depends_on``, an EJS's momentum, a contact system's bodies); a kinematic state's rate
+reads its own state, its ``reads`` and the flows it integrates. Such a read state, and
+every energy state, may reach every energy, work and kinematic flow through the junction
+structure, the fields and the constraint efforts (those rows are taken dense over them);
+a state nobody reads (a work state, a joint coordinate no law reads) reaches only the
+kinematic rates that read it. A state-dependent source that declares no state makes
+every column dense, and the description says which source.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import BDF, LSODA, OdeSolver, Radau
 
-__all__ = ["jacobian_options", "linear_jacobian", "IMPLICIT", "SPARSE_ABOVE"]
+__all__ = ["jacobian_options", "linear_jacobian", "jacobian_sparsity", "Sparsity",
+           "IMPLICIT", "SPARSE_ABOVE"]
 
 IMPLICIT: tuple[type[OdeSolver], ...] = (Radau, BDF, LSODA)
 """The solvers (and their subclasses) that take a Jacobian."""
@@ -43,7 +64,12 @@ def jacobian_options(model, solver_cls: type[OdeSolver], rhs, t0: float,
         return {}, "none (explicit method)"
     A, why = linear_jacobian(model, rhs, t0, x0)
     if A is None:
-        return {}, f"dense finite differences ({why})"
+        pattern = jacobian_sparsity(model)
+        if pattern.dense or issubclass(solver_cls, LSODA):   # (LSODA takes no pattern)
+            return {}, f"dense finite differences ({why}; {pattern.describe()})"
+        return ({"jac_sparsity": sp.csc_matrix(pattern.pattern, dtype=float)},
+                f"finite differences in {pattern.groups} groups of columns, sparse LU "
+                f"({why}; {pattern.describe()})")
     if issubclass(solver_cls, LSODA):       # (LSODA takes a callable only)
         return {"jac": lambda t, y: A}, "analytic: constant T_X (a linear model)"
     if A.shape[0] > SPARSE_ABOVE and np.count_nonzero(A) <= 0.1 * A.size:
@@ -90,3 +116,86 @@ def linear_jacobian(model, rhs, t0: float, x0: np.ndarray
     if not (np.all(np.isfinite(diff)) and np.all(diff <= LINEARITY_RTOL * scale.max())):
         return None, "the derivative is not linear along a trial direction"
     return A, ""
+
+
+@dataclass(frozen=True)
+class Sparsity:
+    """The structural pattern of d(dX/dt)/dX.
+
+    Attributes
+    ----------
+    pattern : ndarray of bool (n_states, n_states)
+        ``pattern[i, j]``: state derivative i may depend on state j.
+    groups : int
+        Columns of finite differences: states in one group share no row, so one
+        evaluation perturbs them all (scipy's ``group_columns``).
+    dense_because : str
+        Why the pattern is dense throughout ("" when it is not forced dense).
+    """
+
+    pattern: np.ndarray
+    groups: int
+    dense_because: str = ""
+
+    @property
+    def dense(self) -> bool:
+        """True when no entry is structurally zero."""
+        return bool(self.pattern.all())
+
+    def describe(self) -> str:
+        n = self.pattern.shape[0]
+        if self.dense_because:
+            return f"pattern dense: {self.dense_because}"
+        return (f"structural pattern {int(self.pattern.sum())} of {n * n} entries, "
+                f"{self.groups} groups for {n} states")
+
+
+def jacobian_sparsity(model) -> Sparsity:
+    """The structural pattern of the Jacobian of ``model``'s state derivative (see the
+    module docstring for the rules; every entry the model can make nonzero is in it)."""
+    from scipy.optimize._numdiff import group_columns
+    n, sl = model.n_states, model.state_slices
+    elements = model.graph.elements
+    kinematic = {ks.name: ks for ks in model.kinematic}
+
+    def idx(name: str) -> np.ndarray:
+        return np.arange(sl[name].start, sl[name].stop)
+
+    reads: set[str] = set()
+    undeclared = []
+    for name, el in elements.items():
+        deps = tuple(el.state_dependencies())
+        reads.update(deps)
+        law = model.sources.get(name)
+        if law is not None and law.state_dependent and not deps:
+            undeclared.append(name)
+    for mod in model.moduli.values():
+        reads.update(getattr(mod, "depends_on", ()))
+    # a read kinematic state's rate enters the moduli's rates (Eq. (15)'s dJ/dt terms):
+    # what that rate reads is read too
+    todo = [r for r in reads if r in kinematic]
+    while todo:
+        for r in kinematic[todo.pop()].reads:
+            if r not in reads:
+                reads.add(r)
+                if r in kinematic:
+                    todo.append(r)
+    if undeclared:
+        return Sparsity(np.ones((n, n), dtype=bool), 1 if n == 0 else n,
+                        f"state-dependent source(s) {', '.join(undeclared)} declare no "
+                        f"state they read")
+    bulk_cols = np.zeros(n, dtype=bool)
+    bulk_cols[:model.n_energy] = True          # energy states: through the fields
+    for r in reads:
+        bulk_cols[idx(r)] = True
+    P = np.zeros((n, n), dtype=bool)
+    P[:model.n_energy, bulk_cols] = True       # energy rows: junction, fields, U_2
+    P[model.n_energy + model.n_kinematic:, bulk_cols] = True    # work rows: powers
+    for ks in model.kinematic:
+        rows = idx(ks.name)
+        P[rows[:, None], np.flatnonzero(bulk_cols)[None, :]] = True     # its flows
+        if ks.rate is not None:
+            for r in (ks.name, *ks.reads):
+                P[rows[:, None], idx(r)[None, :]] = True
+    groups = int(group_columns(P).max()) + 1 if n else 0
+    return Sparsity(P, groups)
