@@ -28,7 +28,12 @@ reads its own state, its ``reads`` and the flows it integrates. Such a read stat
 every energy state, may reach every energy, work and kinematic flow through the junction
 structure, the fields and the constraint efforts (those rows are taken dense over them);
 a state nobody reads (a work state, a joint coordinate no law reads) reaches only the
-kinematic rates that read it. A state-dependent source that declares no state makes
+kinematic rates that read it. Where the junction structure is constant (no constraint
+source, no Euler junction, no modulus that reads a state), the energy rows are exact:
+dX/dt = T_Z Z + T_U1 U_1 with T_Z = J_XZ + J_XL R (I - J_LL R)^-1 J_LZ, whose pattern
+is that of the boolean products of the constant J blocks, of the resistive field (a
+nonlinear resistor's whole block, its tangent varying) and of the closure of J_LL R (the
+algebraic loops), then of the storage fields' blocks (a nonlinear one's whole block). A state-dependent source that declares no state makes
 every column dense, and the description says which source.
 """
 
@@ -189,7 +194,11 @@ def jacobian_sparsity(model) -> Sparsity:
     for r in reads:
         bulk_cols[idx(r)] = True
     P = np.zeros((n, n), dtype=bool)
-    P[:model.n_energy, bulk_cols] = True       # energy rows: junction, fields, U_2
+    energy = _energy_rows(model, idx)
+    if energy is None:
+        P[:model.n_energy, bulk_cols] = True   # energy rows: junction, fields, U_2
+    else:
+        P[:model.n_energy] = energy
     P[model.n_energy + model.n_kinematic:, bulk_cols] = True    # work rows: powers
     for ks in model.kinematic:
         rows = idx(ks.name)
@@ -199,3 +208,53 @@ def jacobian_sparsity(model) -> Sparsity:
                 P[rows[:, None], idx(r)[None, :]] = True
     groups = int(group_columns(P).max()) + 1 if n else 0
     return Sparsity(P, groups)
+
+
+def _bool_product(*factors: np.ndarray) -> np.ndarray:
+    """The pattern of a product of matrices of these patterns (no cancellation assumed)."""
+    out = factors[0].astype(np.int64)
+    for f in factors[1:]:
+        out = np.minimum(out @ f.astype(np.int64), 1)
+    return out.astype(bool)
+
+
+def _energy_rows(model, idx) -> np.ndarray | None:
+    """The energy rows' pattern (n_energy, n_states) where the junction structure is
+    constant (see the module docstring), else None."""
+    if model.n_u2 or model.ejs or any(getattr(m, "depends_on", ())
+                                      for m in model.moduli.values()):
+        return None
+    L = model.layout
+    with np.errstate(all="ignore"):
+        lu, A_i = L.factor(L.data(model.functions.moduli(np.zeros(model.n_states), {})))
+        b = L.structure(L.full_map(lu, A_i)).blocks
+    if not all(np.all(np.isfinite(v)) for v in b.values()):
+        return None
+    B = {k: v != 0 for k, v in b.items()}
+    Rs = model.R != 0                                  # the resistive field's pattern
+    for sl, _ in model._nl_r:
+        Rs[sl, sl] = True
+    loop = np.eye(Rs.shape[0], dtype=bool)             # closure of J_LL R: (I - J_LL R)^-1
+    step = _bool_product(B["LL"], Rs)
+    while True:
+        grown = loop | _bool_product(loop, step)
+        if (grown == loop).all():
+            break
+        loop = grown
+    through = _bool_product(B["XL"], Rs, loop)          # X rows through the resistors
+    T_Z = B["XZ"] | _bool_product(through, B["LZ"])
+    T_U1 = B["XU1"] | _bool_product(through, B["LU1"])
+    Fs = model.F != 0                                  # the storage fields' pattern
+    for sl, _ in model._nl_storage:
+        Fs[sl, sl] = True
+    out = np.zeros((model.n_energy, model.n_states), dtype=bool)
+    out[:, :model.n_energy] = _bool_product(T_Z, Fs)
+    start = 0
+    for name, law in model.sources.items():            # U_1 in the layout's order
+        dim = model.graph.elements[name].dim
+        if law.state_dependent:
+            cols = [i for d in model.graph.elements[name].state_dependencies()
+                    for i in idx(d)]
+            out[np.ix_(T_U1[:, start:start + dim].any(axis=1), cols)] = True
+        start += dim
+    return out
