@@ -62,24 +62,28 @@ LINEARITY_RTOL = 1e-8
 
 
 def jacobian_options(model, solver_cls: type[OdeSolver], rhs, t0: float,
-                     x0: np.ndarray) -> tuple[dict[str, Any], str]:
-    """The ``jac`` keyword for ``solver_cls`` (empty for explicit methods and where
-    finite differences are used) and what it is, in words."""
+                     x0: np.ndarray) -> tuple[dict[str, Any], str, int]:
+    """What ``solver_cls`` is given: the keywords for its constructor (``jac`` or
+    ``jac_sparsity``; empty for explicit methods and dense differences), what it is in
+    words, and the evaluations one Jacobian costs (0 for an analytic one; scipy may add
+    a few to refine a column whose difference was lost in rounding)."""
     if not issubclass(solver_cls, IMPLICIT):
-        return {}, "none (explicit method)"
+        return {}, "none (explicit method)", 0
     A, why = linear_jacobian(model, rhs, t0, x0)
     if A is None:
         pattern = jacobian_sparsity(model)
         if pattern.dense or issubclass(solver_cls, LSODA):   # (LSODA takes no pattern)
-            return {}, f"dense finite differences ({why}; {pattern.describe()})"
+            return ({}, f"dense finite differences ({why}; {pattern.describe()})",
+                    model.n_states)
         return ({"jac_sparsity": sp.csc_matrix(pattern.pattern, dtype=float)},
                 f"finite differences in {pattern.groups} groups of columns, sparse LU "
-                f"({why}; {pattern.describe()})")
+                f"({why}; {pattern.describe()})", pattern.groups)
     if issubclass(solver_cls, LSODA):       # (LSODA takes a callable only)
-        return {"jac": lambda t, y: A}, "analytic: constant T_X (a linear model)"
+        return {"jac": lambda t, y: A}, "analytic: constant T_X (a linear model)", 0
     if A.shape[0] > SPARSE_ABOVE and np.count_nonzero(A) <= 0.1 * A.size:
-        return {"jac": sp.csc_matrix(A)}, "analytic: constant T_X (a linear model), sparse"
-    return {"jac": A}, "analytic: constant T_X (a linear model)"
+        return ({"jac": sp.csc_matrix(A)},
+                "analytic: constant T_X (a linear model), sparse", 0)
+    return {"jac": A}, "analytic: constant T_X (a linear model)", 0
 
 
 def linear_jacobian(model, rhs, t0: float, x0: np.ndarray

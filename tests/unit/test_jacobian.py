@@ -48,15 +48,18 @@ def test_linear_models_get_their_exact_jacobian_and_the_others_differences(name)
     model = model_of(name)
     rng = np.random.default_rng(7)
     x0 = rng.normal(size=model.n_states)
-    jac, what = jacobian_options(model, Radau, model.rhs, 0.0, x0)
+    jac, what, cost = jacobian_options(model, Radau, model.rhs, 0.0, x0)
     if name not in LINEAR:
         assert "not a linear model" in what
-        if jacobian_sparsity(model).dense:
+        sparsity = jacobian_sparsity(model)
+        if sparsity.dense:
             assert jac == {} and what.startswith("dense finite differences")
+            assert cost == model.n_states
         else:
             assert set(jac) == {"jac_sparsity"} and what.startswith("finite differences in")
+            assert cost == sparsity.groups < model.n_states
         return
-    assert what.startswith("analytic")
+    assert what.startswith("analytic") and cost == 0
     A = jac["jac"]
     for t in (0.0, 0.37, 2.1):
         x = rng.normal(size=model.n_states) * 3.0
@@ -67,7 +70,8 @@ def test_linear_models_get_their_exact_jacobian_and_the_others_differences(name)
 def test_what_each_method_gets():
     model = model_of("dc_motor")
     x0 = np.zeros(2)
-    assert jacobian_options(model, RK45, model.rhs, 0.0, x0) == ({}, "none (explicit method)")
+    assert jacobian_options(model, RK45, model.rhs, 0.0, x0) == ({}, "none (explicit method)",
+                                                                0)
     assert jacobian_options(model, DOP853, model.rhs, 0.0, x0)[0] == {}
     for cls in (Radau, BDF):
         assert isinstance(jacobian_options(model, cls, model.rhs, 0.0, x0)[0]["jac"],
@@ -294,7 +298,9 @@ def test_the_pattern_of_a_chain_is_its_neighbours_and_radau_uses_it():
     assert reads["q_k2"] == {"p_m2", "p_m3"}
     assert reads["p_m0"] == {"p_m0", "p_m1", "q_k0"}
     assert sp.groups <= 6            # (scipy's greedy grouping; at least 3 are needed)
-    jac, what = jacobian_options(model, Radau, model.rhs, 0.0, np.zeros(model.n_states))
+    jac, what, cost = jacobian_options(model, Radau, model.rhs, 0.0,
+                                       np.zeros(model.n_states))
+    assert cost == sp.groups
     assert (jac["jac_sparsity"].toarray() != 0).tolist() == sp.pattern.tolist()
     assert what.startswith(f"finite differences in {sp.groups} groups")
     x0 = {n: 0.0 for n in names} | {"q_k0": 0.4, "p_m5": -0.3}
@@ -302,13 +308,15 @@ def test_the_pattern_of_a_chain_is_its_neighbours_and_radau_uses_it():
     # the reference: scipy's dense differences (what every nonlinear model got before)
     from bondgraph import simulation
     before = simulation.jacobian_options
-    simulation.jacobian_options = lambda *a: ({}, "dense")
+    simulation.jacobian_options = lambda *a: ({}, "dense", model.n_states)
     try:
         dense = simulate(model, (0.0, 2.0), x0, method="Radau", rtol=1e-9)
     finally:
         simulation.jacobian_options = before
     assert run.success and dense.success
     assert run.diagnostics["jacobian"] == what
+    assert run.diagnostics["evaluations_per_jacobian"] == sp.groups
+    assert dense.diagnostics["evaluations_per_jacobian"] == model.n_states
     # both within their tolerances of the same solution (rtol 1e-9 per step: 1e-6 of
     # the states' scale over the span is a wide bound on the global error)
     assert np.abs(run.x - dense.x).max() <= 1e-6 * np.abs(dense.x).max()
@@ -327,8 +335,10 @@ def test_a_source_that_declares_no_state_makes_the_pattern_dense():
     model = assemble(assign_causality(bg))
     sp = jacobian_sparsity(model)
     assert sp.dense and "push" in sp.describe() and "declare no state" in sp.describe()
-    jac, what = jacobian_options(model, Radau, model.rhs, 0.0, np.zeros(model.n_states))
+    jac, what, cost = jacobian_options(model, Radau, model.rhs, 0.0,
+                                       np.zeros(model.n_states))
     assert jac == {} and what.startswith("dense finite differences") and "push" in what
+    assert cost == model.n_states
     # declared, the read column is in the rows the source reaches
     bg = nonlinear_chain(3)
     bg.add(Se("push", StateFunction(lambda t, s: -s["q_k1"][0], ("q_k1",))))
