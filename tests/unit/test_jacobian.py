@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy
 from scipy.integrate import BDF, DOP853, LSODA, RK45, Radau
 from scipy.optimize._numdiff import group_columns
 
 from bondgraph import (
-    C, I, R, BondGraph, OneJunction, Se, StateFunction, ZeroJunction, assemble,
-    assign_causality, models, simulate,
+    Se, StateFunction, assemble, assign_causality, models, simulate,
 )
 from bondgraph._jacobian import jacobian_options, jacobian_sparsity, linear_jacobian
-from tests.helpers.rich_graphs import GRAPHS
+from tests.helpers.rich_graphs import GRAPHS, nonlinear_chain
 
 #: the graphs of GRAPHS that are linear (dX/dt = A X + b(t), A constant) by construction:
 #: no constraint, kinematic, work or Euler junction states, no state-dependent law
@@ -160,25 +158,6 @@ def test_time_varying_sources_keep_the_constant_jacobian():
 
 
 # -- the structural sparsity -----------------------------------------------------------------
-
-def nonlinear_chain(n=6):
-    """n masses in a row, each pair joined by a hardening spring (H = q^2/2 + q^4/4) in
-    parallel with a damper of effort f + f^3 (nonlinear storage and resistors): a banded
-    Jacobian, dX/dt of mass i reading the springs and masses beside it only."""
-    q, f = sympy.Symbol("q"), sympy.Symbol("f")
-    bg = BondGraph("nonlinear_chain")
-    for i in range(n):
-        bg.add(OneJunction(f"v{i}"), I(f"m{i}", 1.0 + 0.1 * i))
-        bg.connect(f"v{i}", f"m{i}")
-    for i in range(n - 1):
-        bg.add(ZeroJunction(f"F{i}"), OneJunction(f"rel{i}"),
-               C(f"k{i}", energy=(2.0 + i) * q ** 2 / 2 + q ** 4 / 4),
-               R(f"b{i}", effort_law=0.3 * f + 0.1 * f ** 3))
-        for a, h in [(f"v{i}", f"F{i}"), (f"F{i}", f"v{i + 1}"), (f"F{i}", f"rel{i}"),
-                     (f"rel{i}", f"k{i}"), (f"rel{i}", f"b{i}")]:
-            bg.connect(a, h)
-    return bg
-
 
 def grouped_differences(rhs, t, x, pattern):
     """d(dX/dt)/dX by central differences, the columns of a group (scipy's
