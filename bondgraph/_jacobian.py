@@ -76,8 +76,8 @@ def jacobian_options(model, solver_cls: type[OdeSolver], rhs, t0: float,
             return ({}, f"dense finite differences ({why}; {pattern.describe()})",
                     model.n_states)
         return ({"jac_sparsity": sp.csc_matrix(pattern.pattern, dtype=float)},
-                f"finite differences in {pattern.groups} groups of columns, sparse LU "
-                f"({why}; {pattern.describe()})", pattern.groups)
+                (f"finite differences in {pattern.groups} groups of columns, sparse LU "
+                 f"({why}; {pattern.describe()})"), pattern.groups)
     if issubclass(solver_cls, LSODA):       # (LSODA takes a callable only)
         return {"jac": lambda t, y: A}, "analytic: constant T_X (a linear model)", 0
     if A.shape[0] > SPARSE_ABOVE and np.count_nonzero(A) <= 0.1 * A.size:
