@@ -92,9 +92,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         suggesting ``"Radau"``). The implicit methods (Radau, BDF, LSODA and their
         subclasses) get the exact constant Jacobian T_X of a linear model (no
         kinematic, work or constraint states, no state-dependent source, modulus or
-        Euler junction); any other model's Jacobian is formed by scipy's dense finite
-        differences (one evaluation per state, when Newton's iteration asks for it).
-        The Jacobian steers Newton's iteration only; accuracy is set by rtol and atol.
+        Euler junction); any other model's Jacobian is formed by scipy's finite
+        differences when Newton's iteration asks for it, for Radau and BDF in groups of
+        states given by the Jacobian's structural sparsity (one evaluation per group,
+        sparse LU; :func:`bondgraph._jacobian.jacobian_sparsity`), for LSODA one
+        evaluation per state. The Jacobian steers Newton's iteration only; accuracy is
+        set by rtol and atol.
     rtol : float
         Relative error tolerance on every state.
     atol : float, array (n_states,) or None
@@ -178,7 +181,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     -----
     ``result.nfev`` is the solver's count of derivative evaluations; implicit methods'
     finite-difference Jacobians are counted in ``result.diagnostics["rhs_evaluations"]``
-    (every evaluation of the run) and ``["jacobian_evaluations"]``.
+    (every evaluation of the run) and ``["jacobian_evaluations"]``, and
+    ``["evaluations_per_jacobian"]`` is what one costs (0 for an analytic one).
 
     When the solver fails (its step size falls below its floor, the state becomes
     non-finite, or the solver itself raises on non-finite values), the run ends with a
