@@ -15,11 +15,13 @@ DOP853 on the models of the issue's targets, with what one Jacobian costs.
   rest, joint ranges as stops of 50 N m/rad), 0-1 s, rtol = 1e-4, atol = 1e-6
   (``--skip-ant`` leaves it out; it needs gymnasium and mujoco).
 
-Each row: the wall time (best of ``--repeat`` after a warm-up run), the solver's
-evaluations (``nfev``: the steps' and, for Radau, those of its Jacobians), Jacobians
-formed, the evaluations one Jacobian costs (``diagnostics["evaluations_per_jacobian"]``:
+Each row: the wall time (best of ``--repeat`` after a warm-up run), the steps'
+evaluations (``nfev``: scipy's count, without its Jacobians'), Jacobians formed, the
+evaluations one Jacobian costs (``diagnostics["evaluations_per_jacobian"]``:
 the column groups of the structural pattern, or every state) and the ratio of the time
-to DOP853's in the same run. Run it from another checkout (``PYTHONPATH=/path/to/it``)
+to DOP853's in the same run. The ant's run is a hybrid one (a new segment at every
+stop's engagement): its Jacobian count is its last segment's, its ``nfev`` the whole
+run's. Run it from another checkout (``PYTHONPATH=/path/to/it``)
 to compare versions: the ratios of one run are what to compare, the machine is shared.
 """
 
@@ -59,12 +61,14 @@ def _row(label: str, run, repeat: int, base: float | None) -> float:
     d = raw.diagnostics
     per = d.get("evaluations_per_jacobian", "-")
     ratio = f"{best / base:5.2f} x DOP853" if base else ""
-    print(f"  {label:7s} {best:8.3f} s {raw.nfev:8d} evaluations "
+    print(f"  {label:7s} {best:8.3f} s {raw.nfev:8d} step evaluations "
           f"{d.get('jacobian_evaluations', 0):4d} Jacobians of {per!s:>4} evaluations "
           f"{raw.status.name:8s} {ratio}", flush=True)
-    if d.get("jacobian", "").startswith(("dense", "finite")):
-        print(f"          Jacobian: {d['jacobian'][:50]}... "
-              f"{d['jacobian'].rsplit(';', 1)[-1].strip()}", flush=True)
+    what = d.get("jacobian", "")
+    if what.startswith(("dense", "finite")):
+        pattern = what.rsplit("; ", 1)[1].rstrip(")") if "; " in what else ""
+        print(f"          Jacobian: {what.split(' (', 1)[0]}"
+              f"{'; ' + pattern if pattern else ''}", flush=True)
     return best
 
 
