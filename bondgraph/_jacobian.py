@@ -46,6 +46,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import BDF, LSODA, OdeSolver, Radau
 
+from .errors import BondGraphError
+
 __all__ = ["jacobian_options", "linear_jacobian", "jacobian_sparsity", "Sparsity",
            "IMPLICIT", "SPARSE_ABOVE"]
 
@@ -229,9 +231,13 @@ def _energy_rows(model, idx) -> np.ndarray | None:
                                       for m in model.moduli.values()):
         return None
     L = model.layout
-    with np.errstate(all="ignore"):
-        lu, A_i = L.factor(L.data(model.functions.moduli(np.zeros(model.n_states), {})))
-        b = L.structure(L.full_map(lu, A_i)).blocks
+    try:                            # (the same every evaluation: no modulus reads a state)
+        with np.errstate(all="ignore"):
+            lu, A_i = L.factor(L.data(model.functions.moduli(np.zeros(model.n_states),
+                                                             {})))
+            b = L.structure(L.full_map(lu, A_i)).blocks
+    except BondGraphError:          # (a junction structure the run itself will refuse)
+        return None
     if not all(np.all(np.isfinite(v)) for v in b.values()):
         return None
     B = {k: v != 0 for k, v in b.items()}
