@@ -10,12 +10,13 @@
 - :func:`jacobian_sparsity`: which state derivatives can depend on which states, from
   the model's structure (:class:`Sparsity`).
 
-Any other model's Jacobian is formed by scipy's finite differences, when Newton's
-iteration converges badly. Radau and BDF get the structural sparsity
-(``jac_sparsity``): scipy then perturbs at once every group of states whose derivatives
-share no row (one evaluation per group, not per state) and factors the Newton matrices
-with a sparse LU. LSODA, and a model whose pattern has no zero, get the dense
-differences (one evaluation per state). The Jacobian only steers Newton's iteration: the
+Any other model's Jacobian is formed by finite differences, when Newton's iteration
+converges badly, grouped by the structural sparsity: every group of states whose
+derivatives share no row is perturbed at once (one evaluation per group, not per
+state). Above :data:`SPARSE_ABOVE` states with at most 10 % nonzeros, Radau and BDF get
+the pattern (``jac_sparsity``: scipy's grouped differences and a sparse LU); otherwise
+the solver gets :class:`GroupedDifferences`, a dense matrix (LAPACK's LU). A model whose
+pattern has no zero gets scipy's dense differences (one evaluation per state). The Jacobian only steers Newton's iteration: the
 solution's accuracy is set by rtol and atol, so an approximate Jacobian costs
 iterations, never accuracy.
 
@@ -49,14 +50,15 @@ from scipy.integrate import BDF, LSODA, OdeSolver, Radau
 from .errors import BondGraphError
 
 __all__ = ["jacobian_options", "linear_jacobian", "jacobian_sparsity", "Sparsity",
-           "IMPLICIT", "SPARSE_ABOVE"]
+           "GroupedDifferences", "IMPLICIT", "SPARSE_ABOVE"]
 
 IMPLICIT: tuple[type[OdeSolver], ...] = (Radau, BDF, LSODA)
 """The solvers (and their subclasses) that take a Jacobian."""
 
 SPARSE_ABOVE = 200
-"""States above which a constant Jacobian with at most 10 % nonzeros is handed over as a
-sparse matrix (Radau and BDF then factor it with a sparse LU)."""
+"""States above which a Jacobian with at most 10 % nonzeros is handed over as a sparse
+matrix or pattern (Radau and BDF then factor it with a sparse LU); a smaller or denser
+one is dense (LAPACK's LU is faster there)."""
 
 LINEARITY_RTOL = 1e-8
 """Relative tolerance of the check that the model is linear along a trial direction
@@ -64,28 +66,74 @@ LINEARITY_RTOL = 1e-8
 
 
 def jacobian_options(model, solver_cls: type[OdeSolver], rhs, t0: float,
-                     x0: np.ndarray) -> tuple[dict[str, Any], str, int]:
+                     x0: np.ndarray, atol: Any = 0.0) -> tuple[dict[str, Any], str, int]:
     """What ``solver_cls`` is given: the keywords for its constructor (``jac`` or
     ``jac_sparsity``; empty for explicit methods and dense differences), what it is in
-    words, and the evaluations one Jacobian costs (0 for an analytic one; scipy may add
-    a few to refine a column whose difference was lost in rounding)."""
+    words, and the evaluations one Jacobian costs (0 for an analytic one; scipy's own
+    differences may add a few to refine a column lost in rounding). ``atol`` (the run's,
+    a number or one per state) is the smallest scale of a state's difference step."""
     if not issubclass(solver_cls, IMPLICIT):
         return {}, "none (explicit method)", 0
     A, why = linear_jacobian(model, rhs, t0, x0)
     if A is None:
         pattern = jacobian_sparsity(model)
-        if pattern.dense or issubclass(solver_cls, LSODA):   # (LSODA takes no pattern)
+        if pattern.dense:
             return ({}, f"dense finite differences ({why}; {pattern.describe()})",
                     model.n_states)
-        return ({"jac_sparsity": sp.csc_matrix(pattern.pattern, dtype=float)},
-                (f"finite differences in {pattern.groups} groups of columns, sparse LU "
-                 f"({why}; {pattern.describe()})"), pattern.groups)
+        n = model.n_states
+        if n > SPARSE_ABOVE and pattern.pattern.sum() <= 0.1 * n * n and \
+                not issubclass(solver_cls, LSODA):           # (LSODA takes no pattern)
+            return ({"jac_sparsity": sp.csc_matrix(pattern.pattern, dtype=float)},
+                    (f"finite differences in {pattern.groups} groups of columns, sparse "
+                     f"LU ({why}; {pattern.describe()})"), pattern.groups)
+        return ({"jac": GroupedDifferences(rhs, pattern, atol)},
+                (f"finite differences in {pattern.groups} groups of columns ({why}; "
+                 f"{pattern.describe()})"), pattern.groups + 1)
     if issubclass(solver_cls, LSODA):       # (LSODA takes a callable only)
         return {"jac": lambda t, y: A}, "analytic: constant T_X (a linear model)", 0
     if A.shape[0] > SPARSE_ABOVE and np.count_nonzero(A) <= 0.1 * A.size:
         return ({"jac": sp.csc_matrix(A)},
                 "analytic: constant T_X (a linear model), sparse", 0)
     return {"jac": A}, "analytic: constant T_X (a linear model)", 0
+
+
+class GroupedDifferences:
+    """``jac(t, y)``: d(dX/dt)/dX by forward differences, the states of one group of the
+    pattern perturbed together (one evaluation per group, and one at y), as a dense
+    matrix (factored by LAPACK's dense LU: faster than a sparse one for the patterns of
+    a few hundred states with more than 10 % nonzeros that models have).
+
+    The step of state j is sqrt(eps) max(|y_j|, atol_j), scipy's first choice in its own
+    differences (``num_jac``), made exactly representable; scipy's further refinement of
+    a column lost in rounding is left out (the Jacobian steers Newton's iteration only).
+    """
+
+    def __init__(self, rhs, sparsity: "Sparsity", atol: Any = 0.0):
+        from scipy.optimize._numdiff import group_columns
+        P = sparsity.pattern
+        self.rhs = rhs
+        self.n = P.shape[0]
+        self.floor = np.broadcast_to(np.asarray(atol, dtype=float), (self.n,)).copy()
+        groups = group_columns(P)
+        self.groups = []
+        for g in range(int(groups.max()) + 1 if self.n else 0):
+            cols = np.flatnonzero(groups == g)
+            rows, k = np.nonzero(P[:, cols])         # each row has one column of the group
+            self.groups.append((cols, rows, cols[k]))
+
+    def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y, dtype=float)
+        f0 = self.rhs(t, y)
+        h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), self.floor)
+        h = np.where(h > 0, h, np.sqrt(np.finfo(float).eps))
+        h = (y + h) - y
+        J = np.zeros((self.n, self.n))
+        for cols, rows, at in self.groups:
+            yp = y.copy()
+            yp[cols] += h[cols]
+            df = self.rhs(t, yp) - f0
+            J[rows, at] = df[rows] / h[at]
+        return J
 
 
 def linear_jacobian(model, rhs, t0: float, x0: np.ndarray

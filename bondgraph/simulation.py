@@ -300,7 +300,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol_used, "max_step": max_step}
     if first_step is not None:
         kwargs["first_step"] = first_step
-    jac, jacobian, per_jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init)
+    jac, jacobian, per_jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init,
+                                                   atol_used)
     kwargs.update(jac)
     steps = Steps(solver_cls, kwargs, budget, loop, tuple(scales.breaks.tolist()))
     solver = steps.solver(rhs, t0, x_init, steps.breaks[0] if steps.breaks else t1, True)

@@ -12,7 +12,9 @@ from scipy.optimize._numdiff import group_columns
 from bondgraph import (
     Se, StateFunction, assemble, assign_causality, models, simulate,
 )
-from bondgraph._jacobian import jacobian_options, jacobian_sparsity, linear_jacobian
+from bondgraph._jacobian import (
+    GroupedDifferences, Sparsity, jacobian_options, jacobian_sparsity, linear_jacobian,
+)
 from tests.helpers.rich_graphs import GRAPHS, nonlinear_chain
 
 #: the graphs of GRAPHS that are linear (dX/dt = A X + b(t), A constant) by construction:
@@ -53,9 +55,10 @@ def test_linear_models_get_their_exact_jacobian_and_the_others_differences(name)
         if sparsity.dense:
             assert jac == {} and what.startswith("dense finite differences")
             assert cost == model.n_states
-        else:
-            assert set(jac) == {"jac_sparsity"} and what.startswith("finite differences in")
-            assert cost == sparsity.groups < model.n_states
+        else:                # (small models: grouped differences, a dense matrix)
+            assert isinstance(jac["jac"], GroupedDifferences)
+            assert what.startswith("finite differences in")
+            assert cost == sparsity.groups + 1 <= model.n_states
         return
     assert what.startswith("analytic") and cost == 0
     A = jac["jac"]
@@ -261,13 +264,28 @@ def test_grouped_differences_equal_dense_ones_and_a_dropped_entry_is_caught(case
     wrong = P.copy()
     wrong[i, j] = False
     assert mismatch(model, 0.01 * (len(states) - 1), states[-1], wrong)[0] > 1e-3, name
+    # what the solver gets: forward differences of step sqrt(eps) max(|x|, atol) in
+    # the pattern's groups, against the same with every state its own group; 1e-3 of
+    # each row's largest entry: they differ by the rounding of the evaluations over the
+    # step, sqrt(eps) relative, up to 1e-4 with a Newton loop (1e-12) inside
+    n, t, x = model.n_states, 0.01 * (len(states) - 1), states[-1]
+    grouped = GroupedDifferences(model.rhs, sparsity)(t, x)
+    every = GroupedDifferences(model.rhs, Sparsity(np.ones((n, n), dtype=bool), n))(t, x)
+    row = np.maximum(np.abs(every).max(axis=1, keepdims=True),
+                     1e-9 * max(np.abs(every).max(), 1e-300))
+    assert (np.abs(grouped - every) / row).max() <= 1e-3, name
+    worst_wrong = GroupedDifferences(model.rhs, Sparsity(wrong, int(group_columns(
+        wrong).max()) + 1))(t, x)
+    assert (np.abs(worst_wrong - every) / row).max() > 1e-3, name
 
 
 def test_the_pattern_of_a_chain_is_its_neighbours_and_radau_uses_it():
     """The nonlinear chain's pattern, read from its graph: a mass's momentum rate reads
     the masses and springs beside it, a spring's deflection rate the two masses it joins;
-    Radau and BDF get it (and its 6 groups for 11 states: one evaluation per group), and
-    a run with it equals a dense-Jacobian run within the tolerances."""
+    Radau gets it (its 6 groups for 11 states: one evaluation per group and one at the
+    state), and a run with it equals a dense-Jacobian run within the tolerances. A chain
+    of 101 masses (201 states, 2 % nonzeros) gives Radau and BDF the pattern itself
+    (scipy's grouped differences and sparse LU), LSODA the grouped differences."""
     model = assemble(assign_causality(nonlinear_chain()))
     sp = jacobian_sparsity(model)
     names = model.state_names
@@ -279,8 +297,7 @@ def test_the_pattern_of_a_chain_is_its_neighbours_and_radau_uses_it():
     assert sp.groups <= 6            # (scipy's greedy grouping; at least 3 are needed)
     jac, what, cost = jacobian_options(model, Radau, model.rhs, 0.0,
                                        np.zeros(model.n_states))
-    assert cost == sp.groups
-    assert (jac["jac_sparsity"].toarray() != 0).tolist() == sp.pattern.tolist()
+    assert cost == sp.groups + 1 and isinstance(jac["jac"], GroupedDifferences)
     assert what.startswith(f"finite differences in {sp.groups} groups")
     x0 = {n: 0.0 for n in names} | {"q_k0": 0.4, "p_m5": -0.3}
     run = simulate(model, (0.0, 2.0), x0, method="Radau", rtol=1e-9)
@@ -294,11 +311,20 @@ def test_the_pattern_of_a_chain_is_its_neighbours_and_radau_uses_it():
         simulation.jacobian_options = before
     assert run.success and dense.success
     assert run.diagnostics["jacobian"] == what
-    assert run.diagnostics["evaluations_per_jacobian"] == sp.groups
+    assert run.diagnostics["evaluations_per_jacobian"] == sp.groups + 1
     assert dense.diagnostics["evaluations_per_jacobian"] == model.n_states
     # both within their tolerances of the same solution (rtol 1e-9 per step: 1e-6 of
     # the states' scale over the span is a wide bound on the global error)
     assert np.abs(run.x - dense.x).max() <= 1e-6 * np.abs(dense.x).max()
+    long = assemble(assign_causality(nonlinear_chain(101)))
+    big = jacobian_sparsity(long)
+    assert long.n_states == 201 and big.pattern.sum() <= 0.1 * 201 ** 2
+    for cls in (Radau, BDF):
+        jac, what, cost = jacobian_options(long, cls, long.rhs, 0.0, np.zeros(201))
+        assert (jac["jac_sparsity"].toarray() != 0).tolist() == big.pattern.tolist()
+        assert cost == big.groups and "sparse LU" in what
+    jac, what, cost = jacobian_options(long, LSODA, long.rhs, 0.0, np.zeros(201))
+    assert isinstance(jac["jac"], GroupedDifferences) and cost == big.groups + 1
     groups_run = run.diagnostics["rhs_evaluations"] - run.nfev
     groups_dense = dense.diagnostics["rhs_evaluations"] - dense.nfev
     assert groups_run < groups_dense
