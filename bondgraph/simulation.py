@@ -93,11 +93,11 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         subclasses) get the exact constant Jacobian T_X of a linear model (no
         kinematic, work or constraint states, no state-dependent source, modulus or
         Euler junction); any other model's Jacobian is formed by scipy's finite
-        differences when Newton's iteration asks for it, for Radau and BDF in groups of
-        states given by the Jacobian's structural sparsity (one evaluation per group,
-        sparse LU; :func:`bondgraph._jacobian.jacobian_sparsity`), for LSODA one
-        evaluation per state. The Jacobian steers Newton's iteration only; accuracy is
-        set by rtol and atol.
+        differences when Newton's iteration asks for it, in groups of states given by
+        the Jacobian's structural sparsity (one evaluation per group;
+        :func:`bondgraph._jacobian.jacobian_sparsity`; a sparse LU above 200 states
+        with at most 10 % nonzeros). The Jacobian steers Newton's iteration only;
+        accuracy is set by rtol and atol.
     rtol : float
         Relative error tolerance on every state.
     atol : float, array (n_states,) or None
