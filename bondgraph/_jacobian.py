@@ -1,14 +1,15 @@
 """The Jacobian d(dX/dt)/dX an implicit solver (Radau, BDF, LSODA) is given.
 
-- :func:`jacobian_options`: the keyword arguments for the solver's constructor (``jac``)
-  and a description of what it gets, for the result's diagnostics.
+- :func:`jacobian_options`: the keyword arguments for the solver's constructor (``jac``
+  or ``jac_sparsity``), a description of what it gets and what one Jacobian costs, for
+  the result's diagnostics.
 - :func:`linear_jacobian`: the exact, constant Jacobian A = T_X of a linear model (no
   kinematic or work states, no constraint sources, no Euler junction structure, no
   state-dependent source or modulus: dX/dt = T_X X + T_U1 U_1(t) with constant T_X), or
   None and the reason it is not.
-
 - :func:`jacobian_sparsity`: which state derivatives can depend on which states, from
   the model's structure (:class:`Sparsity`).
+- :class:`GroupedDifferences`: the Jacobian by finite differences in those groups.
 
 Any other model's Jacobian is formed by finite differences, when Newton's iteration
 converges badly, grouped by the structural sparsity: every group of states whose
@@ -16,9 +17,9 @@ derivatives share no row is perturbed at once (one evaluation per group, not per
 state). Above :data:`SPARSE_ABOVE` states with at most 10 % nonzeros, Radau and BDF get
 the pattern (``jac_sparsity``: scipy's grouped differences and a sparse LU); otherwise
 the solver gets :class:`GroupedDifferences`, a dense matrix (LAPACK's LU). A model whose
-pattern has no zero gets scipy's dense differences (one evaluation per state). The Jacobian only steers Newton's iteration: the
-solution's accuracy is set by rtol and atol, so an approximate Jacobian costs
-iterations, never accuracy.
+pattern has no zero gets scipy's dense differences (one evaluation per state). The
+Jacobian only steers Newton's iteration: the solution's accuracy is set by rtol and
+atol, so an approximate Jacobian costs iterations, never accuracy.
 
 The pattern is structural, never a numeric sample (a sample misses entries that vanish
 at one state by accident, a joint at zero angle). The states an element's law reads are
@@ -34,8 +35,9 @@ source, no Euler junction, no modulus that reads a state), the energy rows are e
 dX/dt = T_Z Z + T_U1 U_1 with T_Z = J_XZ + J_XL R (I - J_LL R)^-1 J_LZ, whose pattern
 is that of the boolean products of the constant J blocks, of the resistive field (a
 nonlinear resistor's whole block, its tangent varying) and of the closure of J_LL R (the
-algebraic loops), then of the storage fields' blocks (a nonlinear one's whole block). A state-dependent source that declares no state makes
-every column dense, and the description says which source.
+algebraic loops), then of the storage fields' blocks (a nonlinear one's whole block).
+A state-dependent source that declares no state it reads makes every column dense, and
+the description says which source.
 """
 
 from __future__ import annotations
@@ -240,7 +242,7 @@ def jacobian_sparsity(model) -> Sparsity:
                 if r in kinematic:
                     todo.append(r)
     if undeclared:
-        return Sparsity(np.ones((n, n), dtype=bool), 1 if n == 0 else n,
+        return Sparsity(np.ones((n, n), dtype=bool), n,
                         f"state-dependent source(s) {', '.join(undeclared)} declare no "
                         f"state they read")
     bulk_cols = np.zeros(n, dtype=bool)
