@@ -105,9 +105,10 @@ class GroupedDifferences:
     matrix (factored by LAPACK's dense LU: faster than a sparse one for the patterns of
     a few hundred states with more than 10 % nonzeros that models have).
 
-    The step of state j is sqrt(eps) max(|y_j|, atol_j), scipy's first choice in its own
-    differences (``num_jac``), made exactly representable; scipy's further refinement of
-    a column lost in rounding is left out (the Jacobian steers Newton's iteration only).
+    The step of state j is sqrt(eps) max(|y_j|, atol_j) in the direction of its rate,
+    scipy's first choice in its own differences (``num_jac``), made exactly
+    representable; scipy's further refinement of a column lost in rounding is left out
+    (the Jacobian steers Newton's iteration only).
     """
 
     def __init__(self, rhs, sparsity: "Sparsity", atol: Any = 0.0):
@@ -128,6 +129,7 @@ class GroupedDifferences:
         f0 = self.rhs(t, y)
         h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), self.floor)
         h = np.where(h > 0, h, np.sqrt(np.finfo(float).eps))
+        h = np.where(f0 >= 0, h, -h)             # (along the motion, as scipy's)
         h = (y + h) - y
         J = np.zeros((self.n, self.n))
         for cols, rows, at in self.groups:
