@@ -113,8 +113,11 @@ class SimulationResult:
         ``"rhs_evaluations"`` (every derivative evaluation, those of a
         finite-difference Jacobian included, which ``nfev`` leaves out),
         ``"jacobian"`` (what an implicit method was given: ``"analytic: ..."``,
+        ``"finite differences in k groups of columns (...)"``,
         ``"dense finite differences (...)"`` or ``"none (explicit method)"``),
-        ``"jacobian_evaluations"`` and ``"lu_decompositions"`` (implicit methods),
+        ``"evaluations_per_jacobian"`` (0 for an analytic Jacobian, else the groups
+        (and one at the state) or the states), ``"jacobian_evaluations"`` and ``"lu_decompositions"`` (implicit
+        methods),
         ``"stiff"`` (True when an explicit run's step size was limited by stability,
         not accuracy: see :class:`bondgraph._diagnosis.StiffnessMonitor`) and
         ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "").

@@ -92,9 +92,12 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         suggesting ``"Radau"``). The implicit methods (Radau, BDF, LSODA and their
         subclasses) get the exact constant Jacobian T_X of a linear model (no
         kinematic, work or constraint states, no state-dependent source, modulus or
-        Euler junction); any other model's Jacobian is formed by scipy's dense finite
-        differences (one evaluation per state, when Newton's iteration asks for it).
-        The Jacobian steers Newton's iteration only; accuracy is set by rtol and atol.
+        Euler junction); any other model's Jacobian is formed by scipy's finite
+        differences when Newton's iteration asks for it, in groups of states given by
+        the Jacobian's structural sparsity (one evaluation per group;
+        :func:`bondgraph._jacobian.jacobian_sparsity`; a sparse LU above 200 states
+        with at most 10 % nonzeros). The Jacobian steers Newton's iteration only;
+        accuracy is set by rtol and atol.
     rtol : float
         Relative error tolerance on every state.
     atol : float, array (n_states,) or None
@@ -178,7 +181,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     -----
     ``result.nfev`` is the solver's count of derivative evaluations; implicit methods'
     finite-difference Jacobians are counted in ``result.diagnostics["rhs_evaluations"]``
-    (every evaluation of the run) and ``["jacobian_evaluations"]``.
+    (every evaluation of the run) and ``["jacobian_evaluations"]``, and
+    ``["evaluations_per_jacobian"]`` is what one costs (0 for an analytic one).
 
     When the solver fails (its step size falls below its floor, the state becomes
     non-finite, or the solver itself raises on non-finite values), the run ends with a
@@ -296,7 +300,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol_used, "max_step": max_step}
     if first_step is not None:
         kwargs["first_step"] = first_step
-    jac, jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init)
+    jac, jacobian, per_jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init,
+                                                   atol_used)
     kwargs.update(jac)
     steps = Steps(solver_cls, kwargs, budget, loop, tuple(scales.breaks.tolist()))
     solver = steps.solver(rhs, t0, x_init, steps.breaks[0] if steps.breaks else t1, True)
@@ -319,6 +324,7 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     diagnostics = {"method": steps.solver_cls.__name__, "rhs_evaluations": rhs.calls,
                    "jacobian": jacobian,
                    "jacobian_evaluations": run.counts["njev"],
+                   "evaluations_per_jacobian": per_jacobian,
                    "lu_decompositions": run.counts["nlu"],
                    "stiff": stiffness.stiff_at is not None, "stiffness": stiffness.message,
                    "max_step": float(max_step), "max_step_reason": step_why,

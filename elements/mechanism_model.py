@@ -424,7 +424,8 @@ class MechanismModel:
             A name of :data:`bondgraph.simulation.METHODS` (``"DOP853"``, ``"RK45"``,
             ``"Radau"``, ``"BDF"``, ``"LSODA"``) or a scipy ``OdeSolver`` subclass, as in
             :func:`bondgraph.simulate`; an implicit method forms the mechanism's Jacobian
-            by dense finite differences (its cost is in ``result.raw.diagnostics``).
+            by finite differences grouped by its structural sparsity (its cost is in
+            ``result.raw.diagnostics``).
         rtol, atol : float
             ``atol`` (a number) is in the units of the coordinates and their rates (m,
             rad, m/s, rad/s): each momentum state's tolerance is scaled by its body's mass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from bondgraph import (
     C, EJS, I, MTF, R, TF, BondGraph, OneJunction, Se, Sf, TimeFunction, ZeroJunction,
@@ -94,6 +95,26 @@ def _canonical():
         "cartesian_pendulum": lambda: models.cartesian_pendulum(2.0, 1.5, 9.81),
         "damped_constraint": lambda: models.damped_constraint(2.0, 0.5, 1.0),
     }
+
+
+def nonlinear_chain(n=6):
+    """n masses in a row, each pair joined by a hardening spring (H = q^2/2 + q^4/4) in
+    parallel with a damper of effort f + f^3 (nonlinear storage and resistors): a banded
+    Jacobian, dX/dt of mass i reading the springs and masses beside it only (not in
+    GRAPHS: for tests/unit/test_jacobian.py and benchmarks/implicit.py)."""
+    q, f = sympy.Symbol("q"), sympy.Symbol("f")
+    bg = BondGraph("nonlinear_chain")
+    for i in range(n):
+        bg.add(OneJunction(f"v{i}"), I(f"m{i}", 1.0 + 0.1 * i))
+        bg.connect(f"v{i}", f"m{i}")
+    for i in range(n - 1):
+        bg.add(ZeroJunction(f"F{i}"), OneJunction(f"rel{i}"),
+               C(f"k{i}", energy=(2.0 + i) * q ** 2 / 2 + q ** 4 / 4),
+               R(f"b{i}", effort_law=0.3 * f + 0.1 * f ** 3))
+        for a, h in [(f"v{i}", f"F{i}"), (f"F{i}", f"v{i + 1}"), (f"F{i}", f"rel{i}"),
+                     (f"rel{i}", f"k{i}"), (f"rel{i}", f"b{i}")]:
+            bg.connect(a, h)
+    return bg
 
 
 #: the graphs the reduction, sparse and compiled-LU tests run on (name -> factory): the
