@@ -680,6 +680,29 @@ def test_stops_and_friction_are_refused_by_joint(folder):
         export_mechanism_fmu(mech.assemble(), folder / "x.fmu")
 
 
+def test_contact_and_free_bodies_alone_are_refused_by_name(folder):
+    """Contact is refused naming the shapes (it was refused for a kinematic rate
+    function, the real cause in parentheses), and a mechanism of free bodies alone says
+    that it needs a joint constraint; nothing is written."""
+    from elements import Inertia, Mechanism, RigidBody, export_mechanism_fmu
+    from elements.contact import Plane, Sphere
+    from elements.models import three_body_prismatic
+    mech = three_body_prismatic()
+    mech.add_shape(Plane("floor"))
+    with pytest.raises(ModelError, match=r"has collision shapes \(floor\): contact is not"):
+        export_mechanism_fmu(mech.assemble(), folder / "refused.fmu")
+    alone = Mechanism("alone", gravity=(0.0, 0.0, -9.81))
+    alone.add_body(RigidBody("ball", 1.0, Inertia.principal(0.004, 0.004, 0.004)))
+    alone.add_shape(Sphere("s", "ball", 0.1))
+    with pytest.raises(ModelError, match=r"'alone' has collision shapes \(s\)"):
+        export_mechanism_fmu(alone.assemble(), folder / "refused.fmu")
+    alone.shapes.clear()
+    alone.contact_laws.clear()
+    with pytest.raises(ModelError, match=r"no joint constraint \(free bodies only\)"):
+        export_mechanism_fmu(alone.assemble(), folder / "refused.fmu")
+    assert not (folder / "refused.fmu").exists()
+
+
 def test_unknown_inputs_and_outputs_name_the_valid_ones(plain, folder):
     case = plain["dc_motor"]
     with pytest.raises(ModelError, match=r"no source named 'Vs'.*sources \(Se, Sf\): V"):

@@ -58,6 +58,23 @@ def _refuse_switched(mm: MechanismModel) -> None:
                     f"(JointAxis.limit, .friction) to export, or model a stop with a spring")
 
 
+def _refuse_unsupported(mm: MechanismModel) -> None:
+    """A ModelError for what the FMU's C cannot carry yet, named: collision shapes
+    (contact), and a mechanism without any joint constraint (free bodies alone)."""
+    mech = mm.mechanism
+    if mech.shapes:
+        raise ModelError(
+            f"mechanism '{mech.name}' has collision shapes ({', '.join(list(mech.shapes)[:6])}"
+            f"{', ...' if len(mech.shapes) > 6 else ''}): contact is not exported to an FMU "
+            f"(its detection has no C form yet); export a copy without shapes, or "
+            f"simulate it here")
+    if mm.model.n_u2 == 0:
+        raise ModelError(
+            f"mechanism '{mech.name}' has no joint constraint (free bodies only): the "
+            f"FMU's C evaluates a mechanism through its constraint solve, which needs at "
+            f"least one joint other than a free one; not exported yet")
+
+
 def _refuse_uncompiled(mm: MechanismModel) -> None:
     """A ModelError naming the first joint whose terms or Phi have no compiled kernel
     (:mod:`elements.kernels.compiled`): the FMU's C runs the compiled program's groups only."""
@@ -172,12 +189,14 @@ def export_mechanism_fmu(mm: MechanismModel, path: str | os.PathLike, *,
     Raises
     ------
     ModelError
-        For joints with stops or friction, an unknown input or output (naming the valid
-        ones), or what the core cannot write in C (named).
+        For collision shapes (contact), a mechanism of free bodies alone, joints with
+        stops or friction, an unknown input or output (naming the valid ones), or what
+        the core cannot write in C (named).
     """
     if not isinstance(mm, MechanismModel):
         raise ModelError(f"export_mechanism_fmu expects a MechanismModel (Mechanism."
                          f"assemble()), got {type(mm).__name__}")
+    _refuse_unsupported(mm)
     _refuse_switched(mm)
     _refuse_uncompiled(mm)
     for key in ("x0", "inputs", "outputs", "stabilization", "units", "nominals"):
