@@ -19,7 +19,7 @@ from .bonds import component_names
 from .branches import Branch
 from .errors import NameNotFoundError, did_you_mean, require_extra
 
-__all__ = ["SimulationResult", "Status", "join_results"]
+__all__ = ["SimulationResult", "Status", "join_results", "summed_diagnostics"]
 
 
 class Status(Enum):
@@ -364,6 +364,22 @@ class SimulationResult:
                                                 if "c" in self._cache else ")"))
 
 
+def summed_diagnostics(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The diagnostics of runs joined one after another: the first run's, with the
+    counts (evaluations, Jacobians, factorizations, compiled steps and fallbacks)
+    summed over all of them, and ``stiff`` if any was (with the first one's reason)."""
+    diagnostics = dict(parts[0]) if parts else {}
+    for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions",
+                "compiled_steps", "compiled_fallbacks", "pivot_fallbacks"):
+        if key in diagnostics:
+            diagnostics[key] = sum(p.get(key, 0) for p in parts)
+    if "stiff" in diagnostics:
+        stiff = [p.get("stiffness", "") for p in parts if p.get("stiff")]
+        diagnostics["stiff"], diagnostics["stiffness"] = bool(stiff), \
+            (stiff[0] if stiff else "")
+    return diagnostics
+
+
 def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     """One result from consecutive segments of a run of one model (each segment
     starting where the one before ended: restarts after a projection, say).
@@ -404,16 +420,7 @@ def join_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     final = used[-1]
     events = tuple(np.concatenate([p.t_events[j] for p in used])
                    for j in range(len(parts[0].t_events)))
-    diagnostics = dict(parts[0].diagnostics)
-    for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions",
-                "compiled_steps", "compiled_fallbacks", "pivot_fallbacks"):
-        if key in diagnostics:
-            diagnostics[key] = sum(p.diagnostics.get(key, 0) for p in used)
-    if "stiff" in diagnostics:
-        stiff = [p.diagnostics.get("stiffness", "") for p in used
-                 if p.diagnostics.get("stiff")]
-        diagnostics["stiff"], diagnostics["stiffness"] = bool(stiff), \
-            (stiff[0] if stiff else "")
+    diagnostics = summed_diagnostics([p.diagnostics for p in used])
     return dataclasses.replace(
         parts[0], t=np.concatenate(ts), x=np.concatenate(xs, axis=1), status=final.status,
         message=final.message, success=final.success, failure_time=final.failure_time,

@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import IntegrationWarning, ModelError, simulate
-from bondgraph.results import SimulationResult, Status
+from bondgraph.results import SimulationResult, Status, summed_diagnostics
 
 from elements.build_index import Kind
 from elements.contact.tunnelling import TunnelWatch, tunnelled
@@ -475,6 +475,7 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
     emitted: set[float] = set()
     nfev = n_steps = 0
     first = last = None
+    diagnostics: list = []
     # after a switch an event function starts at zero: a short first step puts a step's
     # end on the side the motion leaves to, so that a quick return (a small bounce) is
     # seen as a crossing
@@ -507,6 +508,7 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
             break
         first = first or seg
         last = seg
+        diagnostics.append(seg.diagnostics)
         nfev += seg.nfev
         n_steps += seg.n_steps
         keep = [k for k, tk in enumerate(seg.t) if tk in pending and tk not in emitted]
@@ -549,7 +551,8 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         last = dataclasses.replace(last, status=Status.STEP_FAILED, success=False,
                                    failure_time=t_bad, message=message)
         warnings.warn(f"simulation failed: {message}", IntegrationWarning, stacklevel=3)
-    joined = _join(mm, stretches, first, last, nfev, n_steps, stabilization)
+    joined = _join(mm, stretches, first, last, nfev, n_steps, stabilization,
+                   summed_diagnostics(diagnostics))
     return tunnelled(joined, tunnel, kwargs, t_tunnel), r.switches
 
 
@@ -582,7 +585,8 @@ def _past_stops(stretches: list[_Stretch], r: _Runner):
                     f"is kept up to there")
 
 
-def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:
+def _join(mm, stretches, first, last, nfev, n_steps, stab, diagnostics
+          ) -> SimulationResult:
     """One result in ``mm``'s layout whose derived outputs come, stretch by stretch,
     from the graph and parameters that ran it."""
     model = mm.model
@@ -599,18 +603,23 @@ def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:
                "phi": np.full((model.n_u2, t.size), np.nan),
                "bond_values": np.zeros((model.layout.n_var, t.size)),
                "energy": np.full(t.size, np.nan)}
+        failed, why = [], ""
         for s, a, b in zip(stretches, bounds[:-1], bounds[1:]):
             if a == b:
                 continue
             vm = s.variant.model
             Xv = np.array([_state_in(vm, model, X[:, k]) for k in range(a, b)]).T
             d = _derived(vm, stab, t[a:b], Xv)
+            failed += list(d["failed_at"])
+            why = why or str(d["failed_why"].item())
             out["energy"][a:b] = d["energy"]
             dst, src = _u2_rows(vm, model)
             for key in ("U2", "c", "phi"):
                 out[key][dst, a:b] = d[key][src]
             rows = _bond_rows(vm, model)
             out["bond_values"][rows[0], a:b] = d["bond_values"][rows[1]]
+        out["failed_at"] = np.array(failed, dtype=float)
+        out["failed_why"] = np.array(why, dtype=object)
         return out
 
     return dataclasses.replace(
@@ -618,7 +627,7 @@ def _join(mm, stretches, first, last, nfev, n_steps, stab) -> SimulationResult:
         message=last.message, success=last.success, failure_time=last.failure_time,
         nfev=nfev, n_steps=n_steps, sol=None, _state_slices=dict(model.state_slices),
         _bond_slices=model.bond_slices, _u2_slices=dict(model.u2_slices),
-        t_events=(), _outputs=outputs, _precomputed=None)
+        t_events=(), _outputs=outputs, _precomputed=None, diagnostics=diagnostics)
 
 
 def _state_in(vm, model, x):

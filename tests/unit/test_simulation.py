@@ -394,3 +394,26 @@ def test_an_output_point_that_cannot_be_evaluated_is_said_not_silent():
                                                 r"0\.55 s: RuntimeError: sensor glitch"):
         f = r.joint("J1").force
     assert np.isnan(f[:, 11]).all() and np.isfinite(np.delete(f, 11, axis=1)).all()
+
+
+def test_a_run_with_stops_sums_its_stretches_diagnostics_and_says_failed_points():
+    """A run with joint stops is several ordinary runs joined at its impacts: its
+    diagnostics count the evaluations of all of them (they counted the last stretch's
+    only), and an output point where a stretch's model cannot be evaluated warns as in
+    a plain run (it was NaN under SUCCESS)."""
+    from bondgraph import Se
+    from elements.models import chain
+
+    def value(t):
+        if t == 1.5:
+            raise RuntimeError("sensor glitch")
+        return 0.0
+    mech, _ = chain(2)
+    mech.joint("J1").add_limit(-0.2, 0.2, restitution=0.5)
+    mm = mech.assemble(drives={"J2": Se("J2.drive", TimeFunction(value, lambda t: 0.0))})
+    r = mm.simulate((0.0, 2.0), {"J1": 0.0}, {"J1": 3.0}, t_eval=np.linspace(0, 2, 21))
+    assert r.raw.success and len(r.switches) >= 3
+    assert r.raw.diagnostics["rhs_evaluations"] == r.raw.nfev
+    with pytest.warns(IntegrationWarning, match=r"first t = 1\.5 s: RuntimeError"):
+        f = r.joint("J1").force
+    assert np.isnan(f[:, 15]).all() and np.isfinite(np.delete(f, 15, axis=1)).all()
