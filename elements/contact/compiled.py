@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from bondgraph import spatial
 from bondgraph._jit import njit
 
 import elements.contact.detect as detect
 import elements.contact.gjk as gjk
 import elements.contact.shapes as shapes
+
+_matrix_entries = njit(cache=True, inline="always")(spatial.quat_matrix_entries)
 
 __all__ = ["wrenches", "KERNELS", "Packed"]
 
@@ -103,17 +106,12 @@ class Packed:
 
 @njit(cache=True)
 def _quat_matrix(q0, q1, q2, q3, A):
+    """The rotation matrix of the quaternion (q0, q1, q2, q3), normalised, into A
+    (:func:`bondgraph.spatial.quat_matrix_entries`, the one definition)."""
     n = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
-    w, x, y, z = q0 / n, q1 / n, q2 / n, q3 / n
-    A[0, 0] = 1 - 2 * (y * y + z * z)
-    A[0, 1] = 2 * (x * y - w * z)
-    A[0, 2] = 2 * (x * z + w * y)
-    A[1, 0] = 2 * (x * y + w * z)
-    A[1, 1] = 1 - 2 * (x * x + z * z)
-    A[1, 2] = 2 * (y * z - w * x)
-    A[2, 0] = 2 * (x * z - w * y)
-    A[2, 1] = 2 * (y * z + w * x)
-    A[2, 2] = 1 - 2 * (x * x + y * y)
+    e = _matrix_entries(q0 / n, q1 / n, q2 / n, q3 / n)
+    for k in range(9):
+        A[k // 3, k % 3] = e[k]
 
 
 @njit(cache=True)

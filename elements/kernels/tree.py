@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bondgraph import spatial
+
 try:
     from bondgraph._jit import njit
 except ImportError:                         # pragma: no cover - numba is a dependency
@@ -31,6 +33,8 @@ except ImportError:                         # pragma: no cover - numba is a depe
         return lambda f: f
 
 REVOLUTE, PRISMATIC, FIXED, FREE, BALL = 0, 1, 2, 3, 4
+
+_matrix_entries = njit(cache=True, inline="always")(spatial.quat_matrix_entries)
 
 
 @njit(cache=True)
@@ -162,18 +166,12 @@ def forward_kinematics(q, qd, kind, parent, qi, vi, axis, P, Q, R0, A, c, w, v, 
 
 @njit(cache=True)
 def _quat_matrix(qw, qx, qy, qz, R):
-    """The rotation matrix of the quaternion (w, x, y, z), normalised, into R."""
-    nrm = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-    qw, qx, qy, qz = qw / nrm, qx / nrm, qy / nrm, qz / nrm
-    R[0, 0] = 1 - 2 * (qy * qy + qz * qz)
-    R[0, 1] = 2 * (qx * qy - qw * qz)
-    R[0, 2] = 2 * (qx * qz + qw * qy)
-    R[1, 0] = 2 * (qx * qy + qw * qz)
-    R[1, 1] = 1 - 2 * (qx * qx + qz * qz)
-    R[1, 2] = 2 * (qy * qz - qw * qx)
-    R[2, 0] = 2 * (qx * qz - qw * qy)
-    R[2, 1] = 2 * (qy * qz + qw * qx)
-    R[2, 2] = 1 - 2 * (qx * qx + qy * qy)
+    """The rotation matrix of the quaternion (qw, qx, qy, qz), normalised, into R
+    (:func:`bondgraph.spatial.quat_matrix_entries`, the one definition)."""
+    n = np.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    e = _matrix_entries(qw / n, qx / n, qy / n, qz / n)
+    for k in range(9):
+        R[k // 3, k % 3] = e[k]
 
 
 @njit(cache=True)
