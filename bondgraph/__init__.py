@@ -96,6 +96,7 @@ from .primitives import (
 )
 from .laws import EnergyLaw, TimeLaw, VectorLaw
 from .moduli import StateFunctions
+from .options import DEFAULT, Budget, Event, SaveAt, Solver
 from .reduction import Baumgarte, Evaluation, StateSpaceModel, assemble
 from .results import SimulationResult, Status, join_results
 from .simulation import simulate
@@ -119,6 +120,7 @@ __all__ = [
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "Branch", "simulate", "SimulationResult",
+    "Solver", "SaveAt", "Budget", "Event", "DEFAULT",
     "Status", "join_results", "nominal_scales", "source_time_scales", "RunProgress",
     "SparseReduction", "StepValues", "StateFunctions",
     "symbolic_equations", "SymbolicEquations", "to_dot", "to_graphviz", "render",

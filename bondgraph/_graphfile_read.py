@@ -28,6 +28,7 @@ from .element import ELEMENT_TYPES
 from .errors import ModelError, did_you_mean
 from .expressions import parse_expression
 from .graph import BondGraph
+from .options import Budget, SaveAt, Solver
 from ._tables import TableReader
 from .parameters import symbol as parameter_symbol
 from .primitives import MAX_DIM, KinematicState, WorkState
@@ -78,6 +79,13 @@ class GraphSolver:
     def t_eval(self) -> np.ndarray:
         """The output times (s)."""
         return np.linspace(self.t_start, self.t_end, self.points)
+
+    def options(self) -> tuple[Solver, SaveAt, Budget]:
+        """These settings as :func:`bondgraph.simulate`'s option objects (the span and
+        the stabilisation aside)."""
+        return (Solver(method=self.method, rtol=self.rtol, atol=self.atol,
+                       max_step=self.max_step), SaveAt(t=self.t_eval),
+                Budget(max_steps=self.max_steps, max_wall_time=self.max_wall_time))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ a terminal event, a failure or the budget.
   every break of the sources (where one jumps or has a kink), fills the output grid,
   the events and the dense output, reports progress, watches for stiffness, and ends
   with a :class:`Run`: how it ended, the last accepted time and state, the counts.
-- :class:`Steps`, :class:`Budget`: what the loop is given.
+- :class:`Steps`, :class:`StepBudget`: what the loop is given.
 
 A failure never loses work: the run ends at the last step the solver accepted
 (``t_ok``), which is the failure time it reports; where the trouble was found beyond
@@ -32,11 +32,11 @@ from ._rhs import RightHandSide
 from .errors import IntegrationWarning, caused_by_interrupt, warn
 from .results import Status
 
-__all__ = ["step_until_done", "Steps", "Budget", "Run", "WALL_CHECK"]
+__all__ = ["step_until_done", "Steps", "StepBudget", "Run", "WALL_CHECK"]
 
 
 @dataclass(frozen=True)
-class Budget:
+class StepBudget:
     """A run's bounds on its work: accepted steps and wall-clock seconds (None: none),
     and the wall-clock deadline (time.monotonic())."""
 
@@ -52,7 +52,7 @@ class Steps:
 
     solver_cls: type[OdeSolver]
     kwargs: dict
-    budget: Budget
+    budget: StepBudget
     compiled: Any = None          # the run's CompiledLoop (bondgraph._fastrk), or None
     breaks: tuple[float, ...] = ()
 

@@ -87,10 +87,9 @@ def simulate_graph_file(spec: GraphFile, *, progress: Callable[[float], None] | 
                              f"{s.method!r}; valid: {', '.join(METHODS)}")
     model, x0 = assemble_graph_file(spec)
     stab = Baumgarte(*s.stabilization) if s.stabilization else None
-    result = simulate(model, (s.t_start, s.t_end), x0, t_eval=s.t_eval, method=s.method,
-                      rtol=s.rtol, atol=s.atol, max_step=s.max_step, stabilization=stab,
-                      max_steps=s.max_steps, max_wall_time=s.max_wall_time,
-                      progress=progress)
+    solver, save, budget = s.options()
+    result = simulate(model, (s.t_start, s.t_end), x0, solver=solver, save=save,
+                      budget=budget, stabilization=stab, progress=progress)
     return model, result
 
 

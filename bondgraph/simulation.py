@@ -19,6 +19,7 @@ with :func:`bondgraph.results.join_results`.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,11 +37,12 @@ from ._jacobian import jacobian_options
 from ._output import OutputGrid, collect
 from ._progress import RunProgress
 from ._rhs import RightHandSide
-from ._stepping import Budget, Steps, step_until_done
+from ._stepping import StepBudget, Steps, step_until_done
 from .branches import Branch
 from .errors import (
     IntegrationError, IntegrationWarning, ModelError, SingularConstraintError, warn,
 )
+from .options import Budget, SaveAt, Solver, merge_options
 from .reduction import Baumgarte, StateSpaceModel
 from .results import SimulationResult, Status
 from .scales import ATOL_PER_RTOL, nominal_scales, source_time_scales
@@ -69,7 +71,9 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              max_wall_time: float | None = None,
              dense_reduction: bool = False,
              parameters: Mapping[str, float] | None = None,
-             compiled_loop: bool = True) -> SimulationResult:
+             compiled_loop: bool = True, solver: Solver | None = None,
+             save: SaveAt | None = None, budget: Budget | None = None
+             ) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -177,6 +181,22 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         (:class:`bondgraph._progress.RunProgress`: a bar on a terminal, a line every 5 s
         otherwise). None or False: nothing.
 
+    Options as objects
+
+    solver : Solver, optional
+        The solver options above as one object (:class:`~bondgraph.Solver`: method,
+        rtol, atol, max_step, first_step, compiled_loop, dense_reduction).
+    save : SaveAt, optional
+        The output options as one object (:class:`~bondgraph.SaveAt`: ``t`` for
+        ``t_eval``, ``dense`` for ``dense_output``).
+    budget : Budget, optional
+        The budget as one object (:class:`~bondgraph.Budget`: max_steps, max_wall_time,
+        max_events).
+
+    An object's fields left at :data:`~bondgraph.DEFAULT` keep the keyword's value; an
+    option given both as a keyword and in an object is refused (ModelError naming it).
+    ``events`` also takes :class:`~bondgraph.Event` objects.
+
     Notes
     -----
     ``result.nfev`` is the solver's count of derivative evaluations; implicit methods'
@@ -212,6 +232,16 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     >>> round(float(r.state("q_k")[-1]), 6)   # 0.1 cos(2 t)
     -0.041615
     """
+    if solver is not None or save is not None or budget is not None:
+        given = merge_options("simulate", dict(
+            t_eval=t_eval, method=method, rtol=rtol, atol=atol, max_step=max_step,
+            first_step=first_step, compiled_loop=compiled_loop,
+            dense_reduction=dense_reduction, dense_output=dense_output,
+            max_steps=max_steps, max_wall_time=max_wall_time, max_events=max_events),
+            _DEFAULTS, solver=solver, save=save, budget=budget)
+        return simulate(model, t_span, x0, stabilization=stabilization, events=events,
+                        strict=strict, raise_on_failure=raise_on_failure,
+                        progress=progress, parameters=parameters, **given)
     if parameters is not None and isinstance(model, StateSpaceModel):
         model = model.with_parameters(parameters)
     solver_cls, t0, t1, x_init, grid = _check_arguments(
@@ -227,7 +257,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             return _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol,
                               max_step, first_step, stabilization, tuple(events),
                               dense_output, strict, raise_on_failure, report, max_events,
-                              Budget(max_steps, max_wall_time, deadline),
+                              StepBudget(max_steps, max_wall_time, deadline),
                               dense_reduction, compiled_loop)
     finally:
         if reporter is not None:
@@ -398,6 +428,10 @@ def _start(model, t0, x_init, stabilization, strict, dense_reduction) -> _Start:
 
     rhs = RightHandSide(model, stabilization, fast, ws, ev0.rank, reference)
     return _Start(rhs, ev0, fast, deficiency, redundancy)
+
+
+_DEFAULTS = {k: p.default for k, p in inspect.signature(simulate).parameters.items()}
+""":func:`simulate`'s keyword defaults (a keyword that differs was given)."""
 
 
 def _check_arguments(model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step,

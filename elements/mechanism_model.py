@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -15,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from bondgraph import (
-    Baumgarte, ModelError, RunProgress, Status, assemble, assign_causality, nominal_scales,
-    simulate,
+    Baumgarte, Budget, ModelError, RunProgress, SaveAt, Solver, Status, assemble,
+    assign_causality, nominal_scales, simulate,
 )
+from bondgraph.options import merge_options
 from bondgraph.parameters import ParameterSet
 from bondgraph.results import join_results
 from bondgraph.spatial import matrix_to_quat, quat_to_matrix
@@ -408,7 +410,8 @@ class MechanismModel:
                  first_step: float | None = None, dense_output: bool = False,
                  raise_on_failure: bool = False, max_events: int = 10_000,
                  dense_reduction: bool = False, compiled_loop: bool = True,
-                 max_switches: int = 10_000):
+                 max_switches: int = 10_000, solver: Solver | None = None,
+                 save: SaveAt | None = None, budget: Budget | None = None):
         """Simulate from joint coordinates and rates (or a full state ``x0``).
 
         Parameters
@@ -469,6 +472,11 @@ class MechanismModel:
             With joint stops or friction: the most mode switches (impacts, sticking,
             release) before the run ends with the named failure of an event storm
             (status ``EVENT_STORM``, the result so far kept); unused otherwise.
+        solver, save, budget : Solver, SaveAt, Budget, optional
+            The options above grouped in objects (:mod:`bondgraph.options`), as in
+            :func:`bondgraph.simulate`: a field left at ``DEFAULT`` keeps this method's
+            default (DOP853, rtol = atol = 1e-9, 501 output points); an option given
+            both as a keyword and in an object is refused, naming it.
 
         Returns
         -------
@@ -481,6 +489,9 @@ class MechanismModel:
                        dense_output=dense_output, raise_on_failure=raise_on_failure,
                        max_events=max_events, dense_reduction=dense_reduction,
                        compiled_loop=compiled_loop, max_switches=max_switches)
+        if solver is not None or save is not None or budget is not None:
+            options = merge_options("MechanismModel.simulate", options, _SIMULATE_DEFAULTS,
+                                    solver=solver, save=save, budget=budget)
         if parameters is not None:
             return self.with_parameters(parameters).simulate(
                 t_span, q, qd, x0=x0, free=free, guess=guess, states=states,
@@ -579,6 +590,12 @@ class MechanismModel:
         res = MechanismResult(self, tunnelled(join_results(parts), watch, kwargs), stab)
         res.projection_drift = removed
         return res
+
+
+_SIMULATE_DEFAULTS = {k: p.default for k, p in
+                      inspect.signature(MechanismModel.simulate).parameters.items()}
+""":meth:`MechanismModel.simulate`'s keyword defaults (a keyword that differs was
+given)."""
 
 
 def _inertia_of(params, body: str) -> np.ndarray:

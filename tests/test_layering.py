@@ -29,7 +29,7 @@ STAGES: list[tuple[str, ...]] = [
      "bondgraph._blas", "bondgraph.spatial", "bondgraph._jit", "bondgraph._lu_kernels",
      "bondgraph._sparse_kernels", "bondgraph._rk_kernels", "bondgraph.condensation", "bondgraph.laws",
      "bondgraph.expressions", "bondgraph._toml", "bondgraph._tables", "bondgraph._plot",
-     "bondgraph._display", "bondgraph._progress"),
+     "bondgraph._display", "bondgraph._progress", "bondgraph.options"),
     ("bondgraph.element", "bondgraph.parameters", "bondgraph.primitives._common",
      "bondgraph.primitives.sources", "bondgraph.primitives.fields",
      "bondgraph.primitives.two_ports"),

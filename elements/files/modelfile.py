@@ -105,7 +105,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph import Baumgarte, ModelError
+from bondgraph import Baumgarte, Budget, ModelError, SaveAt, Solver
 from bondgraph._files import MAX_POINTS, output_name
 from bondgraph.simulation import METHODS
 from bondgraph.spatial import as_rotation
@@ -154,7 +154,15 @@ class SolverSettings:
 
     @property
     def t_eval(self) -> np.ndarray:
+        """The output times (s)."""
         return np.linspace(self.t_start, self.t_end, self.points)
+
+    def options(self) -> tuple[Solver, SaveAt, Budget]:
+        """These settings as :meth:`MechanismModel.simulate`'s option objects (the span,
+        the stabilisation and the projection aside)."""
+        return (Solver(method=self.method, rtol=self.rtol, atol=self.atol,
+                       max_step=self.max_step), SaveAt(t=self.t_eval),
+                Budget(max_steps=self.max_steps, max_wall_time=self.max_wall_time))
 
 
 @dataclass(frozen=True)

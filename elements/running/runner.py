@@ -132,11 +132,10 @@ def _run(spec, out_dir, paths, progress, quiet, animation):
     t0 = time.perf_counter()
     mm = spec.mechanism.assemble()
     s = spec.solver
-    result = mm.simulate((s.t_start, s.t_end), spec.q0, spec.qd0, t_eval=s.t_eval,
-                         method=s.method, rtol=s.rtol, atol=s.atol, max_step=s.max_step,
-                         stabilization=s.stabilization, projection=s.projection,
-                         max_steps=s.max_steps, max_wall_time=s.max_wall_time,
-                         progress=progress)
+    solver, save, budget = s.options()
+    result = mm.simulate((s.t_start, s.t_end), spec.q0, spec.qd0, solver=solver, save=save,
+                         budget=budget, stabilization=s.stabilization,
+                         projection=s.projection, progress=progress)
     elapsed = time.perf_counter() - t0
     _check_plot_columns(spec, result)
     paths.update(result.write(out_dir, mat_name=spec.output.mat))

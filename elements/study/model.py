@@ -451,10 +451,10 @@ class ParametricModel:
         (see :meth:`fresh`); ``reuse`` has no effect (see :meth:`instantiate`)."""
         mm, q0, qd0 = self.fresh(values) if fresh else self.instantiate(values)
         s = self.solver
-        return mm.simulate((s.t_start, s.t_end), q0, qd0, t_eval=s.t_eval, method=s.method,
-                           rtol=s.rtol, atol=s.atol, max_step=s.max_step,
-                           stabilization=s.stabilization, projection=s.projection,
-                           max_steps=s.max_steps, max_wall_time=s.max_wall_time, **kwargs)
+        solver, save, budget = s.options()
+        return mm.simulate((s.t_start, s.t_end), q0, qd0, solver=solver, save=save,
+                           budget=budget, stabilization=s.stabilization,
+                           projection=s.projection, **kwargs)
 
     def fingerprint(self) -> str:
         """A hash of the model's source and solver settings (for resuming safely)."""
