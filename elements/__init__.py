@@ -30,7 +30,7 @@ Robot descriptions
     load_urdf, loads_urdf, URDFError, load_mjcf, loads_mjcf, from_mujoco,
     mujoco_coordinates, MJCFError, RobotTree, ImportReport, Frame, RobotImportWarning
 Contact geometry (collision shapes, contacts of two shapes, the broad phase)
-    elements.contact: Plane, Sphere, Capsule, Box, Cylinder, ConvexMesh, collide,
+    elements.contact: Plane, Sphere, Capsule, Box, Cylinder, ConvexMesh, Ellipsoid, collide,
     Contacts, CollisionWorld
 Multi-domain components by name (electrical, 1-D mechanics, hydraulic, thermal)
     component, components, define_component, register_component, ComponentType,
@@ -57,7 +57,8 @@ from elements.parts.couplings import JointCoupling
 from elements.analysis.fast_dynamics import FastDynamics
 from elements.joints.chain import ChainAxis, ChainJoint
 from elements.contact import (
-    Box, Capsule, CollisionWorld, Contacts, ConvexMesh, Cylinder, Plane, Sphere, collide,
+    Box, Capsule, CollisionWorld, Contacts, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere,
+    collide,
 )
 from elements.analysis.dynamics import (
     PrescribedMotionResult, direct_dynamics, forward_kinematics, inverse_dynamics,
@@ -108,7 +109,7 @@ __all__ += [
     "ComponentParameter", "ComponentPort",
 ]
 __all__ += [
-    "contact", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh", "collide",
+    "contact", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh", "Ellipsoid", "collide",
     "Contacts", "CollisionWorld",
 ]
 __all__ += [

@@ -2,7 +2,7 @@
 (docs/contact.md).
 
 - :mod:`elements.contact.shapes`: :class:`Plane`, :class:`Sphere`, :class:`Capsule`,
-  :class:`Box`, :class:`Cylinder`, :class:`ConvexMesh`, posed in their bodies' frames.
+  :class:`Box`, :class:`Cylinder`, :class:`ConvexMesh`, :class:`Ellipsoid`, posed in their bodies' frames.
 - :mod:`elements.contact.detect`: :func:`collide`, the :class:`Contacts` of two shapes
   (closed forms, else :mod:`elements.contact.gjk`: GJK and EPA).
 - :mod:`elements.contact.broadphase`: :class:`CollisionWorld`, the candidate pairs of
@@ -21,10 +21,12 @@ from elements.contact.broadphase import CollisionWorld, sweep_and_prune
 from elements.contact.detect import Contacts, collide
 from elements.contact.dynamics import ContactRecord, ContactSystem, ContactWrench
 from elements.contact.law import ContactLaw, restitution
-from elements.contact.shapes import Box, Capsule, ConvexMesh, Cylinder, Plane, Shape, Sphere
+from elements.contact.shapes import (
+    Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Plane, Shape, Sphere,
+)
 from elements.contact.tunnelling import TunnelWatch
 
-__all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
+__all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh", "Ellipsoid",
            "Contacts", "collide", "CollisionWorld", "sweep_and_prune", "ContactLaw",
            "restitution", "ContactSystem", "ContactWrench", "ContactRecord",
            "TunnelWatch"]

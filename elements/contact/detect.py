@@ -11,12 +11,14 @@ Closed forms (exact up to rounding):
 - a plane against every shape, with the manifolds a resting shape needs: a box's corners
   below the plane (4 for a face, up to 8), a capsule's two end spheres, a cylinder's
   lowest point on each end circle (2 when lying on its side) plus three more points of
-  its lower cap's rim (4 rim points when standing on a cap), a mesh's vertices;
+  its lower cap's rim (4 rim points when standing on a cap), a mesh's vertices; a
+  strictly convex shape (an ellipsoid) its support point along the plane's inward
+  normal;
 - sphere-sphere, sphere-capsule, capsule-capsule: the closest points of their segments
   (a sphere's is a point), parallel segments meeting in the middle of their overlap;
 - sphere-box.
 
-Every other pair (box-box, box-capsule, cylinder-anything, mesh-anything) goes to GJK
+Every other pair (box-box, box-capsule, cylinder-, mesh- and ellipsoid-anything) goes to GJK
 and EPA (:func:`elements.contact.gjk.convex_contact`), one point; for box-box, where that
 point's normal is a face normal, the other box's facing face is clipped by the sides of
 that face into a manifold of up to 8 points (:func:`box_box_manifold`). Two planes never
@@ -36,7 +38,9 @@ import numpy as np
 from bondgraph import ModelError
 
 from elements.contact.gjk import convex_contact
-from elements.contact.shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, Shape
+from elements.contact.shapes import (
+    BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, Shape, support_point,
+)
 
 __all__ = ["Contacts", "collide", "contact_kernel", "capacity", "segment_closest",
            "plane_contacts", "capsule_contacts", "sphere_box_contacts", "box_box_manifold",
@@ -122,6 +126,17 @@ def plane_contacts(c_plane, R_plane, kind, params, verts, c, R, margin, out_p, o
             if depth >= -margin:
                 _emit(out_p, out_n, out_d, k, x, n, depth)
                 k += 1
+    else:
+        # a strictly convex shape (an ellipsoid): its one deepest point, the support
+        # point along -n
+        down = np.empty(3)
+        for i in range(3):
+            down[i] = -n[i]
+        support_point(kind, params, verts, c, R, down, x)
+        depth = off - (n[0] * x[0] + n[1] * x[1] + n[2] * x[2])
+        if depth >= -margin:
+            _emit(out_p, out_n, out_d, k, x, n, depth)
+            k += 1
     return k
 
 

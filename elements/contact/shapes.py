@@ -1,7 +1,8 @@
 """Collision shapes: what a body is made of, for contact (docs/contact.md).
 
 - :class:`Plane`: a half-space (the ground); :class:`Sphere`, :class:`Capsule`,
-  :class:`Box`, :class:`Cylinder`, :class:`ConvexMesh` (the convex hull of points).
+  :class:`Box`, :class:`Cylinder`, :class:`ConvexMesh` (the convex hull of points),
+  :class:`Ellipsoid`.
 - Each shape is named, belongs to a body and has a pose in that body's frame.
 - :func:`support_point`, :func:`core_support_point`: the support functions as kernels on
   float64 arrays (the posed shape as ``kind, params, verts, c, R``), written so that numba
@@ -19,7 +20,7 @@ cylinder's axis is the shape's local z. The ground's pose is the identity, so a
 
 Posed shapes in the kernels: ``kind`` (one of :data:`PLANE` ... :data:`MESH`), ``params``
 (4,) (sphere: r; capsule: r, half length; box: three half extents; cylinder: r, half
-length; plane, mesh: unused), ``verts`` (n, 3) the hull's vertices in the shape's frame
+length; ellipsoid: three semi-axes; plane, mesh: unused), ``verts`` (n, 3) the hull's vertices in the shape's frame
 (a mesh; (0, 3) otherwise), ``c`` (3,) the shape's centre and ``R`` (3, 3) its axes
 (shape -> global). A plane is {x: n.x <= n.c} with n = R[:, 2].
 """
@@ -36,11 +37,12 @@ from bondgraph.element import check_name
 from bondgraph.spatial import as_rotation, frame_from_axis, quat_to_matrix
 
 __all__ = ["Shape", "Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh",
-           "PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "MESH", "KIND_NAMES",
+           "Ellipsoid", "PLANE", "SPHERE", "CAPSULE", "BOX", "CYLINDER", "MESH",
+           "ELLIPSOID", "KIND_NAMES",
            "support_point", "core_support_point", "core_radius", "body_pose"]
 
-PLANE, SPHERE, CAPSULE, BOX, CYLINDER, MESH = 0, 1, 2, 3, 4, 5
-KIND_NAMES = ("Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh")
+PLANE, SPHERE, CAPSULE, BOX, CYLINDER, MESH, ELLIPSOID = 0, 1, 2, 3, 4, 5, 6
+KIND_NAMES = ("Plane", "Sphere", "Capsule", "Box", "Cylinder", "ConvexMesh", "Ellipsoid")
 _NO_VERTS = np.zeros((0, 3))
 
 
@@ -98,6 +100,17 @@ def core_support_point(kind: int, params: np.ndarray, verts: np.ndarray, c: np.n
         p0 = verts[k, 0]
         p1 = verts[k, 1]
         p2 = verts[k, 2]
+    elif kind == ELLIPSOID:
+        # the point where the outward normal, diag(1/a^2) p, is along l:
+        # p = diag(a^2) l / |diag(a) l|
+        s0 = params[0] * l0
+        s1 = params[1] * l1
+        s2 = params[2] * l2
+        w = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+        if w > 0.0:
+            p0 = params[0] * s0 / w
+            p1 = params[1] * s1 / w
+            p2 = params[2] * s2 / w
     for i in range(3):
         out[i] = c[i] + R[i, 0] * p0 + R[i, 1] * p1 + R[i, 2] * p2
 
@@ -386,6 +399,32 @@ class Cylinder(Shape):
         a = R[:, 2]
         return 0.5 * self.length * np.abs(a) + self.radius * np.sqrt(
             np.clip(1.0 - a * a, 0.0, 1.0))
+
+
+class Ellipsoid(Shape):
+    """A solid ellipsoid of ``semi_axes`` (3,) (m, each > 0) along the shape's x, y and z
+    axes, centred at ``position``: {p : (p_x/a)^2 + (p_y/b)^2 + (p_z/c)^2 <= 1}."""
+
+    kind = ELLIPSOID
+
+    def __init__(self, name: str, body: str, semi_axes: Any, *,
+                 position: Any = (0.0, 0.0, 0.0), rotation: Any = None,
+                 contype: int = 1, conaffinity: int = 1):
+        super().__init__(name, body, position, rotation, contype, conaffinity)
+        a = _vector(self.label, "semi_axes", semi_axes)
+        if np.any(a <= 0.0):
+            raise ModelError(f"{self.label}: semi_axes must be 3 positive finite numbers "
+                             f"(m), got {semi_axes!r}")
+        self.semi_axes = a
+        self.params[:3] = a
+
+    @property
+    def bounding_radius(self) -> float:
+        return float(self.semi_axes.max())
+
+    def _extent(self, R: np.ndarray) -> np.ndarray:
+        # the support function along each global axis: |diag(a) R^T e_k|
+        return np.sqrt((R * R) @ (self.semi_axes ** 2))
 
 
 class ConvexMesh(Shape):

@@ -37,9 +37,9 @@ __all__ = ["Motion", "MotionBody", "MotionJoint", "MotionShape", "MotionContact"
            "joint_from_table", "shapes_from_table", "contacts_from_columns", "rotations",
            "Source", "TraceSpec", "SHAPE_KINDS"]
 
-SHAPE_KINDS = ("plane", "sphere", "capsule", "box", "cylinder", "mesh")
+SHAPE_KINDS = ("plane", "sphere", "capsule", "box", "cylinder", "mesh", "ellipsoid")
 """The collision shapes' kinds as ``mechanism.json`` names them, by their kernel code
-(:data:`elements.contact.shapes.PLANE` ... ``MESH``)."""
+(:data:`elements.contact.shapes.PLANE` ... ``ELLIPSOID``)."""
 
 
 class HasMotion(Protocol):
@@ -93,8 +93,8 @@ class MotionJoint:
 class MotionShape:
     """A collision shape to draw (:mod:`elements.contact.shapes`), in its body's
     coordinates (m): ``kind`` one of :data:`SHAPE_KINDS`; ``size`` (4,) the kernels'
-    sizes (sphere: r; capsule and cylinder: r, half length; box: half extents; plane,
-    mesh: unused); ``position`` its centre and ``rotation`` (3, 3) its axes (shape ->
+    sizes (sphere: r; capsule and cylinder: r, half length; box: half extents;
+    ellipsoid: semi-axes; plane, mesh: unused); ``position`` its centre and ``rotation`` (3, 3) its axes (shape ->
     body; a capsule's and a cylinder's axis and a plane's outward normal are its z);
     a mesh's hull ``vertices`` (k, 3, shape frame) and triangles ``faces`` (f, 3)."""
 

@@ -498,7 +498,8 @@ def _reach(s: MotionShape) -> float:
     """How far a collision shape reaches from its body's centre (m; a plane: 0)."""
     z = s.size
     r = {"sphere": z[0], "capsule": z[0] + z[1], "box": float(np.linalg.norm(z[:3])),
-         "cylinder": float(np.hypot(z[0], z[1])), "plane": 0.0}.get(s.kind)
+         "cylinder": float(np.hypot(z[0], z[1])), "ellipsoid": float(np.max(z[:3])),
+         "plane": 0.0}.get(s.kind)
     if r is None:        # a mesh
         r = float(np.linalg.norm(s.vertices, axis=1).max()) if s.vertices is not None \
             and len(s.vertices) else 0.0

@@ -104,7 +104,8 @@ def _polygons(shape: Shape, resolution: int = 16) -> list[np.ndarray]:
 def _collision_polygons(s: MotionShape, centre: np.ndarray, size: float,
                         resolution: int = 16) -> list[np.ndarray]:
     """A collision shape's faces in its body's coordinates (m): the drawing shapes' for
-    spheres, boxes and cylinders, a cylinder and two spheres for a capsule, the hull's
+    spheres, boxes and cylinders, a cylinder and two spheres for a capsule, a stretched
+    sphere for an ellipsoid, the hull's
     triangles for a mesh, and for a plane a square ``size`` wide around the point
     nearest ``centre`` (body coordinates)."""
     z, R, o = s.size, s.rotation, s.position
@@ -117,6 +118,8 @@ def _collision_polygons(s: MotionShape, centre: np.ndarray, size: float,
         if s.kind == "capsule":
             local += [q + [0.0, 0.0, e * z[1]] for e in (-1.0, 1.0)
                       for q in _polygons(Shape.sphere(z[0]), resolution)]
+    elif s.kind == "ellipsoid":            # a unit sphere stretched to the semi-axes
+        local = [q * z[:3] for q in _polygons(Shape.sphere(1.0), resolution)]
     elif s.kind == "mesh":
         local = [s.vertices[f] for f in s.faces]
     else:

@@ -11,8 +11,9 @@ report under ``approximated``):
 - ``plane`` on the world body: a :class:`~elements.contact.Plane` (MuJoCo's planes are
   infinite in collision, as here); a plane on a moving body is not imported.
 - ``sphere``, ``capsule``, ``box``, ``cylinder``: the same shape (MuJoCo's sizes are
-  half-lengths); ``mesh``: its convex hull (MuJoCo collides meshes as their hulls too);
-  ``ellipsoid`` and ``hfield``: not imported.
+  half-lengths); ``ellipsoid``: an :class:`~elements.contact.Ellipsoid` of the same
+  semi-axes; ``mesh``: its convex hull (MuJoCo collides meshes as their hulls too);
+  ``hfield``: not imported.
 - friction: the sliding coefficient (``friction[0]``; a pair takes the larger, as
   MuJoCo does); with ``condim`` 4 the torsional one (``friction[1]``, m) as the law's
   ``torsion``, with ``condim`` 6 also the rolling one (``friction[2]``) as its
@@ -40,7 +41,9 @@ import numpy as np
 
 from bondgraph.spatial import quat_to_matrix
 
-from elements.contact import Box, Capsule, ContactLaw, ConvexMesh, Cylinder, Plane, Sphere
+from elements.contact import (
+    Box, Capsule, ContactLaw, ConvexMesh, Cylinder, Ellipsoid, Plane, Sphere,
+)
 
 __all__ = ["add_contacts", "GEOM_TYPES"]
 
@@ -109,6 +112,8 @@ def add_contacts(mech, model: Any, geom_names: list[str], body_names: list[str],
             shape = Cylinder(name, body, size[0], 2 * size[1], position=pos, rotation=rot)
         elif kind == "box":
             shape = Box(name, body, size[:3], position=pos, rotation=rot)
+        elif kind == "ellipsoid":
+            shape = Ellipsoid(name, body, size[:3], position=pos, rotation=rot)
         elif kind == "mesh":
             m = int(model.geom_dataid[i])
             a, k = int(model.mesh_vertadr[m]), int(model.mesh_vertnum[m])

@@ -395,6 +395,10 @@
     var color = new THREE.Color(c.color);
     if (c.kind === "sphere") geo = new THREE.SphereGeometry(z[0], 32, 16);
     else if (c.kind === "box") geo = new THREE.BoxGeometry(2 * z[0], 2 * z[1], 2 * z[2]);
+    else if (c.kind === "ellipsoid") {   // a unit sphere stretched to the semi-axes
+      geo = new THREE.SphereGeometry(1, 32, 16);
+      geo.scale(z[0], z[1], z[2]);
+    }
     else if (c.kind === "cylinder" || c.kind === "capsule") {
       geo = new THREE.CylinderGeometry(z[0], z[0], 2 * z[1], 32);
       geo.rotateX(Math.PI / 2);
