@@ -94,9 +94,11 @@ class MotionShape:
     """A collision shape to draw (:mod:`elements.contact.shapes`), in its body's
     coordinates (m): ``kind`` one of :data:`SHAPE_KINDS`; ``size`` (4,) the kernels'
     sizes (sphere: r; capsule and cylinder: r, half length; box: half extents;
-    ellipsoid: semi-axes; plane, mesh: unused); ``position`` its centre and ``rotation`` (3, 3) its axes (shape ->
-    body; a capsule's and a cylinder's axis and a plane's outward normal are its z);
-    a mesh's hull ``vertices`` (k, 3, shape frame) and triangles ``faces`` (f, 3)."""
+    ellipsoid: semi-axes; plane, mesh: unused); ``position`` its centre and
+    ``rotation`` (3, 3) its axes (shape -> body; a capsule's and a cylinder's axis and a
+    plane's outward normal are its z); every shape but a plane: its surface
+    (:meth:`~elements.contact.Shape.surface`), ``vertices`` (k, 3, shape frame) and
+    triangles ``faces`` (f, 3), which is what is drawn."""
 
     name: str
     body: str
@@ -204,11 +206,10 @@ def _shape_row(s: Any) -> dict[str, Any]:
            "size": np.asarray(s.params, dtype=float).tolist(),
            "position": np.asarray(s.position, dtype=float).tolist(),
            "rotation": np.asarray(s.rotation, dtype=float).tolist()}
-    if row["kind"] == "mesh":
-        from scipy.spatial import ConvexHull
-        verts = np.asarray(s.vertices, dtype=float)
+    if row["kind"] != "plane":
+        verts, faces = s.surface()
         row["vertices"] = verts.tolist()
-        row["faces"] = ConvexHull(verts).simplices.tolist()
+        row["faces"] = faces.tolist()
     return row
 
 
@@ -223,6 +224,10 @@ def shapes_from_table(rows: Any) -> list[MotionShape]:
                              f"{', '.join(SHAPE_KINDS)}, got {kind!r}")
         verts = row.get("vertices")
         faces = row.get("faces")
+        if kind != "plane" and (verts is None or faces is None):
+            raise ValueError(f"shape {row.get('name')!r}: no surface (vertices and faces); "
+                             f"a {kind} needs them to be drawn (written by this version's "
+                             f"runs: run the model again)")
         out.append(MotionShape(
             str(row["name"]), str(row["body"]), kind,
             np.asarray(row["size"], dtype=float).reshape(4),

@@ -496,14 +496,9 @@ def build_scene(motion: Motion, *, shapes: Mapping[str, Shape | str] | None = No
 
 def _reach(s: MotionShape) -> float:
     """How far a collision shape reaches from its body's centre (m; a plane: 0)."""
-    z = s.size
-    r = {"sphere": z[0], "capsule": z[0] + z[1], "box": float(np.linalg.norm(z[:3])),
-         "cylinder": float(np.hypot(z[0], z[1])), "ellipsoid": float(np.max(z[:3])),
-         "plane": 0.0}.get(s.kind)
-    if r is None:        # a mesh
-        r = float(np.linalg.norm(s.vertices, axis=1).max()) if s.vertices is not None \
-            and len(s.vertices) else 0.0
-    return 0.0 if s.kind == "plane" else float(np.linalg.norm(s.position)) + float(r)
+    if s.kind == "plane" or s.vertices is None or not len(s.vertices):
+        return 0.0
+    return float(np.linalg.norm(s.position)) + float(np.linalg.norm(s.vertices, axis=1).max())
 
 
 def _add_contact(scene: Scene, motion: Motion, index: np.ndarray,

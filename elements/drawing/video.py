@@ -103,24 +103,11 @@ def _polygons(shape: Shape, resolution: int = 16) -> list[np.ndarray]:
 
 def _collision_polygons(s: MotionShape, centre: np.ndarray, size: float,
                         resolution: int = 16) -> list[np.ndarray]:
-    """A collision shape's faces in its body's coordinates (m): the drawing shapes' for
-    spheres, boxes and cylinders, a cylinder and two spheres for a capsule, a stretched
-    sphere for an ellipsoid, the hull's
-    triangles for a mesh, and for a plane a square ``size`` wide around the point
+    """A collision shape's faces in its body's coordinates (m): its surface's triangles
+    (:class:`MotionShape`), and for a plane a square ``size`` wide around the point
     nearest ``centre`` (body coordinates)."""
-    z, R, o = s.size, s.rotation, s.position
-    if s.kind == "sphere":
-        local = _polygons(Shape.sphere(z[0]), resolution)
-    elif s.kind == "box":
-        local = _polygons(Shape.box(*(2.0 * z[:3])), resolution)
-    elif s.kind in ("cylinder", "capsule"):
-        local = _polygons(Shape.cylinder(z[0], 2.0 * z[1]), resolution)
-        if s.kind == "capsule":
-            local += [q + [0.0, 0.0, e * z[1]] for e in (-1.0, 1.0)
-                      for q in _polygons(Shape.sphere(z[0]), resolution)]
-    elif s.kind == "ellipsoid":            # a unit sphere stretched to the semi-axes
-        local = [q * z[:3] for q in _polygons(Shape.sphere(1.0), resolution)]
-    elif s.kind == "mesh":
+    R, o = s.rotation, s.position
+    if s.kind != "plane":
         local = [s.vertices[f] for f in s.faces]
     else:
         u, w, _ = R.T @ (np.asarray(centre, dtype=float) - o)

@@ -756,3 +756,32 @@ def test_the_kernels_compile_with_numba(monkeypatch):
         assert detect.contact_kernel(*args, *got) == k
         for x, y in zip(out, got):
             np.testing.assert_allclose(y[:k], x[:k], atol=1e-12)
+
+
+def test_every_shape_draws_as_its_surface_of_outward_triangles():
+    """Shape.surface (what the page and the videos draw, whatever the kind): a closed
+    polytope of outward triangles inscribed in the shape: its volume (divergence
+    theorem, positive only if every triangle faces out) exact for a box and a mesh's
+    hull, within 5 % below the closed form for curved shapes (256 directions), and its
+    vertices on the shape's boundary (each is its own support point's distance)."""
+    r, L, (a, b, c) = 0.1, 0.4, (0.3, 0.2, 0.1)
+    pts = np.random.default_rng(3).normal(size=(40, 3))
+    cases = [(Sphere("s", "b", r), 4 / 3 * np.pi * r ** 3, 0.05),
+             (Capsule("c", "b", r, L), np.pi * r * r * L + 4 / 3 * np.pi * r ** 3, 0.05),
+             (Cylinder("y", "b", r, L), np.pi * r * r * L, 0.05),
+             (Ellipsoid("e", "b", [a, b, c]), 4 / 3 * np.pi * a * b * c, 0.05),
+             (Box("x", "b", [a, b, c]), 8 * a * b * c, 1e-12),
+             (ConvexMesh("m", "b", pts), ConvexMesh("m", "b", pts).volume, 1e-12)]
+    for shape, volume, short in cases:
+        v, f = shape.surface()
+        p, q, w = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+        signed = np.einsum("ij,ij->i", p, np.cross(q, w)) / 6      # per triangle, about 0
+        centre = v.mean(axis=0)
+        outward = np.einsum("ij,ij->i", np.cross(q - p, w - p), p - centre)
+        assert (outward > 0).all(), shape
+        assert volume * (1 - short) <= signed.sum() <= volume * (1 + 1e-12), shape
+        for x in v[::7]:                # on the boundary: its support along its normal
+            n = unit(x - centre) if np.linalg.norm(x - centre) > 0 else np.eye(3)[0]
+            assert n @ shape.support(n) >= n @ x - 1e-12, shape
+    with pytest.raises(ModelError, match="Plane 'floor': a plane is unbounded"):
+        Plane("floor").surface()

@@ -388,45 +388,29 @@
   });
   function groupOf(name) { return groups[name] || scene; }
 
-  // collision shapes, in their bodies' groups (a ground plane: a square patch under the
-  // scene's centre, D.plane_size wide)
+  // collision shapes, in their bodies' groups: every shape as its surface's triangles
+  // (Shape.surface, whatever its kind), a ground plane as a square patch under the
+  // scene's centre, D.plane_size wide
   (D.collision || []).forEach(function (c) {
-    var holder = posed(c.R, c.offset), z = c.size, geo = null, parts = [];
+    var holder = posed(c.R, c.offset), pos = c.vertices, idx = c.faces;
     var color = new THREE.Color(c.color);
-    if (c.kind === "sphere") geo = new THREE.SphereGeometry(z[0], 32, 16);
-    else if (c.kind === "box") geo = new THREE.BoxGeometry(2 * z[0], 2 * z[1], 2 * z[2]);
-    else if (c.kind === "ellipsoid") {   // a unit sphere stretched to the semi-axes
-      geo = new THREE.SphereGeometry(1, 32, 16);
-      geo.scale(z[0], z[1], z[2]);
+    if (c.kind === "plane") {
+      var h = 0.5 * D.plane_size, u = 0, w = 0;
+      if (c.body === D.ground) {     // the scene's centre, projected on the plane
+        var R = c.R, d = CENTER.clone().sub(v3(c.offset));
+        u = R[0] * d.x + R[3] * d.y + R[6] * d.z; w = R[1] * d.x + R[4] * d.y + R[7] * d.z;
+      }
+      pos = [u - h, w - h, 0, u + h, w - h, 0, u + h, w + h, 0, u - h, w + h, 0];
+      idx = [0, 1, 2, 0, 2, 3];
     }
-    else if (c.kind === "cylinder" || c.kind === "capsule") {
-      geo = new THREE.CylinderGeometry(z[0], z[0], 2 * z[1], 32);
-      geo.rotateX(Math.PI / 2);
-      if (c.kind === "capsule") [-1, 1].forEach(function (e) {
-        var cap = new THREE.SphereGeometry(z[0], 24, 12);
-        cap.translate(0, 0, e * z[1]);
-        parts.push(cap);
-      });
-    } else {
-      var pos = [], idx;
-      if (c.kind === "plane") {
-        var h = 0.5 * D.plane_size, u = 0, w = 0;
-        if (c.body === D.ground) {     // the scene's centre, projected on the plane
-          var R = c.R, d = CENTER.clone().sub(v3(c.offset));
-          u = R[0] * d.x + R[3] * d.y + R[6] * d.z; w = R[1] * d.x + R[4] * d.y + R[7] * d.z;
-        }
-        pos = [u - h, w - h, 0, u + h, w - h, 0, u + h, w + h, 0, u - h, w + h, 0];
-        idx = [0, 1, 2, 0, 2, 3];
-      } else { pos = c.vertices; idx = c.faces; }
-      geo = new THREE.BufferGeometry();
-      geo.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
-      geo.setIndex(idx);
-      geo.computeVertexNormals();
-    }
+    var geo = new THREE.BufferGeometry();
+    geo.setAttribute("position", new THREE.Float32BufferAttribute(pos, 3));
+    geo.setIndex(idx);
+    geo.computeVertexNormals();
     var opts = c.kind === "plane" ? { transparent: true, opacity: 0.35, side: THREE.DoubleSide,
                                       depthWrite: false } : { side: THREE.DoubleSide };
-    [geo].concat(parts).forEach(function (gm) { holder.add(new THREE.Mesh(gm, material(color, opts))); });
-    if (c.kind !== "plane" && c.kind !== "sphere") {
+    holder.add(new THREE.Mesh(geo, material(color, opts)));
+    if (c.kind !== "plane") {   // edges where faces meet at more than 20 degrees
       holder.add(new THREE.LineSegments(new THREE.EdgesGeometry(geo, 20),
         new THREE.LineBasicMaterial({ color: color.clone().multiplyScalar(0.55) })));
     }
