@@ -164,23 +164,36 @@ class FreeJoint(Joint):
 
     def _pair(self, v: Any, key: str, what: str) -> tuple[np.ndarray, np.ndarray]:
         key_q = what == "initial coordinate"
+        names = tuple(c for c, _ in type(self).coordinates)    # (x, y, z: ports or not)
         units = [ax.units()["q" if key_q else "qd"] for ax in self.axes]
+
+        def translation(value):
+            if self.axes:
+                return self.values(value, what, units)
+            if isinstance(value, Mapping):        # (keys checked below)
+                value = [value.get(c, 0.0) for c in names]
+            try:
+                return _vector3(value, f"its {what} (x, y, z: m{'' if key_q else '/s'}, "
+                                       f"parent axes)")
+            except ValueError as exc:
+                raise ModelError(f"free joint '{self.name}': {exc}") from None
+
         turn = None
         if isinstance(v, Mapping):
-            bad = [k for k in v if k not in (*self.coordinate_names, key)]
+            bad = [k for k in v if k not in (*names, key)]
             if bad:
                 raise ModelError(f"free joint '{self.name}': {what} names "
                                  f"{', '.join(map(repr, bad))}; valid: "
-                                 f"{', '.join((*self.coordinate_names, key))}")
+                                 f"{', '.join((*names, key))}")
             turn = v.get(key)
             lin = {k: x for k, x in v.items() if k != key}
-            lin = self.values(lin, what, units) if lin else np.zeros(3)
+            lin = translation(lin) if lin else np.zeros(3)
         elif (isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.ndim)) \
                 and len(v) == 2:
-            lin = np.zeros(3) if v[0] is None else self.values(v[0], what, units)
+            lin = np.zeros(3) if v[0] is None else translation(v[0])
             turn = v[1]
         else:
-            lin = self.values(v, what, units)
+            lin = translation(v)
         try:
             if key_q:
                 turn = np.eye(3) if turn is None else as_rotation(turn)
