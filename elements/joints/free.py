@@ -73,8 +73,9 @@ def _vector3(value: Any, what: str) -> np.ndarray:
 
 class FreeJoint(Joint):
     """Free joint (6 DOF): no constraint; the child moves freely relative to the parent.
-    From the ground it is the free body (a body that is nobody's child) written as a
-    joint, with the same motion; from a moving body it measures the child relative to it.
+    From the ground it is the free body (a body that is nobody's child): without ports
+    the same joint, with them the same motion and three coordinate ports more; from a
+    moving body it measures the child relative to it.
 
     Coordinates ``x``, ``y``, ``z`` (m): the child's joint point Q relative to the
     parent's P, along the parent's axes, each with a port (``F.x.axis``; exact slide
