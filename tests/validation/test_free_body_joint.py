@@ -117,6 +117,16 @@ def test_free_starts_and_free_joints_refused_where_they_do_not_fit():
     with pytest.raises(ModelError, match=r"free body 'b': its start is given twice.*"
                                          r"free joint 'F'"):
         mm.initial_state({"F": (np.zeros(3), np.eye(3))}, free={"b": START})
+    # its own q without ports: x, y, z by name or 3 numbers, as with them
+    fj = mm.mechanism.joints["F"]
+    (d, R), _ = fj.initial_values({"y": 2.0, "rotation": [0.0, 0.0, 0.5]})
+    assert np.array_equal(d, [0.0, 2.0, 0.0]) and np.allclose(R, as_rotation([0, 0, 0.5]))
+    with pytest.raises(ModelError, match="free joint 'F': initial coordinate names 'w'"):
+        fj.initial_values({"w": 1.0})
+    with pytest.raises(ModelError, match="free joint 'F': its initial rate .* 3 finite"):
+        fj.initial_values(None, [1.0, 2.0])
+    with pytest.raises(ModelError, match="free body 'b': position must be 3 finite"):
+        mm.initial_state(free={"b": {"position": [1.0, np.nan, 0.0]}})
     mech = _mechanism("moving", False)
     with pytest.raises(ModelError, match="free joint 'K': ports=False is the free body, "
                                          "from the ground only"):
