@@ -31,7 +31,7 @@ from elements.parts.rigid_body import INERTIA_ENTRIES
 from elements.running.closure import AssemblyError
 from elements.parts.couplings import JointCoupling
 from elements.parts.forces import Load
-from elements.joints.kinds import Joint, JointAxis, attachment_name
+from elements.joints.kinds import FreeJoint, Joint, JointAxis, attachment_name
 from elements.mechanism_model import MechanismModel
 from elements.parts.rigid_body import Ground, RigidBody
 
@@ -243,7 +243,8 @@ class Mechanism:
     # structure ---------------------------------------------------------------------------
     def spanning_tree(self) -> tuple[list[Joint], list[Joint]]:
         """(tree joints, in breadth-first order from the ground and then from each free
-        body, and the loop-closing joints).
+        body, each after its joint (:meth:`free_joints`; an implicit one is in the tree,
+        not in :attr:`joints`), and the loop-closing joints).
 
         Raises
         ------
@@ -266,9 +267,10 @@ class Mechanism:
                         progress = True
 
         grow()
-        for name in self.free_bodies():   # free bodies root trees of their own
-            if name not in reached:
-                reached.add(name)
+        for fj in self.free_joints():     # the free bodies' joints root trees of their own
+            if fj.child.name not in reached:      # (an implicit one: not in self.joints)
+                tree.append(fj)
+                reached.add(fj.child.name)
                 grow()
         lost = [b for b in self.bodies if b not in reached]
         if lost:
@@ -277,10 +279,27 @@ class Mechanism:
                              f"cycle of children): make one of them a parent")
         return tree, list(remaining)
 
-    def free_bodies(self) -> list[str]:
-        """Bodies that are nobody's child: they float (6 freedoms) unless in a loop."""
+    def free_joints(self) -> list[FreeJoint]:
+        """The free bodies' joints, in body order: a free joint to the ground without
+        ports (:class:`~elements.FreeJoint` with ``ports=False``, which builds nothing).
+        A body that is nobody's child stands on one, implicit: made here, named after
+        the body, not in :attr:`joints`; a ``FreeJoint(name, mechanism.ground, body,
+        ports=False)`` added is the same joint, explicit. Each such body floats (6
+        freedoms) unless in a loop; its start is ``free={body: {...}}`` (or the explicit
+        joint's ``q``, ``qd``). The spanning tree, initial states, the dynamics
+        functions, :class:`~elements.FastDynamics` and results take these joints, one
+        path for both."""
+        explicit = {j.child.name: j for j in self.joints.values()
+                    if isinstance(j, FreeJoint) and j.is_free_body}
         children = {j.child.name for j in self.joints.values()}
-        return [b for b in self.bodies if b not in children]
+        return [explicit[b] if b in explicit else FreeJoint(b, self.ground, body, ports=False)
+                for b, body in self.bodies.items() if b in explicit or b not in children]
+
+    def free_bodies(self) -> list[str]:
+        """The free bodies: the children of :meth:`free_joints` (every body that is
+        nobody's child, and the child of a free joint to the ground without ports), in
+        body order. They float (6 freedoms) unless in a loop."""
+        return [j.child.name for j in self.free_joints()]
 
     def build(self, drives: Mapping[str, Any] | None = None,
               locks: Sequence[str] = ()) -> BondGraph:

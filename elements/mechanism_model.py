@@ -27,6 +27,7 @@ from bondgraph.spatial import matrix_to_quat, quat_to_matrix
 import elements.running.closure as closure
 import elements.running.hybrid as hybrid
 from elements.contact.tunnelling import tunnelled
+from elements.joints.free import FreeJoint
 from elements.kernels.blocks import Block
 from elements.parts.rigid_body import INERTIA_ENTRIES, Inertia, RigidBody
 
@@ -64,6 +65,12 @@ class MechanismModel:
         self.strict = strict
         self.drives = dict(drives or {})
         self.tree, self.loop_joints = mechanism.spanning_tree()
+        order = list(mechanism.bodies)
+        self.free_joints: list[FreeJoint] = sorted(
+            (j for j in self.tree if isinstance(j, FreeJoint) and j.is_free_body),
+            key=lambda j: order.index(j.child.name))
+        """The free bodies' joints (:meth:`Mechanism.free_joints`), those of :attr:`tree`,
+        in body order."""
         self.locks = frozenset(locks)
         # (a hybrid run's sliding ports whose friction follows their load: not copied,
         # the laws are bound to this model: elements.running.joint_load)
@@ -318,10 +325,13 @@ class MechanismModel:
         Closed loops: the coordinates of the tree joints not named in ``q`` are solved by
         Newton's method on the loop joints' Phi = 0 (minimum-norm steps, starting from
         ``guess``, default 0), and their rates from c = 0. Spherical joints take a rotation matrix and an angular velocity
-        (parent coordinates). Free bodies (nobody's child) take their pose and twist from
-        ``free[name]``: a mapping with ``rotation`` (3x3, body -> global), ``position``
-        (m), ``angular_velocity`` (rad/s, global) and ``velocity`` (m/s), each defaulting
-        to the identity or zero. ``states`` gives values, by state name, for the states of
+        (parent coordinates). Free bodies (each on a free joint to the ground without
+        ports: nobody's child, :meth:`Mechanism.free_joints`) take their pose and twist
+        from ``free[name]``: a mapping with ``rotation`` (3x3, body -> global),
+        ``position`` (m, its centre of mass), ``angular_velocity`` (rad/s, global) and
+        ``velocity`` (m/s), each defaulting to :attr:`Mechanism.free_start`'s, else to
+        the identity or zero; an explicit such joint takes ``free[body]`` or its own
+        ``q``/``qd`` (both: a ModelError naming the body and the joint). ``states`` gives values, by state name, for the states of
         attached subsystems (e.g. a motor inductance's ``p_motor.La``); they are required.
         A flow source (Sf) on a coordinate's axis junction (a subsystem's velocity
         source, a prescribed motion's drive) fixes that coordinate's rate: it is read at

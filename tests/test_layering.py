@@ -88,6 +88,7 @@ STAGES: list[tuple[str, ...]] = [
     ("elements.kernels.blocks",),
     ("elements.parts.rigid_body", "elements.joints.blocks", "elements.joints.axis"),
     ("elements.joints.contract",),
+    ("elements.joints.free",),
     ("elements.joints.kinds", "elements.joints.chain", "elements.parts.couplings",
      "elements.parts.forces", "elements.drawing.motion"),
     ("elements.joints",),

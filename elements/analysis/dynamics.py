@@ -200,7 +200,8 @@ def direct_dynamics(mm: MechanismModel, q: Mapping[str, float], qd: Mapping[str,
     xdot = model.model.evaluate(float(t), x).xdot
     out: dict[str, Any] = dict(joint_accelerations(model, x, xdot))
     m = model.model
-    for name in (model.mechanism.bodies if bodies else model.mechanism.free_bodies()):
+    for name in (model.mechanism.bodies if bodies else
+                 [fj.child.name for fj in model.free_joints]):
         b = model.mechanism.body(name)
         out[f"{name}.a"] = xdot[m.state_slices[b.linear_momentum]] / model.mass(name)
         out[f"{name}.alpha"] = np.linalg.solve(model.inertia(name),
@@ -321,7 +322,8 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
     path (its checks and messages)."""
     from bondgraph.spatial import matrix_to_quat
 
-    from elements.running.closure import free_state, start_of
+    from elements.joints.free import center_state
+    from elements.running.closure import start_of
     Q, V, T = fd._rest_q.copy(), np.zeros(fd.n_v), np.zeros(fd.n_v)
     if not (_fill(fd, q, Q, 0) and _fill(fd, qd, V, 1) and _fill(fd, tau, T, 1)):
         return None
@@ -330,7 +332,7 @@ def _fast_direct(fd: FastDynamics, q, qd, tau, free) -> dict[str, Any] | None:
         return None
     at = {}
     for n in fd._free:
-        R, pos, w, v = free_state(n, start_of(fd.mm.mechanism, n, free))   # (checked)
+        R, pos, w, v = center_state(n, start_of(fd.mm.mechanism, n, free))   # (checked)
         iq = fd.coordinate_names.index(f"{n}.x")
         iv = at[n] = fd.velocity_names.index(f"{n}.vx")
         Q[iq:iq + 3], Q[iq + 3:iq + 7] = pos, matrix_to_quat(R)

@@ -43,8 +43,8 @@ class FastDynamics:
     many (made once per :class:`~elements.mechanism_model.MechanismModel`).
 
     Coordinates (:attr:`coordinate_names`, ``q``, length :attr:`n_q`): every free body
-    (a floating base) first, in :meth:`Mechanism.free_bodies` order, as its centre of
-    mass (global, m: ``<body>.x``, ``.y``, ``.z``) and a unit quaternion body -> global
+    (a floating base: its joint one of :meth:`Mechanism.free_joints`) first, in body
+    order, as its centre of mass (global, m: ``<body>.x``, ``.y``, ``.z``) and a unit quaternion body -> global
     (``<body>.qw``, ``.qx``, ``.qy``, ``.qz``); then one per joint coordinate, in the
     mechanism's joint order (the order of :func:`~elements.analysis.dynamics.direct_dynamics`'s
     result), named by the coordinate's port (the joint's name for a one-coordinate
@@ -106,8 +106,11 @@ class FastDynamics:
             problems.append(f"loads ({', '.join(mech.loads)})")
         if mech.subsystems:
             problems.append(f"attached subsystems ({', '.join(mech.subsystems)})")
+        free = mm.free_joints             # (floating bases: the kernel's free roots)
         motions = {}
         for j in tree:
+            if j in free:
+                continue
             got = j.checked_axis_motions()
             if got is None:
                 problems.append(f"joint '{j.name}' of type {j.type_name}: {j.no_axis_motions} "
@@ -132,15 +135,14 @@ class FastDynamics:
                              f"{'; '.join(problems)}: use direct_dynamics / "
                              f"inverse_dynamics (elements.analysis.dynamics), which take any "
                              f"mechanism")
-        free = mech.free_bodies()
-        # the kernel's bodies: free bodies, then per tree joint one body per coordinate
+        # the kernel's bodies: free bodies (their joints'), then per tree joint one body per coordinate
         # (a massless link after each but the last; the child after the last, or after
         # the joint itself when it has none: fixed), each a revolute, prismatic or fixed
         # joint onto the one before, as the joint's axis_motions() say
         qnames, vnames = [], []
         rows: list[tuple] = []            # (name, kind, parent, qi, vi, axis, P, Q, R0)
         index: dict[str, int] = {}
-        for n in free:
+        for n in (fj.child.name for fj in free):
             index[n] = len(rows)
             rows.append((n, _FREE, -1, len(qnames), len(vnames), np.zeros(3), np.zeros(3),
                          np.zeros(3), np.eye(3)))
@@ -150,6 +152,8 @@ class FastDynamics:
         coord_of, coords_of = {}, {}
         rest_q = []                       # (the identity of each ball's quaternion)
         for j in mech.joints.values():
+            if j in free:
+                continue
             if j.n_free == 1:
                 coord_of[j.name] = (len(qnames), len(vnames))
             elif j.n_free:
@@ -163,6 +167,8 @@ class FastDynamics:
         q_index = {n: i for i, n in enumerate(qnames)}
         v_index = {n: i for i, n in enumerate(vnames)}
         for j in tree:
+            if j in free:
+                continue
             parent = -1 if j.parent.is_ground else index[j.parent.name]
             # the joint's primitives: (kernel kind, axis, point on it (parent axes, m from
             # P at rest), index in q, in qd): its axis motions, then a ball where its
@@ -201,7 +207,7 @@ class FastDynamics:
                               dtype=np.int64)
         self._coordinate_of = coord_of       # one-coordinate joint -> (index in q, in qd)
         self._coordinates_of = coords_of     # several: joint -> (first in q, in qd, n)
-        self._free = tuple(free)
+        self._free = tuple(fj.child.name for fj in free)
         self._rest_q = np.zeros(len(qnames))  # q at rest: 0, 1 for balls' qw
         self._rest_q[rest_q] = 1.0
         self._joints = [j for j in tree if j.n_free]

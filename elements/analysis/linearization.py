@@ -132,8 +132,9 @@ class _Space:
     def _check_supported(mm):
         mech = mm.mechanism
         what = []
-        if mech.free_bodies():
-            what.append(f"free bodies ({', '.join(mech.free_bodies())}: a floating base)")
+        if mm.free_joints:
+            what.append(f"free bodies ({', '.join(fj.child.name for fj in mm.free_joints)}"
+                        f": a floating base)")
         rot = [j.name for j in mech.joints.values() if j.free_rotation]
         if rot:
             what.append(f"joints with a free rotation ({', '.join(rot)})")

@@ -445,7 +445,7 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     for unit in units:
         j, last = unit[0], unit[-1]
         if is_floating(j.kind) and not floating_base and group_of[j.parent] == root:
-            continue                      # its child is a free body: no joint
+            continue      # its child is a free body: on its implicit free joint (no ports)
         gp, gc = groups[group_of[j.parent]], groups[last.child]
         parent = bodies[gp.rep]
         com_p = np.zeros(3) if parent.is_ground else gp.com

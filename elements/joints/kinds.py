@@ -23,7 +23,6 @@ The contract they follow, the ports and attachments are :mod:`elements.joints.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -38,6 +37,7 @@ from elements.joints.blocks import (
     across_block, body_terms, kernel_bodies, orientation_block, slide_port, spherical_block,
     tilt_block, turn_port,
 )
+from elements.joints.free import FreeJoint
 from elements.joints.contract import (
     AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisMotion, AxisRotor, AxisSpring, Joint,
     JointAxis, _angle_about, _turn, attachment_name, joint_type, joint_types, register_joint,
@@ -540,125 +540,5 @@ class FixedJoint(Joint):
         return self._move(A_a, r_a, w_a, v_a, A_b, r_b, np.zeros(3), np.zeros(3))
 
 
-def _vector3(value: Any, what: str) -> np.ndarray:
-    """``value`` as 3 finite numbers (at most MAX_MAGNITUDE), or a ValueError saying
-    ``what`` it should be."""
-    try:
-        v = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        v = np.zeros(0)
-    if v.shape != (3,) or not np.all(np.isfinite(v)) or np.abs(v).max() > MAX_MAGNITUDE:
-        raise ValueError(f"{what} must be 3 finite numbers (at most {MAX_MAGNITUDE:.0e} in "
-                         f"magnitude), got {value!r}")
-    return v
-
-
-@register_joint
-class FreeJoint(Joint):
-    """Free joint (6 DOF): no constraint; the child moves freely relative to the parent.
-    From the ground it is the free body (a body that is nobody's child) written as a
-    joint, with the same motion; from a moving body it measures the child relative to it.
-
-    Coordinates ``x``, ``y``, ``z`` (m): the child's joint point Q relative to the
-    parent's P, along the parent's axes, each with a port (``F.x.axis``; exact slide
-    ports, so springs, dampers, actuators, stops attach as on a planar joint's slides).
-    The rotation has no port: three rotation angles have rates that are not the
-    components of the angular velocity (and the angular velocity's components integrate
-    to no coordinate), so, as for :class:`SphericalJoint`, the child's rotation relative
-    to the parent (beyond ``rest_rotation``, parent coordinates) is given as an initial
-    value and reported as a quaternion and a rotation vector
-    (:attr:`JointResult.quaternion`, ``.rotation_vector``).
-
-    Initial values (:meth:`MechanismModel.initial_state`): ``q`` is the translation (3
-    numbers or a mapping by coordinate name), or a mapping that may add ``rotation``
-    (a rotation matrix, a unit quaternion (w, x, y, z) or a rotation vector, rad), or a
-    pair (translation, rotation); ``qd`` likewise with ``angular_velocity`` (rad/s,
-    parent coordinates, the child's relative to the parent) in place of ``rotation``;
-    the translation rates are Q's velocity relative to P as seen in the parent (m/s,
-    parent axes). A free joint has no axis (its coordinates are along the parent's
-    axes).
-    """
-
-    type_name = "free"
-    coordinates = (("x", "m"), ("y", "m"), ("z", "m"))
-    needs_axis = False
-    free_rotation = True
-
-    def axis_motions(self):         # (then its free rotation about the moved joint point)
-        return tuple(AxisMotion.translation(e) for e in np.eye(3))
-
-    def __init__(self, name: str, parent: RigidBody, child: RigidBody, **kwargs: Any):
-        if kwargs.get("axis") is not None:
-            raise ModelError(f"free joint '{name}' has no axis: its coordinates x, y, z are "
-                             f"along the parent's axes and its rotation is free; drop axis")
-        super().__init__(name, parent, child, **kwargs)
-
-    def initial_values(self, q: Any = None, qd: Any = None) -> tuple[Any, Any]:
-        """(translation (3,), rotation (3, 3)) or None, and (translation rates (3,),
-        relative angular velocity (3,)) or None, checked (see the class docstring);
-        raises a ModelError naming the joint otherwise."""
-        return (None if q is None else self._pair(q, "rotation", "initial coordinate"),
-                None if qd is None else self._pair(qd, "angular_velocity", "initial rate"))
-
-    def _pair(self, v: Any, key: str, what: str) -> tuple[np.ndarray, np.ndarray]:
-        key_q = what == "initial coordinate"
-        units = [ax.units()["q" if key_q else "qd"] for ax in self.axes]
-        turn = None
-        if isinstance(v, Mapping):
-            bad = [k for k in v if k not in (*self.coordinate_names, key)]
-            if bad:
-                raise ModelError(f"free joint '{self.name}': {what} names "
-                                 f"{', '.join(map(repr, bad))}; valid: "
-                                 f"{', '.join((*self.coordinate_names, key))}")
-            turn = v.get(key)
-            lin = {k: x for k, x in v.items() if k != key}
-            lin = self.values(lin, what, units) if lin else np.zeros(3)
-        elif (isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.ndim)) \
-                and len(v) == 2:
-            lin = np.zeros(3) if v[0] is None else self.values(v[0], what, units)
-            turn = v[1]
-        else:
-            lin = self.values(v, what, units)
-        try:
-            if key_q:
-                turn = np.eye(3) if turn is None else as_rotation(turn)
-            else:
-                turn = np.zeros(3) if turn is None else \
-                    _vector3(turn, "the angular velocity (rad/s, parent coordinates)")
-        except ValueError as exc:
-            raise ModelError(f"free joint '{self.name}': {what}'s "
-                             f"{'rotation ' if key_q else ''}{exc}") from None
-        return np.asarray(lin, dtype=float), turn
-
-    @staticmethod
-    def _parts(v: Any, rotation: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(translation, rotation or angular velocity) of a value in :meth:`child_pose`'s
-        form: a pair, the translation alone (3,) or None (zero)."""
-        rest = np.eye(3) if rotation else np.zeros(3)
-        if v is None:
-            return np.zeros(3), rest
-        if isinstance(v, tuple):
-            return (np.asarray(v[0], dtype=float),
-                    rest if v[1] is None else np.asarray(v[1], dtype=float))
-        return np.asarray(v, dtype=float).reshape(3), rest
-
-    def port_values(self, q: Any) -> np.ndarray:
-        return self._parts(q, True)[0]
-
-    def constraint_blocks(self) -> list[Block]:
-        return []
-
-    def axis_blocks(self) -> list[Block]:
-        return [slide_port(self, ax, self.Fa[:, k], exact=True)
-                for k, ax in enumerate(self.axes)]
-
-    def child_pose(self, A_a, r_a, q):
-        d, Rrel = self._parts(q, True)
-        return self._place(A_a, r_a, Rrel, self.Fa @ d)
-
-    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
-        d_rate, w_rel = self._parts(qd, False)
-        return self._move(A_a, r_a, w_a, v_a, A_b, r_b, w_rel, self.Fa @ d_rate)
-
-    def coordinate(self, A_a, r_a, A_b, r_b):
-        return self.Fa.T @ self._relative(A_a, r_a, A_b, r_b)[1]
+# the free joint is its own module; registered here, after the others (their order)
+register_joint(FreeJoint)

@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError
-from bondgraph.element import MAX_MAGNITUDE
-from bondgraph.spatial import as_rotation, axis_angle_matrix, matrix_to_quat, quat_to_matrix
+from bondgraph.spatial import axis_angle_matrix, matrix_to_quat, quat_to_matrix
 
 from elements.kernels.blocks import _deps, _geometry
 from elements.kernels.geometry import Geometry
@@ -60,32 +59,43 @@ def checked_coordinates(mm, q, qd, free):
         for d, v in ((q, qv), (qd, qdv)):
             if v is not None:
                 d[name] = v
-    unknown = [n for n in (free or {}) if n not in mech.free_bodies()]
+    free = dict(free or {})
+    on = {fj.child.name: fj for fj in mm.free_joints}
+    unknown = [n for n in free if n not in on]
     if unknown:
         raise ModelError(f"free-body state given for {', '.join(unknown)}, which are not "
-                         f"free bodies; free bodies: "
-                         f"{', '.join(mech.free_bodies()) or 'none'}")
-    return q, qd, dict(free or {})
+                         f"free bodies; free bodies: {', '.join(on) or 'none'}")
+    for body, fj in on.items():           # a free body's start: its joint's q and qd
+        if fj.name in q or fj.name in qd:  # (an explicit joint's own values)
+            if body in free:
+                raise ModelError(f"free body '{body}': its start is given twice, as "
+                                 f"free['{body}'] and as the q or qd of its free joint "
+                                 f"'{fj.name}'; give one of them")
+            continue
+        spec = start_of(mech, body, free)
+        if spec is not None:
+            q[fj.name], qd[fj.name] = fj.center_values(spec)
+    return q, qd
 
 
 def initial_configuration(mm, q, qd, free, guess, tol, max_iterations, t=0.0):
     """(pose, twist, coords) of a consistent initial state: loops closed, every joint
     checked, rates that flow sources prescribe taken (read at time ``t``, s; see
     :meth:`MechanismModel.initial_state`)."""
-    q, qd, free = checked_coordinates(mm, q, qd, free)
+    q, qd = checked_coordinates(mm, q, qd, free)
     qd = with_prescribed_rates(mm, qd, t)
     q, qd = coupled(mm.mechanism, q, qd)
     if mm.loop_joints:
         solve_for = [j for j in mm.tree if j.n_free and j.name not in q]
-        q = close_loops(mm, q, solve_for, tol, max_iterations, _guesses(mm, guess), free)
+        q = close_loops(mm, q, solve_for, tol, max_iterations, _guesses(mm, guess))
         given = dict(qd)
-        qd, c = close_rates(mm, q, given, [j for j in solve_for if j.name not in given], free)
+        qd, c = close_rates(mm, q, given, [j for j in solve_for if j.name not in given])
         if c > 1e-9 * max([1.0] + [float(np.abs(v).max(initial=0.0)) for v in qd.values()]):
             # the rates left at 0 (of joints whose coordinates were given) do not fit the
             # rates given (a prescribed one): solve for every rate not given instead
             qd, _ = close_rates(mm, q, given, [j for j in mm.tree
-                                               if j.n_free and j.name not in given], free)
-    pose, twist = forward(mm, q, qd, free)
+                                               if j.n_free and j.name not in given])
+    pose, twist = forward(mm, q, qd)
     check_closed(mm, pose)
     _check_coupled(mm.mechanism, {**{j: 0.0 for j in mm.mechanism.joints}, **q})
     coords = {}
@@ -253,16 +263,13 @@ def _check_coupled(mech, q) -> None:
                 f"moved the leader?); give both joints' coordinates consistently")
 
 
-def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
-    """Forward kinematics along the spanning tree: every body's pose (A, r) and twist
-    (omega, v; global) from tree coordinates and rates (0 where not given)."""
+def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any]):
+    """Forward kinematics along the spanning tree (with the free bodies' joints): every
+    body's pose (A, r) and twist (omega, v; global) from tree coordinates and rates (0
+    where not given; a free body's from :func:`checked_coordinates`)."""
     mech = mm.mechanism
     pose = {mech.ground.name: (np.eye(3), np.zeros(3))}
     twist = {mech.ground.name: (np.zeros(3), np.zeros(3))}
-    for name in mech.free_bodies():
-        A, r, w, v = free_state(name, start_of(mech, name, free))
-        pose[name] = (A, r)
-        twist[name] = (w, v)
     for j in mm.tree:
         A_a, r_a = pose[j.parent.name]
         w_a, v_a = twist[j.parent.name]
@@ -274,40 +281,15 @@ def forward(mm, q: Mapping[str, Any], qd: Mapping[str, Any], free=None):
     return pose, twist
 
 
-def start_of(mech, name: str, free) -> dict:
+def start_of(mech, name: str, free) -> Any:
     """Free body ``name``'s start: the keys of ``free[name]`` over those of
-    :attr:`Mechanism.free_start` (the pose a file drew), else at rest at the origin."""
+    :attr:`Mechanism.free_start` (the pose a file drew); None where neither gives one
+    (at rest at the origin)."""
     given = (free or {}).get(name)
     default = mech.free_start.get(name)
     if default is None or given is not None and not isinstance(given, Mapping):
         return given
     return {**default, **(given or {})}
-
-
-def free_state(name, spec):
-    """A free body's (rotation, position, angular velocity, velocity) from the user's
-    mapping (identity and zeros where not given), checked."""
-    spec = dict(spec or {})
-    allowed = {"rotation", "position", "angular_velocity", "velocity"}
-    bad = set(spec) - allowed
-    if bad:
-        raise ModelError(f"free body '{name}': unknown key(s) {', '.join(sorted(bad))}; valid: "
-                         f"{', '.join(sorted(allowed))}")
-    try:
-        A = as_rotation(spec.get("rotation", np.eye(3)))
-    except ValueError as exc:
-        raise ModelError(f"free body '{name}': rotation {exc}") from None
-    vecs = []
-    for key in ("position", "angular_velocity", "velocity"):
-        try:
-            v = np.array(spec.get(key, np.zeros(3)), dtype=float)
-        except (TypeError, ValueError):
-            v = np.zeros(0)
-        if v.shape != (3,) or not np.all(np.isfinite(v)) or np.abs(v).max() > MAX_MAGNITUDE:
-            raise ModelError(f"free body '{name}': {key} must be 3 finite numbers (at most "
-                             f"{MAX_MAGNITUDE:.0e} in magnitude), got {spec.get(key)!r}")
-        vecs.append(v)
-    return A, vecs[0], vecs[1], vecs[2]
 
 
 # -- closure -------------------------------------------------------------------------------
@@ -332,16 +314,16 @@ def check_closed(mm, pose) -> None:
                 f"coordinates given, or give a guess nearer the intended assembly")
 
 
-def close_loops(mm, q, solve, tol, max_iterations, guess, free):
+def close_loops(mm, q, solve, tol, max_iterations, guess):
     """Tree coordinates ``q`` with the joints ``solve`` solved so that the loop joints
-    close (free bodies at ``free``): Gauss-Newton on the closure residual, each step cut
-    back until it lowers |residual|."""
+    close (free bodies where ``q`` puts their joints): Gauss-Newton on the closure
+    residual, each step cut back until it lowers |residual|."""
     q = dict(q)
     for j in solve:
         q.setdefault(j.name, guess.get(j.name, j.zero()))
 
     def residual(zz):
-        pose, _ = forward(mm, dict(q, **_unflat(solve, zz)), {}, free)
+        pose, _ = forward(mm, dict(q, **_unflat(solve, zz)), {})
         return closure(mm, pose, mm.loop_joints)
 
     if not solve:
@@ -387,7 +369,7 @@ def _loop_message(mm, res, why):
             f"or a guess (initial_state's guess=...) nearer the intended assembly")
 
 
-def close_rates(mm, q, qd, solve, free):
+def close_rates(mm, q, qd, solve):
     """(rates ``qd`` with those of the joints ``solve`` solved from the loop joints'
     c = 0 (linear in the rates: one least-squares solve), max |c| left)."""
     qd = dict(qd)
@@ -399,7 +381,7 @@ def close_rates(mm, q, qd, solve, free):
                    if mm.mechanism.joints[k].n_free})
 
     def c_of(z):
-        pose, twist = forward(mm, q, dict(qd, **_unflat(solve, z)), free)
+        pose, twist = forward(mm, q, dict(qd, **_unflat(solve, z)))
         x = mm.state_from_poses(pose, twist, coords, _other_states_zero(mm))
         ev = mm.model.evaluate(0.0, x)
         return np.concatenate([ev.constraint_flow[mm.model.u2_slices[s]] for s in sources])
