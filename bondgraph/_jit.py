@@ -10,6 +10,15 @@ here, never from numba directly, so that before its first kernel is compiled or 
   to import the kernels at all. Then the cache goes to a folder of this user's in the
   system's temporary folder, and the first compile says where (``NUMBA_CACHE_DIR``
   chooses another).
+- **a changed kernel is never loaded stale.** numba checks a cached kernel against its
+  own source file only, but kernels call and inline kernels of other files (the RK loop
+  the sparse stages, the contact wrenches the narrow phase): an edited callee left its
+  callers' cached code in use, silently (a shape kind added to the narrow phase was
+  missed by the contact wrenches). So the sources of every kernel
+  (:data:`KERNEL_SOURCES`) are hashed together; when the hash differs from the one the
+  cache was made with, their cached kernels are removed (in every folder numba keeps
+  them: ``NUMBA_CACHE_DIR``, ``__pycache__``, the user's cache), so that all are
+  compiled again, once.
 - **a first run says why it is slow.** Compiling the kernels takes 20 s to a minute, once
   per machine (and after each upgrade); the first kernel compiled in a process prints
   one line on stderr saying so. Loading them from the cache prints nothing.
@@ -20,6 +29,7 @@ Nothing here runs at ``import bondgraph``: only a kernel module imports this one
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -28,7 +38,8 @@ import threading
 from numba import njit, types
 from numba.core import config, event
 
-__all__ = ["njit", "types", "cache_location", "NOTICE"]
+__all__ = ["njit", "types", "cache_location", "refresh_stale_cache", "NOTICE",
+           "KERNEL_SOURCES"]
 
 #: the line printed (with the cache's place) when this process first compiles a kernel
 NOTICE = ("vector-bondgraph: compiling the numerical kernels for this machine (once: "
@@ -38,6 +49,16 @@ _PACKAGES = (os.path.dirname(os.path.abspath(__file__)),
              os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "elements"))
 _STATE = {"announced": False, "fallback": ""}
+
+KERNEL_SOURCES = ("bondgraph/_lu_kernels.py", "bondgraph/_sparse_kernels.py",
+                  "bondgraph/_rk_kernels.py", "bondgraph/spatial.py",
+                  "elements/kernels/compiled.py", "elements/kernels/tree.py",
+                  "elements/contact/compiled.py", "elements/contact/shapes.py",
+                  "elements/contact/gjk.py", "elements/contact/detect.py")
+"""The files whose functions are compiled (relative to the folder holding the two
+packages); ``tests/unit/test_jit_cache.py`` checks that every compiled kernel's source is
+listed."""
+_ROOT = os.path.dirname(_PACKAGES[0])
 _LOCK = threading.Lock()
 
 
@@ -79,6 +100,84 @@ def cache_location() -> str:
     return fallback
 
 
+def _stamp_folder() -> str | None:
+    """Where the kernels' hash is kept: the cache's own folder (None: nowhere
+    writable)."""
+    if config.CACHE_DIR:
+        folder = str(config.CACHE_DIR)
+    else:
+        inside = os.path.join(_PACKAGES[0], "__pycache__")
+        folder = inside if _writable(inside) else _user_cache()
+    return folder if _writable(folder) else None
+
+
+def _cache_folders(path: str) -> list[str]:
+    """The folders where numba may keep the kernels compiled from ``path``: its
+    ``NUMBA_CACHE_DIR`` sub-folder, or the ``__pycache__`` beside it and the user-wide
+    one (numba's rule; its private sub-path helper, so nothing where it is missing)."""
+    try:
+        from numba.core.caching import _CacheLocator
+        subpath = _CacheLocator.get_suitable_cache_subpath(path)
+    except (ImportError, AttributeError, TypeError):
+        subpath = None
+    if config.CACHE_DIR:
+        return [os.path.join(str(config.CACHE_DIR), subpath)] if subpath else []
+    out = [os.path.join(os.path.dirname(path), "__pycache__")]
+    if subpath:
+        out.append(os.path.join(_user_cache(), subpath))
+    return out
+
+
+def _remove_cached(path: str) -> None:
+    """Remove the cached kernels compiled from the source file ``path``."""
+    stem = os.path.splitext(os.path.basename(path))[0] + "."
+    for folder in _cache_folders(path):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(stem) and name.endswith((".nbi", ".nbc")):
+                try:
+                    os.remove(os.path.join(folder, name))
+                except OSError:
+                    pass
+
+
+def refresh_stale_cache(sources: tuple[str, ...] = KERNEL_SOURCES, root: str = _ROOT,
+                        folder: str | None = None) -> bool:
+    """Remove every kernel source's cached kernels when their joint hash is not the one
+    the cache was made with (see the module docstring); returns whether it did.
+    ``folder``: where the hash is kept (default: the cache's folder)."""
+    digest = hashlib.sha256()
+    paths = [os.path.join(root, s) for s in sources]
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                digest.update(f.read())
+        except OSError:
+            digest.update(b"-")
+    key = digest.hexdigest()
+    folder = folder or _stamp_folder()
+    if folder is None:
+        return False
+    stamp = os.path.join(folder, "vector-bondgraph-kernels.sha256")
+    try:
+        with open(stamp, encoding="ascii") as f:
+            if f.read().strip() == key:
+                return False
+    except OSError:
+        pass
+    for path in paths:
+        _remove_cached(path)
+    try:
+        with open(stamp, "w", encoding="ascii") as f:
+            f.write(key + "\n")
+    except OSError:
+        pass
+    return True
+
+
 class _Notice(event.Listener):
     """Prints :data:`NOTICE` once, when numba starts compiling one of the package's
     kernels (a cache hit sends no compile event)."""
@@ -111,4 +210,5 @@ class _Notice(event.Listener):
 
 
 cache_location()
+refresh_stale_cache()
 event.register("numba:compile", _Notice())

@@ -16,13 +16,15 @@ failure naming the two shapes, the time, the speed and the largest step that wou
 have seen it (docs/contact.md). A pair whose mover starts inside its obstacle is not
 watched until it has left. Movers: a sphere or capsule against any shape (its core, a
 point or a segment, is pushed the wrong way once its centre is inside the other); of
-two other shapes (box, cylinder, mesh), each against the other; never a plane. (A thin
+two other shapes (box, cylinder, mesh, ellipsoid), each against the other; never a
+plane. (A thin
 plate's centre inside a sphere is not tunnelling: the sphere is still pushed back by
 the plate's near face until its own centre passes the plate's middle.)
 
 Segment tests, in the obstacle's frame (m): a plane's, a box's and a mesh's half-spaces
 (Cyrus and Beck's clipping), a sphere's and a capsule's distance to their core (a point,
-a segment), a cylinder's clipping to its caps, then the distance to its axis.
+a segment), a cylinder's clipping to its caps, then the distance to its axis, an
+ellipsoid's as a unit sphere's after scaling by its semi-axes.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from bondgraph import IntegrationError, IntegrationWarning, Status
 from bondgraph.spatial import quat_to_matrix
 
 from elements.contact.detect import segment_closest
-from elements.contact.shapes import BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE
+from elements.contact.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
 
 __all__ = ["TunnelWatch", "tunnelled"]
 
@@ -218,6 +220,11 @@ def _enters(w: TunnelWatch, j: int, p0: np.ndarray, p1: np.ndarray) -> bool:
         s, u = segment_closest(p0, p1, a, b)
         gap = (p0 + s * (p1 - p0)) - (a + u * (b - a))
         return float(gap @ gap) < z[0] * z[0]
+    if kind == ELLIPSOID:            # scaled to the unit sphere: the segment's distance
+        q0, d = p0 / z[:3], (p1 - p0) / z[:3]
+        s = 0.0 if d @ d == 0 else float(np.clip(-(q0 @ d) / (d @ d), 0.0, 1.0))
+        near = q0 + s * d
+        return float(near @ near) < 1.0
     if kind == CYLINDER:
         lo, hi = _clip(np.array([[0.0, 0.0, 1.0, z[1]], [0.0, 0.0, -1.0, z[1]]]), p0, p1)
         if lo > hi:
@@ -262,7 +269,7 @@ def _half_thickness(w: TunnelWatch, k: int) -> float:
         return np.inf
     if kind in (SPHERE, CAPSULE, CYLINDER):
         return float(min(z[0], z[1])) if kind == CYLINDER else float(z[0])
-    if kind == BOX:
+    if kind == BOX or kind == ELLIPSOID:
         return float(min(z[:3]))
     faces = w.halfspaces[k]                # a mesh: its centre's distance to a face
     return float(np.min(faces[:, 3] - faces[:, :3] @ w.centre[k]))

@@ -370,14 +370,15 @@ def test_urdf_collision_primitives_rest_on_a_floor_with_their_weight():
     assert np.all(pair.count == 4)
 
 
-def _pellet(v, mech=None, **kw):
+def _pellet(v, mech=None, plate=Box, **kw):
     """A pellet (5 mm, 10 g) shot along x at ``v`` (m/s) without gravity at a plate 2 mm
-    thick fixed 0.3 m ahead; no friction, no damping; stiff enough (5e7 N/m in series)
-    to stop it within 1.5 mm. ``mech``: in that mechanism (gravity 0) instead."""
+    thick fixed 0.3 m ahead (``plate``: a Box, or an Ellipsoid of the same semi-axes);
+    no friction, no damping; stiff enough (5e7 N/m in series) to stop it within 1.5 mm.
+    ``mech``: in that mechanism (gravity 0) instead."""
     mech = mech or Mechanism("shot", gravity=(0, 0, 0))
     m, r = 0.01, 0.005
     mech.add_body(RigidBody("pellet", m, Inertia.principal(*[0.4 * m * r * r] * 3)))
-    mech.add_shape(Box("plate", "ground", (0.001, 0.2, 0.2), position=(0.3, 0, 0)),
+    mech.add_shape(plate("plate", "ground", (0.001, 0.2, 0.2), position=(0.3, 0, 0)),
                    ContactLaw(stiffness=1e8, damping=0.0, friction=0.0))
     mech.add_shape(Sphere("ball", "pellet", r), ContactLaw(stiffness=1e8, damping=0.0,
                                                             friction=0.0))
@@ -416,6 +417,13 @@ def test_a_fast_pellet_never_passes_through_a_thin_plate_unnoticed(monkeypatch):
         res = _pellet(v, pendulum, q={"J1": 0.3})
     assert res.raw.status.name == "STEP_FAILED" and "'ball' entered shape 'plate'" in \
         res.raw.message and res.raw.failure_time < 0.3 / v
+    # an ellipsoid plate (semi-axes 1, 200, 200 mm) is watched as the box is
+    from elements.contact import Ellipsoid
+    with pytest.warns(IntegrationWarning, match="tunnelling"):
+        res = _pellet(v, plate=Ellipsoid)
+    assert res.raw.status.name == "STEP_FAILED" and "'ball' entered shape 'plate'" in \
+        res.raw.message and "max_step below 1e-05 s" in res.raw.message
+    assert _pellet(v, plate=Ellipsoid, max_step=1e-5).success
     monkeypatch.setattr(TunnelWatch, "__call__", lambda self, t, x: 1.0)
     res = _pellet(v)
     assert res.success and res.body("pellet").position[0, -1] > 0.59
