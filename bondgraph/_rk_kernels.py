@@ -21,12 +21,10 @@ so that ``import bondgraph`` does not import numba).
 Symbols as in scipy's ``rk.py``: A, B, C (the tableau), E (RK45's error weights),
 E3, E5 (DOP853's), K (stages in rows, the last row f(t + h, y_new)).
 
-numba's on-disk cache of these kernels is keyed on this file alone, but they inline
-``_first``, ``_second`` and the LU kernels of :mod:`bondgraph._sparse_kernels` and
-:mod:`bondgraph._lu_kernels` (and ``_sparse_kernels`` inlines the latter): in a
-working tree, after editing those, delete the dependents' cache files
-(``bondgraph/__pycache__/_rk_kernels.*.nb?``, ``_sparse_kernels.*.nb?``) or the stale
-compiled code runs (seen: the old pivot test kept in the compiled loop).
+numba checks each cached kernel against its own file only, but these inline ``_first``,
+``_second`` and the LU kernels of :mod:`bondgraph._sparse_kernels` and
+:mod:`bondgraph._lu_kernels`: :mod:`bondgraph._jit` removes every kernel's cache when
+any kernel source changes (once seen: the old pivot test kept in the compiled loop).
 """
 
 from __future__ import annotations
