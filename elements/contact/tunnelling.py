@@ -23,8 +23,9 @@ the plate's near face until its own centre passes the plate's middle.)
 
 Segment tests, in the obstacle's frame (m): a plane's, a box's and a mesh's half-spaces
 (Cyrus and Beck's clipping), a sphere's and a capsule's distance to their core (a point,
-a segment), a cylinder's clipping to its caps, then the distance to its axis, an
-ellipsoid's as a unit sphere's after scaling by its semi-axes.
+a segment), a cylinder's clipping to its caps, then the distance to its axis; any other
+convex kind (an ellipsoid) GJK's distance between the segment and the shape, from its
+support point alone.
 """
 
 from __future__ import annotations
@@ -37,10 +38,13 @@ from typing import Any
 import numpy as np
 
 from bondgraph import IntegrationError, IntegrationWarning, Status
-from bondgraph.spatial import quat_to_matrix
+from bondgraph.spatial import frame_from_axis, quat_to_matrix
 
 from elements.contact.detect import segment_closest
-from elements.contact.shapes import BOX, CAPSULE, CYLINDER, ELLIPSOID, MESH, PLANE, SPHERE
+from elements.contact.gjk import gjk_distance
+from elements.contact.shapes import (
+    BOX, CAPSULE, CYLINDER, MESH, PLANE, SPHERE, support_point,
+)
 
 __all__ = ["TunnelWatch", "tunnelled"]
 
@@ -87,6 +91,7 @@ class TunnelWatch:
         self.kind = [s.kind for s in shapes]
         self.params = [np.asarray(s.params, dtype=float) for s in shapes]
         self.halfspaces = [_halfspaces(s) for s in shapes]
+        self.verts = [np.asarray(s.vertices, dtype=float) for s in shapes]
         self.reach = np.array([s.bounding_radius for s in shapes])   # (a plane: inf)
         round_ = (SPHERE, CAPSULE)
         pairs = [(i, j) for a, b in system.allowed_pairs() for i, j in ((a, b), (b, a))
@@ -220,11 +225,6 @@ def _enters(w: TunnelWatch, j: int, p0: np.ndarray, p1: np.ndarray) -> bool:
         s, u = segment_closest(p0, p1, a, b)
         gap = (p0 + s * (p1 - p0)) - (a + u * (b - a))
         return float(gap @ gap) < z[0] * z[0]
-    if kind == ELLIPSOID:            # scaled to the unit sphere: the segment's distance
-        q0, d = p0 / z[:3], (p1 - p0) / z[:3]
-        s = 0.0 if d @ d == 0 else float(np.clip(-(q0 @ d) / (d @ d), 0.0, 1.0))
-        near = q0 + s * d
-        return float(near @ near) < 1.0
     if kind == CYLINDER:
         lo, hi = _clip(np.array([[0.0, 0.0, 1.0, z[1]], [0.0, 0.0, -1.0, z[1]]]), p0, p1)
         if lo > hi:
@@ -234,6 +234,8 @@ def _enters(w: TunnelWatch, j: int, p0: np.ndarray, p1: np.ndarray) -> bool:
         s = 0.0 if d @ d == 0 else float(np.clip(-(q0 @ d) / (d @ d), 0.0, 1.0))
         near = q0 + s * d
         return float(near @ near) < z[0] * z[0]
+    if w.halfspaces[j] is None:            # any other convex kind
+        return _meets_convex(kind, z, w.verts[j], p0, p1)
     lo, hi = _clip(w.halfspaces[j], p0, p1)
     return lo < hi or (lo == hi and _strictly(w.halfspaces[j], p0 + lo * (p1 - p0)))
 
@@ -269,7 +271,44 @@ def _half_thickness(w: TunnelWatch, k: int) -> float:
         return np.inf
     if kind in (SPHERE, CAPSULE, CYLINDER):
         return float(min(z[0], z[1])) if kind == CYLINDER else float(z[0])
-    if kind == BOX or kind == ELLIPSOID:
+    if kind == BOX:
         return float(min(z[:3]))
     faces = w.halfspaces[k]                # a mesh: its centre's distance to a face
+    if faces is None:                      # any other: its narrowest sampled width
+        return 0.5 * _narrowest(kind, z, w.verts[k])
     return float(np.min(faces[:, 3] - faces[:, :3] @ w.centre[k]))
+
+
+_ORIGIN, _AXES, _NO_VERTS = np.zeros(3), np.eye(3), np.zeros((0, 3))
+
+
+def _meets_convex(kind: int, z: np.ndarray, verts: np.ndarray, p0: np.ndarray,
+                  p1: np.ndarray) -> bool:
+    """Whether the segment p0 -> p1 (the shape's frame) meets a convex shape known by its
+    support point alone: GJK's distance between the segment (a capsule's core) and the
+    shape is zero."""
+    d = p1 - p0
+    length = float(np.sqrt(d @ d))
+    R = frame_from_axis(d) if length > 0.0 else _AXES
+    segment = np.array([0.0, 0.5 * length, 0.0, 0.0])
+    W, PA, PB = np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3))
+    _, dist = gjk_distance(CAPSULE, segment, _NO_VERTS, 0.5 * (p0 + p1), R, kind,
+                           np.asarray(z, dtype=float), verts, _ORIGIN, _AXES, np.inf,
+                           W, PA, PB, np.empty(4), np.empty(6))
+    return dist < 0.0                      # (-1: overlapping or touching)
+
+
+def _narrowest(kind: int, z: np.ndarray, verts: np.ndarray) -> float:
+    """A convex shape's smallest width (m) over 13 directions (its axes, their face and
+    body diagonals), from its support point."""
+    dirs = [np.array(v, dtype=float) for v in
+            ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, -1, 0), (1, 0, 1), (1, 0, -1),
+             (0, 1, 1), (0, 1, -1), (1, 1, 1), (1, 1, -1), (1, -1, 1), (-1, 1, 1))]
+    a, b = np.empty(3), np.empty(3)
+    widths = []
+    for d in dirs:
+        d = d / np.sqrt(d @ d)
+        support_point(kind, z, verts, _ORIGIN, _AXES, d, a)
+        support_point(kind, z, verts, _ORIGIN, _AXES, -d, b)
+        widths.append(float(d @ (a - b)))
+    return min(widths)
