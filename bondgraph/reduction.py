@@ -179,6 +179,7 @@ class StateSpaceModel:
         self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
         self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
         self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
+        self._static_junction: tuple | None = None   # (see evaluate: no moduli vary)
         """True when a storage element or a resistor has a nonlinear law."""
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
         self.sources = {n: els[n].law(p) for n in L.members["U1"]}
@@ -359,10 +360,17 @@ class StateSpaceModel:
         X = x[:self.n_energy]
         shared: dict[int, Any] = {}
         fns = self.functions
-        data = L.data(fns.moduli(x, shared))
-        lu, A_i = L.factor(data)
-        W = L.full_map(lu, A_i)
-        js = L.structure(W)
+        if L.dynamic or self._static_junction is None:
+            data = L.data(fns.moduli(x, shared))
+            lu, A_i = L.factor(data)
+            W = L.full_map(lu, A_i)
+            js = L.structure(W)
+            if not L.dynamic:       # no modulus varies: the same at every state, kept
+                W.setflags(write=False)     # (read-only: an evaluation shares them)
+                js.J.setflags(write=False)
+                self._static_junction = (lu, A_i, W, js)
+        else:
+            lu, A_i, W, js = self._static_junction
         b = js.blocks
         RE = (sla.block_diag(*[self._elements[n].euler_matrix(s) for n in self.ejs])
               if self.ejs else np.zeros((0, 0)))
@@ -378,35 +386,61 @@ class StateSpaceModel:
         if not self._nl_r:
             return self._reduced(self.R, None, *args)
         # nonlinear resistors: the loop through their laws by a globalised Newton
-        # method (bondgraph._newton), from this thread's last solution (consecutive
-        # states of a run are close), else from the inputs with every law's output zero
-        # (exact where the laws' inputs do not depend on their outputs), else from zero
+        # method (bondgraph._newton) on their inputs alone, the junction structure
+        # eliminated once (D_in is affine in the laws' outputs), from this thread's last
+        # solution (consecutive states of a run are close), else from the inputs with
+        # every law's output zero (exact where the laws' inputs do not depend on their
+        # outputs), else from zero
         nR = self.R.shape[0]
+        E = self._eliminated(self.R, True, *args)
+
+        def implied(o):
+            return self._completed(E, o, *args, din_only=True)
+
         key = threading.get_ident()
-        starts = [lambda: self._reduced(self.R, np.zeros(nR), *args)[1],
-                  lambda: np.zeros(nR)]
+        starts = [lambda: implied(np.zeros(nR)), lambda: np.zeros(nR)]
         warm = key in self._newton_start
         if warm:
             starts.insert(0, self._newton_start[key].copy)
         names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
                           if not getattr(self._elements[n], "is_linear", True))
-        ev, d = solve_resistor_loop(self._nl_r, self.R,
-                                    lambda Rk, o: self._reduced(Rk, o, *args), starts,
-                                    names, t, warm)
+        d = solve_resistor_loop(self._nl_r, nR, implied, self._loop_slope(E, implied),
+                                starts, names, t, warm)
         self._newton_start[key] = d
-        return ev
+        o = np.zeros(nR)
+        for sl, law in self._nl_r:
+            o[sl] = law.value(d[sl])
+        return self._completed(E, o, *args)[0]
 
-    def _reduced(self, R, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
-                 stabilization, redundancy_ok, rank_reference):
+    def _loop_slope(self, E, implied) -> np.ndarray:
+        """d D_in / d o at the nonlinear resistors (rows and columns in the order of
+        their laws): the block of B_3 at their offsets' columns without unknown
+        sources; else by the columns of ``implied`` (affine: exact but for rounding;
+        it steers Newton's step only)."""
+        nl = np.concatenate([np.arange(sl.start, sl.stop) for sl, _ in self._nl_r])
+        if self.n_u2 == 0:
+            return E[6][np.ix_(nl, self.n_u1 + nl)]
+        nR = self.R.shape[0]
+        base = implied(np.zeros(nR))
+        cols = []
+        for k in nl:
+            o = np.zeros(nR)
+            o[k] = 1.0
+            cols.append(implied(o)[nl] - base[nl])
+        return np.column_stack(cols)
+
+    def _reduced(self, R, o, *args):
         """The reduction at one (t, x) with the resistive field D_out = R D_in (+ o);
         returns the :class:`Evaluation` (and D_in when ``o`` is given)."""
-        fns = self.functions
-        # o (the offsets of nonlinear resistors) enters as a known input through the
-        # columns of D_out: stacked after U_1
-        U1a = U1 if o is None else np.concatenate([U1, o])
+        return self._completed(self._eliminated(R, o is not None, *args), o, *args)
 
+    def _eliminated(self, R, offsets, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
+                    stabilization, redundancy_ok, rank_reference) -> tuple:
+        """The eliminations of D and E with the resistive field R at one (t, x): the
+        matrices of :meth:`_completed`, which do not depend on the offsets o (known
+        inputs after U_1 when ``offsets``)."""
         def known(Y):
-            return b[Y + "U1"] if o is None else np.hstack([b[Y + "U1"], b[Y + "L"]])
+            return b[Y + "U1"] if not offsets else np.hstack([b[Y + "U1"], b[Y + "L"]])
 
         # eliminate D and E (corrected A1..A5, B1..B4; Z = F X for linear fields)
         nL, nE = R.shape[0], RE.shape[0]
@@ -434,9 +468,26 @@ class StateSpaceModel:
         Wk = W[self._kin_rows]
         Wku1 = Wk[:, L.imp_slices["U1"]]
         K_Z, K_U1, K_U2 = reduce(Wk[:, L.imp_slices["Z"]], Wk[:, L.imp_slices["L"]],
-                                 Wku1 if o is None else
+                                 Wku1 if not offsets else
                                  np.hstack([Wku1, Wk[:, L.imp_slices["L"]]]),
                                  Wk[:, L.imp_slices["U2"]], Wk[:, L.imp_slices["E"]])
+        return (R, A1, A2, A4, A5, B1, B3, B4, T_Z, T_U1, T_U2, T_CZ, T_CU1, T_LE, K_Z,
+                K_U1, K_U2)
+
+    def _completed(self, E, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
+                   stabilization, redundancy_ok, rank_reference, din_only=False):
+        """The :class:`Evaluation` from the eliminations ``E`` of :meth:`_eliminated`
+        and the offsets ``o`` (None: no nonlinear resistor), with D_in when ``o`` is
+        given; only D_in when ``din_only`` (the nonlinear resistors' loop)."""
+        (R, A1, A2, A4, A5, B1, B3, B4, T_Z, T_U1, T_U2, T_CZ, T_CU1, T_LE, K_Z, K_U1,
+         K_U2) = E
+        fns = self.functions
+        nE = RE.shape[0]
+        # o (the offsets of nonlinear resistors) enters as a known input through the
+        # columns of D_out: stacked after U_1
+        U1a = U1 if o is None else np.concatenate([U1, o])
+        if din_only and self.n_u2 == 0:
+            return B1 @ Z + B3 @ U1a
         kin_flow0 = K_Z @ Z + K_U1 @ U1a
 
         n2 = self.n_u2
@@ -492,12 +543,14 @@ class StateSpaceModel:
                     f"t = {t:.6g} s: " + self.deficient_sources_text(H4 if H4 is not None
                                                                     else T_LE),
                     time=t, sources=self.unknown_sources)
+        Din = B1 @ Z + B3 @ U1a + B4 @ U2
+        if din_only:
+            return Din
         Xdot = T_Z @ Z + T_U1 @ U1a + T_U2 @ U2
         kin_flow = kin_flow0 + K_U2 @ U2
         kin_rates = fns.kinematic_rates(x, kin_flow)
         c = c0 + T_LE @ U2
         # all bond variables: v = [Z; D_out; U1; U2; E_out]
-        Din = B1 @ Z + B3 @ U1a + B4 @ U2
         Ein = A1 @ (A2 @ Z + A4 @ U1a + A5 @ U2) if nE else np.zeros(0)
         Dout = R @ Din if o is None else R @ Din + o
         v = np.concatenate([Z, Dout, U1, U2, RE @ Ein])
