@@ -95,9 +95,8 @@ def solve_resistor_loop(laws: Sequence, n: int,
 
     def outputs(d: np.ndarray) -> np.ndarray:
         o = np.zeros(n)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for sl, law in laws:              # (NonFiniteLawError says where not finite)
-                o[sl] = law.value(d[sl])
+        for sl, law in laws:       # (NonFiniteLawError says where a law is not finite)
+            o[sl] = law.value(d[sl])
         return o
 
     undefined: list[NonFiniteLawError] = []      # (the last law not finite at a trial)
@@ -123,39 +122,54 @@ def solve_resistor_loop(laws: Sequence, n: int,
     for k, start in enumerate(starts):
         try:
             guess = start()
-            outputs(guess)
         except NonFiniteLawError as exc:
             error = exc
             continue
+        r = residual(guess)
+        if r is None:                         # a law is not finite there
+            error = undefined[0]
+            continue
         if k == 0 and warm:                   # (consecutive states of a run are close)
-            d, F = guess, residual(guess)
+            d, F = guess, r
             break
-        r = residual(guess)                   # else the guess of least residual
-        if d is None or norm(r) < norm(F):
+        if d is None or norm(r) < norm(F):    # else the guess of least residual
             d, F = guess, r
     if d is None:
         raise error if error is not None else AlgebraicLoopError(
             f"no starting guess for the nonlinear resistor law(s) of {names}")
+    undefined.clear()                         # (a start's: not a trial step's)
     last, delta, contracting = np.inf, np.inf, False
     for _ in range(NEWTON_MAX_ITERATIONS):
-        Rk = np.zeros((nl.size, nl.size))
-        off = 0
-        for sl, law in laws:
-            w = sl.stop - sl.start
-            Rk[off:off + w, off:off + w] = law.tangent_or_zero(d[sl])
-            off += w
+        if len(laws) == 1:
+            Rk = laws[0][1].tangent_or_zero(d[laws[0][0]])
+        else:
+            Rk = np.zeros((nl.size, nl.size))
+            off = 0
+            for sl, law in laws:
+                w = sl.stop - sl.start
+                Rk[off:off + w, off:off + w] = law.tangent_or_zero(d[sl])
+                off += w
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            try:
-                step_nl = np.linalg.solve(eye - M @ Rk, -F)
-            except np.linalg.LinAlgError:
-                step_nl = np.full(nl.size, np.inf)
+            A = eye - M @ Rk
+            if nl.size == 1:                  # (one scalar law: a division)
+                step_nl = -F / A[0, 0] if A[0, 0] != 0.0 else np.full(1, np.inf)
+            else:
+                try:
+                    step_nl = np.linalg.solve(A, -F)
+                except np.linalg.LinAlgError:
+                    step_nl = np.full(nl.size, np.inf)
         step = np.zeros(n)
         step[nl] = step_nl
         d_new = d + step
-        delta = max(float(np.abs(step[sl]).max()) for sl, _ in laws)
-        size = max(float(np.abs(d_new[sl]).max()) for sl, _ in laws)
+        delta = float(np.abs(step_nl).max())
+        size = float(np.abs(d_new[nl]).max())
         if delta <= NEWTON_RTOL * size or delta == 0.0 or \
                 (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
+            return d_new
+        if contracting and delta < 0.5 * last and \
+                delta * delta / (last - delta) <= NEWTON_RTOL * size:
+            # contracting at the rate theta = delta / last: the error left after this
+            # step is at most theta / (1 - theta) delta (far less where quadratic)
             return d_new
         if not np.isfinite(delta):
             raise AlgebraicLoopError(

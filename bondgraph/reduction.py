@@ -178,9 +178,12 @@ class StateSpaceModel:
             off += el.dim
         self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
         self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
+        """True when a storage element or a resistor has a nonlinear law."""
         self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
         self._static_junction: tuple | None = None   # (see evaluate: no moduli vary)
-        """True when a storage element or a resistor has a nonlinear law."""
+        self._static_loop: tuple | None = None       # (see evaluate: nothing varies)
+        self._nl_names = ", ".join(f"'{n}'" for n, _ in L.members["L"]
+                                   if not getattr(els[n], "is_linear", True))
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
         self.sources = {n: els[n].law(p) for n in L.members["U1"]}
         self.unknown_sources: tuple[str, ...] = tuple(L.members["U2"])
@@ -315,9 +318,11 @@ class StateSpaceModel:
             self._functions = StateFunctions(self)
         return self._functions
 
-    def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
+    def source_values(self, t: float, s: StateView, rates: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
         """U_1 and dU_1/dt (NaN where a source has no rate) at time t (s). Constant
-        sources are written once (when first needed); only the others are called."""
+        sources are written once (when first needed); only the others are called (their
+        rates not, and left NaN, when not ``rates``)."""
         if self._source_plan is None:
             U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
             for name, law in self.sources.items():
@@ -335,7 +340,7 @@ class StateSpaceModel:
         for sl, law in varying:
             U1[sl] = law.value(t, s)
             if law.rate is not None:
-                dU1[sl] = law.rate(t, s)
+                dU1[sl] = law.rate(t, s) if rates else np.nan
         return U1, dU1
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
@@ -380,7 +385,7 @@ class StateSpaceModel:
             for sl, law in self._nl_storage:
                 Z[sl] = law.coenergy(X[sl])
                 F[sl, sl] = law.tangent(X[sl])
-        U1, dU1 = self.source_values(t, s)
+        U1, dU1 = self.source_values(t, s, rates=self.n_u2 > 0)   # (rates: Eq. (15))
         args = (t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared, stabilization,
                 redundancy_ok, rank_reference)
         if not self._nl_r:
@@ -392,20 +397,27 @@ class StateSpaceModel:
         # every law's output zero (exact where the laws' inputs do not depend on their
         # outputs), else from zero
         nR = self.R.shape[0]
-        E = self._eliminated(self.R, True, *args)
-
         def implied(o):
             return self._completed(E, o, *args, din_only=True)
 
+        if self._static_junction is not None and not self._nl_storage and not self.ejs:
+            # nothing in the eliminations varies (no modulus, storage tangent or EJS
+            # field depends on the state): formed once, with the loop's slope
+            if self._static_loop is None:
+                E = self._eliminated(self.R, True, *args)
+                for a in E:                   # (read-only: evaluations share them)
+                    a.setflags(write=False)
+                self._static_loop = (E, self._loop_slope(E, implied))
+            E, M = self._static_loop
+        else:
+            E = self._eliminated(self.R, True, *args)
+            M = self._loop_slope(E, implied)
         key = threading.get_ident()
         starts = [lambda: implied(np.zeros(nR)), lambda: np.zeros(nR)]
         warm = key in self._newton_start
         if warm:
             starts.insert(0, self._newton_start[key].copy)
-        names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
-                          if not getattr(self._elements[n], "is_linear", True))
-        d = solve_resistor_loop(self._nl_r, nR, implied, self._loop_slope(E, implied),
-                                starts, names, t, warm)
+        d = solve_resistor_loop(self._nl_r, nR, implied, M, starts, self._nl_names, t, warm)
         self._newton_start[key] = d
         o = np.zeros(nR)
         for sl, law in self._nl_r:
