@@ -2,6 +2,7 @@
 
 - :func:`solve_resistor_loop`: the inputs D_in of the nonlinear resistors where the
   junction structure and their laws agree.
+- :func:`loop_slope`: the slope M of D_in(o) by its columns.
 
 With the laws' outputs o = r(d) as known inputs (the resistive field zero at the
 nonlinear resistors), the junction structure gives the inputs D_in = c + M o: affine in
@@ -28,7 +29,7 @@ import numpy as np
 
 from .errors import AlgebraicLoopError, NonFiniteLawError
 
-__all__ = ["solve_resistor_loop", "NEWTON_RTOL", "NEWTON_MAX_ITERATIONS", "ARMIJO",
+__all__ = ["solve_resistor_loop", "loop_slope", "NEWTON_RTOL", "NEWTON_MAX_ITERATIONS", "ARMIJO",
            "MIN_STEP_FRACTION"]
 
 NEWTON_RTOL = 1e-12
@@ -204,3 +205,16 @@ def solve_resistor_loop(laws: Sequence, n: int,
         f"{NEWTON_MAX_ITERATIONS} Newton iterations at t = {t:.6g} s (last change "
         f"{delta:.3g} in their inputs): the algebraic loop through them may have no "
         f"solution or several; give the loop a storage element, or smoother laws")
+
+
+def loop_slope(nl: np.ndarray, n: int, implied: Callable[[np.ndarray], np.ndarray]
+               ) -> np.ndarray:
+    """d implied(o)[nl] / d o[nl] by the columns of the affine map ``implied`` (unit
+    offsets, length ``n``): exact but for rounding, which steers Newton's step only."""
+    base = implied(np.zeros(n))[nl]
+    cols = []
+    for k in nl:
+        o = np.zeros(n)
+        o[k] = 1.0
+        cols.append(implied(o)[nl] - base)
+    return np.column_stack(cols) if cols else np.zeros((0, 0))

@@ -45,7 +45,7 @@ from .causality import CausalGraph
 from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .evaluation import RANK_RTOL, Evaluation, solve_constraints
-from ._newton import solve_resistor_loop
+from ._newton import loop_slope, solve_resistor_loop
 from .junction import JunctionLayout, PowerPlan
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
@@ -180,8 +180,9 @@ class StateSpaceModel:
         self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
         """True when a storage element or a resistor has a nonlinear law."""
         self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
-        self._static_junction: tuple | None = None   # (see evaluate: no moduli vary)
         self._static_loop: tuple | None = None       # (see evaluate: nothing varies)
+        self._nl_index = np.array([i for sl, _ in self._nl_r
+                                   for i in range(sl.start, sl.stop)], dtype=int)
         self._nl_names = ", ".join(f"'{n}'" for n, _ in L.members["L"]
                                    if not getattr(els[n], "is_linear", True))
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
@@ -320,9 +321,8 @@ class StateSpaceModel:
 
     def source_values(self, t: float, s: StateView, rates: bool = True
                       ) -> tuple[np.ndarray, np.ndarray | None]:
-        """U_1 and dU_1/dt (NaN where a source has no rate) at time t (s). Constant
-        sources are written once (when first needed); only the others are called (their
-        rates not, and left NaN, when not ``rates``)."""
+        """U_1 and dU_1/dt (NaN where a source has no rate, all if not ``rates``) at t (s).
+        Constant sources are written once (when first needed); only others are called."""
         if self._source_plan is None:
             U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
             for name, law in self.sources.items():
@@ -365,17 +365,7 @@ class StateSpaceModel:
         X = x[:self.n_energy]
         shared: dict[int, Any] = {}
         fns = self.functions
-        if L.dynamic or self._static_junction is None:
-            data = L.data(fns.moduli(x, shared))
-            lu, A_i = L.factor(data)
-            W = L.full_map(lu, A_i)
-            js = L.structure(W)
-            if not L.dynamic:       # no modulus varies: the same at every state, kept
-                W.setflags(write=False)     # (read-only: an evaluation shares them)
-                js.J.setflags(write=False)
-                self._static_junction = (lu, A_i, W, js)
-        else:
-            lu, A_i, W, js = self._static_junction
+        lu, A_i, W, js = L.solved(lambda: fns.moduli(x, shared))
         b = js.blocks
         RE = (sla.block_diag(*[self._elements[n].euler_matrix(s) for n in self.ejs])
               if self.ejs else np.zeros((0, 0)))
@@ -390,28 +380,25 @@ class StateSpaceModel:
                 redundancy_ok, rank_reference)
         if not self._nl_r:
             return self._reduced(self.R, None, *args)
-        # nonlinear resistors: the loop through their laws by a globalised Newton
-        # method (bondgraph._newton) on their inputs alone, the junction structure
-        # eliminated once (D_in is affine in the laws' outputs), from this thread's last
-        # solution (consecutive states of a run are close), else from the inputs with
-        # every law's output zero (exact where the laws' inputs do not depend on their
-        # outputs), else from zero
-        nR = self.R.shape[0]
+        # nonlinear resistors: bondgraph._newton on their inputs (affine in the laws'
+        # outputs o: the eliminations formed once, for all where nothing varies), from
+        # this thread's last solution, else the inputs at o = 0, else zero
+        nR, nl = self.R.shape[0], self._nl_index
+
         def implied(o):
             return self._completed(E, o, *args, din_only=True)
 
-        if self._static_junction is not None and not self._nl_storage and not self.ejs:
-            # nothing in the eliminations varies (no modulus, storage tangent or EJS
-            # field depends on the state): formed once, with the loop's slope
-            if self._static_loop is None:
-                E = self._eliminated(self.R, True, *args)
-                for a in E:                   # (read-only: evaluations share them)
-                    a.setflags(write=False)
-                self._static_loop = (E, self._loop_slope(E, implied))
+        static = not (L.dynamic or self._nl_storage or self.ejs)
+        if static and self._static_loop is not None:
             E, M = self._static_loop
         else:
             E = self._eliminated(self.R, True, *args)
-            M = self._loop_slope(E, implied)
+            M = E[6][np.ix_(nl, self.n_u1 + nl)] if self.n_u2 == 0 else \
+                loop_slope(nl, nR, implied)        # (B_3's block; else by its columns)
+            if static:
+                for a in E:                       # (read-only: evaluations share them)
+                    a.setflags(write=False)
+                self._static_loop = (E, M)
         key = threading.get_ident()
         starts = [lambda: implied(np.zeros(nR)), lambda: np.zeros(nR)]
         warm = key in self._newton_start
@@ -424,23 +411,6 @@ class StateSpaceModel:
             o[sl] = law.value(d[sl])
         return self._completed(E, o, *args)[0]
 
-    def _loop_slope(self, E, implied) -> np.ndarray:
-        """d D_in / d o at the nonlinear resistors (rows and columns in the order of
-        their laws): the block of B_3 at their offsets' columns without unknown
-        sources; else by the columns of ``implied`` (affine: exact but for rounding;
-        it steers Newton's step only)."""
-        nl = np.concatenate([np.arange(sl.start, sl.stop) for sl, _ in self._nl_r])
-        if self.n_u2 == 0:
-            return E[6][np.ix_(nl, self.n_u1 + nl)]
-        nR = self.R.shape[0]
-        base = implied(np.zeros(nR))
-        cols = []
-        for k in nl:
-            o = np.zeros(nR)
-            o[k] = 1.0
-            cols.append(implied(o)[nl] - base[nl])
-        return np.column_stack(cols)
-
     def _reduced(self, R, o, *args):
         """The reduction at one (t, x) with the resistive field D_out = R D_in (+ o);
         returns the :class:`Evaluation` (and D_in when ``o`` is given)."""
@@ -448,9 +418,8 @@ class StateSpaceModel:
 
     def _eliminated(self, R, offsets, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
                     stabilization, redundancy_ok, rank_reference) -> tuple:
-        """The eliminations of D and E with the resistive field R at one (t, x): the
-        matrices of :meth:`_completed`, which do not depend on the offsets o (known
-        inputs after U_1 when ``offsets``)."""
+        """The eliminations of D and E with the resistive field R at one (t, x) for
+        :meth:`_completed` (independent of the offsets o, inputs after U_1)."""
         def known(Y):
             return b[Y + "U1"] if not offsets else np.hstack([b[Y + "U1"], b[Y + "L"]])
 
@@ -488,9 +457,8 @@ class StateSpaceModel:
 
     def _completed(self, E, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
                    stabilization, redundancy_ok, rank_reference, din_only=False):
-        """The :class:`Evaluation` from the eliminations ``E`` of :meth:`_eliminated`
-        and the offsets ``o`` (None: no nonlinear resistor), with D_in when ``o`` is
-        given; only D_in when ``din_only`` (the nonlinear resistors' loop)."""
+        """The :class:`Evaluation` from :meth:`_eliminated`'s ``E`` and offsets ``o``
+        (None: none), with D_in when ``o`` is given; only D_in when ``din_only``."""
         (R, A1, A2, A4, A5, B1, B3, B4, T_Z, T_U1, T_U2, T_CZ, T_CU1, T_LE, K_Z, K_U1,
          K_U2) = E
         fns = self.functions
