@@ -16,16 +16,16 @@ DOP853 on the models of the issue's targets, with what one Jacobian costs.
   (``--skip-ant`` leaves it out; it needs gymnasium and mujoco).
 
 Each row: the wall time (best of ``--repeat`` after a warm-up run; the CPU time of this
-process beside it, less sensitive to a loaded machine), the steps'
-evaluations (``nfev``: scipy's count, without its Jacobians'), Jacobians formed, the
-evaluations one Jacobian costs (``diagnostics["evaluations_per_jacobian"]``:
-the column groups of the structural pattern, or every state), the achieved error (the
-largest state difference from a tight DOP853 run, rtol 1e-13 (arm: 1e-12), relative to
-each state's largest magnitude; the diode and the chain at their span's end, the arm on
-its output grid) and the ratio of the time to DOP853's in the same run. The ant's run is a hybrid one (a new segment at every
-stop's engagement): its Jacobian count is its last segment's, its ``nfev`` the whole
-run's. Run it from another checkout (``PYTHONPATH=/path/to/it``)
-to compare versions: the ratios of one run are what to compare, the machine is shared.
+process beside it, less sensitive to a loaded machine), the steps' evaluations
+(``nfev``: scipy's count, without its Jacobians'), Jacobians formed, the evaluations one
+Jacobian costs (``diagnostics["evaluations_per_jacobian"]``: the column groups of the
+structural pattern, or every state), the achieved error (the largest state difference
+from a tight DOP853 run, rtol 1e-13 (arm: 1e-12), relative to each state's largest
+magnitude; the diode and the chain at their span's end, the arm on its output grid)
+and the ratio of the time to DOP853's in the same run. The ant's run is a hybrid one (a
+new segment at every stop's engagement): its Jacobian count is its last segment's, its
+``nfev`` the whole run's. Run it from another checkout (``PYTHONPATH=/path/to/it``) to
+compare versions: the ratios of one run are what to compare, the machine is shared.
 """
 
 from __future__ import annotations
