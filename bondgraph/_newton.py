@@ -16,9 +16,12 @@ before: the same iterates, without a whole reduction per pass.)
 Far from the solution a full Newton step of an exponential law (a diode) overshoots to
 where the law overflows, and plain Newton's method then needs hundreds of passes or
 stops. So the step is globalised: a step is taken whole while the Newton steps contract
-(quadratic convergence, no residual needed); otherwise it is halved until the residual's
+(quadratic convergence, no line search); otherwise it is halved until the residual's
 norm decreases (Armijo's rule), and a trial where a law is not finite
-(:class:`~bondgraph.NonFiniteLawError`) is halved too.
+(:class:`~bondgraph.NonFiniteLawError`) is halved too. The passes stop when a step
+changes the inputs by less than :data:`NEWTON_RTOL` of their size, or when two whole
+steps contract at a rate theta that bounds the error left, theta / (1 - theta) times
+the last step, below that.
 """
 
 from __future__ import annotations
