@@ -15,14 +15,18 @@ DOP853 on the models of the issue's targets, with what one Jacobian costs.
   rest, joint ranges as stops of 50 N m/rad), 0-1 s, rtol = 1e-4, atol = 1e-6
   (``--skip-ant`` leaves it out; it needs gymnasium and mujoco).
 
-Each row: the wall time (best of ``--repeat`` after a warm-up run), the steps'
-evaluations (``nfev``: scipy's count, without its Jacobians'), Jacobians formed, the
-evaluations one Jacobian costs (``diagnostics["evaluations_per_jacobian"]``:
-the column groups of the structural pattern, or every state) and the ratio of the time
-to DOP853's in the same run. The ant's run is a hybrid one (a new segment at every
-stop's engagement): its Jacobian count is its last segment's, its ``nfev`` the whole
-run's. Run it from another checkout (``PYTHONPATH=/path/to/it``)
-to compare versions: the ratios of one run are what to compare, the machine is shared.
+Each row: the wall time (best of ``--repeat`` after a warm-up run; the CPU time of this
+process beside it, less sensitive to a loaded machine), the steps' evaluations
+(``nfev``: scipy's count, without its Jacobians'), Jacobians formed, the evaluations one
+Jacobian costs (``diagnostics["evaluations_per_jacobian"]``: the column groups of the
+structural pattern, or every state), the achieved error (the largest state difference
+from a tight DOP853 run, rtol 1e-13 (arm: 1e-12), relative to each state's largest
+magnitude (the arm's: at least 1, as in stiff.py: its states at rest are zero); the
+diode and the chain at their span's end, the arm on its output grid)
+and the ratio of the time to DOP853's in the same run. The ant's run is a hybrid one (a
+new segment at every stop's engagement): its Jacobian count is its last segment's, its
+``nfev`` the whole run's. Run it from another checkout (``PYTHONPATH=/path/to/it``) to
+compare versions: the ratios of one run are what to compare, the machine is shared.
 """
 
 from __future__ import annotations
@@ -48,22 +52,40 @@ def _load(name: str, path: str):
     return mod
 
 
-def _row(label: str, run, repeat: int, base: float | None) -> float:
+def _reference(run) -> np.ndarray:
+    """The states of a tight run (at the row's output points)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run()
+    return getattr(res, "raw", res).x
+
+
+def _error(x: np.ndarray, ref: np.ndarray, floor: float) -> float:
+    """The largest state difference from the reference, relative to each state's largest
+    magnitude in it (at least ``floor``)."""
+    scale = np.maximum(np.abs(ref).max(axis=1, keepdims=True), floor)
+    return float((np.abs(x - ref) / scale).max())
+
+
+def _row(label: str, run, repeat: int, base: float | None,
+         ref: np.ndarray | None = None, floor: float = 1e-300) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run()                                        # warm-up (compilation, caches)
-        best, res = np.inf, None
+        best, cpu, res = np.inf, np.inf, None
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             res = run()
             best = min(best, time.perf_counter() - t0)
+            cpu = min(cpu, time.process_time() - c0)
     raw = getattr(res, "raw", res)
     d = raw.diagnostics
     per = d.get("evaluations_per_jacobian", "-")
     ratio = f"{best / base:5.2f} x DOP853" if base else ""
-    print(f"  {label:7s} {best:8.3f} s {raw.nfev:8d} step evaluations "
+    err = f"error {_error(raw.x, ref, floor):.1e} " if ref is not None else ""
+    print(f"  {label:7s} {best:8.3f} s ({cpu:.3f} s CPU) {raw.nfev:8d} step evaluations "
           f"{d.get('jacobian_evaluations', 0):4d} Jacobians of {per!s:>4} evaluations "
-          f"{raw.status.name:8s} {ratio}", flush=True)
+          f"{err}{raw.status.name:8s} {ratio}", flush=True)
     what = d.get("jacobian", "")
     if what.startswith(("dense", "finite")):
         pattern = what.rsplit("; ", 1)[1].rstrip(")") if "; " in what else ""
@@ -82,20 +104,27 @@ def main(argv=None) -> None:
     print("diode rectifier, 0-0.1 s, rtol = 1e-10")
     diode = assemble(assign_causality(models.diode_rectifier(5.0, 100.0, 1e-9, 0.05, 10.0,
                                                              1e-4, 100.0)))
+    ends = [0.0, 0.1]                  # (the error at the end, against rtol 1e-13)
+    ref = _reference(lambda: simulate(diode, (0.0, 0.1), {"q_cap": 0.0}, t_eval=ends,
+                                      method="DOP853", rtol=1e-13, atol=1e-16))
     base = None
     for method in ("DOP853", "Radau"):
         t = _row(method, lambda m=method: simulate(diode, (0.0, 0.1), {"q_cap": 0.0},
-                                                   method=m, rtol=1e-10), args.repeat, base)
+                                                   t_eval=ends, method=m, rtol=1e-10),
+                 args.repeat, base, ref)
         base = base or t
 
     print("nonlinear chain (6 masses, 11 states), 0-2 s, rtol = 1e-9")
     graphs = _load("rich_graphs", os.path.join(ROOT, "tests", "helpers", "rich_graphs.py"))
     chain = assemble(assign_causality(graphs.nonlinear_chain()))
     x0 = {n: 0.0 for n in chain.state_names} | {"q_k0": 0.4, "p_m5": -0.3}
+    ref = _reference(lambda: simulate(chain, (0.0, 2.0), x0, t_eval=[0.0, 2.0],
+                                      method="DOP853", rtol=1e-13, atol=1e-13))
     base = None
     for method in ("DOP853", "Radau", "BDF"):
-        t = _row(method, lambda m=method: simulate(chain, (0.0, 2.0), x0, method=m,
-                                                   rtol=1e-9), args.repeat, base)
+        t = _row(method, lambda m=method: simulate(chain, (0.0, 2.0), x0, t_eval=[0.0, 2.0],
+                                                   method=m, rtol=1e-9), args.repeat, base,
+                 ref)
         base = base or t
 
     print("electromechanical arm, 0-5 s, rtol = atol = 1e-8")
@@ -103,11 +132,13 @@ def main(argv=None) -> None:
                 os.path.join(ROOT, "examples", "electromechanical_arm.py")).arm().assemble()
     drive = {s: 0.0 for s in arm.model.state_names if s.endswith(".motor.La")}
     grid = np.linspace(0.0, 5.0, 251)
+    ref = _reference(lambda: arm.simulate((0.0, 5.0), t_eval=grid, method="DOP853",
+                                          rtol=1e-12, atol=1e-12, states=drive))
     base = None
     for method in ("DOP853", "Radau", "BDF"):
         t = _row(method, lambda m=method: arm.simulate((0.0, 5.0), t_eval=grid, method=m,
                                                        rtol=1e-8, atol=1e-8, states=drive),
-                 args.repeat, base)
+                 args.repeat, base, ref, 1.0)
         base = base or t
 
     if args.skip_ant:

@@ -22,6 +22,7 @@ and dJ/dt from the moduli' rates: dW/dt = -A_u^-1 (dA_u/dt W_u + dA_i/dt).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -350,6 +351,22 @@ class JunctionLayout:
         if lu is not None and A_i.shape[1]:
             W[self.unk] = -lu.solve(A_i.toarray())
         return W
+
+    def solved(self, moduli: Callable[[], np.ndarray]):
+        """(lu, A_i, W, J blocks) at the moduli ``moduli()``: :meth:`factor`,
+        :meth:`full_map` and :meth:`structure`. Without modulated two-ports they are the
+        same at every state: formed once and kept, read-only (evaluations share them)."""
+        kept = getattr(self, "_kept", None)
+        if kept is not None:
+            return kept
+        lu, A_i = self.factor(self.data(moduli()))
+        W = self.full_map(lu, A_i)
+        js = self.structure(W)
+        if not self.dynamic:
+            W.setflags(write=False)
+            js.J.setflags(write=False)
+            self._kept = (lu, A_i, W, js)
+        return lu, A_i, W, js
 
     def structure(self, W: np.ndarray) -> JunctionStructure:
         """The J blocks from the full map W."""

@@ -45,7 +45,7 @@ from .causality import CausalGraph
 from .element import StateView, is_symbolic
 from .errors import AlgebraicLoopError, ModelError, SingularConstraintError
 from .evaluation import RANK_RTOL, Evaluation, solve_constraints
-from ._newton import solve_resistor_loop
+from ._newton import loop_slope, solve_resistor_loop
 from .junction import JunctionLayout, PowerPlan
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
@@ -178,8 +178,13 @@ class StateSpaceModel:
             off += el.dim
         self.R = sla.block_diag(*rblocks) if rblocks else np.zeros((0, 0))
         self.nonlinear: bool = bool(self._nl_storage or self._nl_r)
-        self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
         """True when a storage element or a resistor has a nonlinear law."""
+        self._newton_start: dict[int, np.ndarray] = {}     # (by thread)
+        self._static_loop: tuple | None = None       # (see evaluate: nothing varies)
+        self._nl_index = np.array([i for sl, _ in self._nl_r
+                                   for i in range(sl.start, sl.stop)], dtype=int)
+        self._nl_names = ", ".join(f"'{n}'" for n, _ in L.members["L"]
+                                   if not getattr(els[n], "is_linear", True))
         self.ejs: tuple[str, ...] = tuple(L.members["E"])
         self.sources = {n: els[n].law(p) for n in L.members["U1"]}
         self.unknown_sources: tuple[str, ...] = tuple(L.members["U2"])
@@ -314,9 +319,10 @@ class StateSpaceModel:
             self._functions = StateFunctions(self)
         return self._functions
 
-    def source_values(self, t: float, s: StateView) -> tuple[np.ndarray, np.ndarray | None]:
-        """U_1 and dU_1/dt (NaN where a source has no rate) at time t (s). Constant
-        sources are written once (when first needed); only the others are called."""
+    def source_values(self, t: float, s: StateView, rates: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """U_1 and dU_1/dt (NaN where a source has no rate, all if not ``rates``) at t (s).
+        Constant sources are written once (when first needed); only others are called."""
         if self._source_plan is None:
             U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
             for name, law in self.sources.items():
@@ -334,7 +340,7 @@ class StateSpaceModel:
         for sl, law in varying:
             U1[sl] = law.value(t, s)
             if law.rate is not None:
-                dU1[sl] = law.rate(t, s)
+                dU1[sl] = law.rate(t, s) if rates else np.nan
         return U1, dU1
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
@@ -359,10 +365,7 @@ class StateSpaceModel:
         X = x[:self.n_energy]
         shared: dict[int, Any] = {}
         fns = self.functions
-        data = L.data(fns.moduli(x, shared))
-        lu, A_i = L.factor(data)
-        W = L.full_map(lu, A_i)
-        js = L.structure(W)
+        lu, A_i, W, js = L.solved(lambda: fns.moduli(x, shared))
         b = js.blocks
         RE = (sla.block_diag(*[self._elements[n].euler_matrix(s) for n in self.ejs])
               if self.ejs else np.zeros((0, 0)))
@@ -372,41 +375,53 @@ class StateSpaceModel:
             for sl, law in self._nl_storage:
                 Z[sl] = law.coenergy(X[sl])
                 F[sl, sl] = law.tangent(X[sl])
-        U1, dU1 = self.source_values(t, s)
+        U1, dU1 = self.source_values(t, s, rates=self.n_u2 > 0)   # (rates: Eq. (15))
         args = (t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared, stabilization,
                 redundancy_ok, rank_reference)
         if not self._nl_r:
             return self._reduced(self.R, None, *args)
-        # nonlinear resistors: the loop through their laws by a globalised Newton
-        # method (bondgraph._newton), from this thread's last solution (consecutive
-        # states of a run are close), else from the inputs with every law's output zero
-        # (exact where the laws' inputs do not depend on their outputs), else from zero
-        nR = self.R.shape[0]
+        # nonlinear resistors: bondgraph._newton on their inputs (affine in the laws'
+        # outputs o: the eliminations formed once, for all where nothing varies), from
+        # this thread's last solution, else the inputs at o = 0, else zero
+        nR, nl = self.R.shape[0], self._nl_index
+
+        def implied(o):
+            return self._completed(E, o, *args, din_only=True)
+
+        static = not (L.dynamic or self._nl_storage or self.ejs)
+        if static and self._static_loop is not None:
+            E, M = self._static_loop
+        else:
+            E = self._eliminated(self.R, True, *args)
+            M = E[6][np.ix_(nl, self.n_u1 + nl)] if self.n_u2 == 0 else \
+                loop_slope(nl, nR, implied)        # (B_3's block; else by its columns)
+            if static:
+                for a in E:                       # (read-only: evaluations share them)
+                    a.setflags(write=False)
+                self._static_loop = (E, M)
         key = threading.get_ident()
-        starts = [lambda: self._reduced(self.R, np.zeros(nR), *args)[1],
-                  lambda: np.zeros(nR)]
+        starts = [lambda: implied(np.zeros(nR)), lambda: np.zeros(nR)]
         warm = key in self._newton_start
         if warm:
             starts.insert(0, self._newton_start[key].copy)
-        names = ", ".join(f"'{n}'" for n, _ in self.layout.members["L"]
-                          if not getattr(self._elements[n], "is_linear", True))
-        ev, d = solve_resistor_loop(self._nl_r, self.R,
-                                    lambda Rk, o: self._reduced(Rk, o, *args), starts,
-                                    names, t, warm)
+        d = solve_resistor_loop(self._nl_r, nR, implied, M, starts, self._nl_names, t, warm)
         self._newton_start[key] = d
-        return ev
+        o = np.zeros(nR)
+        for sl, law in self._nl_r:
+            o[sl] = law.value(d[sl])
+        return self._completed(E, o, *args)[0]
 
-    def _reduced(self, R, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
-                 stabilization, redundancy_ok, rank_reference):
+    def _reduced(self, R, o, *args):
         """The reduction at one (t, x) with the resistive field D_out = R D_in (+ o);
         returns the :class:`Evaluation` (and D_in when ``o`` is given)."""
-        fns = self.functions
-        # o (the offsets of nonlinear resistors) enters as a known input through the
-        # columns of D_out: stacked after U_1
-        U1a = U1 if o is None else np.concatenate([U1, o])
+        return self._completed(self._eliminated(R, o is not None, *args), o, *args)
 
+    def _eliminated(self, R, offsets, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
+                    stabilization, redundancy_ok, rank_reference) -> tuple:
+        """The eliminations of D and E with the resistive field R at one (t, x) for
+        :meth:`_completed` (independent of the offsets o, inputs after U_1)."""
         def known(Y):
-            return b[Y + "U1"] if o is None else np.hstack([b[Y + "U1"], b[Y + "L"]])
+            return b[Y + "U1"] if not offsets else np.hstack([b[Y + "U1"], b[Y + "L"]])
 
         # eliminate D and E (corrected A1..A5, B1..B4; Z = F X for linear fields)
         nL, nE = R.shape[0], RE.shape[0]
@@ -434,9 +449,25 @@ class StateSpaceModel:
         Wk = W[self._kin_rows]
         Wku1 = Wk[:, L.imp_slices["U1"]]
         K_Z, K_U1, K_U2 = reduce(Wk[:, L.imp_slices["Z"]], Wk[:, L.imp_slices["L"]],
-                                 Wku1 if o is None else
+                                 Wku1 if not offsets else
                                  np.hstack([Wku1, Wk[:, L.imp_slices["L"]]]),
                                  Wk[:, L.imp_slices["U2"]], Wk[:, L.imp_slices["E"]])
+        return (R, A1, A2, A4, A5, B1, B3, B4, T_Z, T_U1, T_U2, T_CZ, T_CU1, T_LE, K_Z,
+                K_U1, K_U2)
+
+    def _completed(self, E, o, t, x, Z, F, RE, U1, dU1, b, js, W, lu, L, shared,
+                   stabilization, redundancy_ok, rank_reference, din_only=False):
+        """The :class:`Evaluation` from :meth:`_eliminated`'s ``E`` and offsets ``o``
+        (None: none), with D_in when ``o`` is given; only D_in when ``din_only``."""
+        (R, A1, A2, A4, A5, B1, B3, B4, T_Z, T_U1, T_U2, T_CZ, T_CU1, T_LE, K_Z, K_U1,
+         K_U2) = E
+        fns = self.functions
+        nE = RE.shape[0]
+        # o (the offsets of nonlinear resistors) enters as a known input through the
+        # columns of D_out: stacked after U_1
+        U1a = U1 if o is None else np.concatenate([U1, o])
+        if din_only and self.n_u2 == 0:
+            return B1 @ Z + B3 @ U1a
         kin_flow0 = K_Z @ Z + K_U1 @ U1a
 
         n2 = self.n_u2
@@ -492,12 +523,14 @@ class StateSpaceModel:
                     f"t = {t:.6g} s: " + self.deficient_sources_text(H4 if H4 is not None
                                                                     else T_LE),
                     time=t, sources=self.unknown_sources)
+        Din = B1 @ Z + B3 @ U1a + B4 @ U2
+        if din_only:
+            return Din
         Xdot = T_Z @ Z + T_U1 @ U1a + T_U2 @ U2
         kin_flow = kin_flow0 + K_U2 @ U2
         kin_rates = fns.kinematic_rates(x, kin_flow)
         c = c0 + T_LE @ U2
         # all bond variables: v = [Z; D_out; U1; U2; E_out]
-        Din = B1 @ Z + B3 @ U1a + B4 @ U2
         Ein = A1 @ (A2 @ Z + A4 @ U1a + A5 @ U2) if nE else np.zeros(0)
         Dout = R @ Din if o is None else R @ Din + o
         v = np.concatenate([Z, Dout, U1, U2, RE @ Ein])
