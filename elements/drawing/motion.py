@@ -32,14 +32,17 @@ import numpy as np
 from bondgraph.errors import BondGraphError
 from bondgraph.spatial import quat_to_matrix
 
+from elements.contact.shapes import KIND_NAMES
+
 __all__ = ["Motion", "MotionBody", "MotionJoint", "MotionShape", "MotionContact",
            "HasMotion", "RunDirectoryError", "load_motion", "geometry_table",
            "joint_from_table", "shapes_from_table", "contacts_from_columns", "rotations",
            "Source", "TraceSpec", "SHAPE_KINDS"]
 
-SHAPE_KINDS = ("plane", "sphere", "capsule", "box", "cylinder", "mesh", "ellipsoid")
+SHAPE_KINDS = tuple("mesh" if n == "ConvexMesh" else n.lower() for n in KIND_NAMES)
 """The collision shapes' kinds as ``mechanism.json`` names them, by their kernel code
-(:data:`elements.contact.shapes.PLANE` ... ``ELLIPSOID``)."""
+(:data:`elements.contact.shapes.KIND_NAMES` in lower case, ``"mesh"`` for a
+``ConvexMesh``)."""
 
 
 class HasMotion(Protocol):
