@@ -11,7 +11,8 @@ Both dynamics functions take ``method``: ``"auto"`` (the default) evaluates mech
 :class:`~elements.analysis.fast_dynamics.FastDynamics` takes (trees of joints with axis
 motions or a free rotation, free bodies, rotors, linear springs and dampers) by its compiled
 recursion in joint coordinates, microseconds per call, and every other mechanism by the
-bond graph model; ``"bond_graph"`` always uses the bond graph model (milliseconds per
+bond graph model (``FastDynamics(model)`` raises a ModelError that says why it does
+not take one); ``"bond_graph"`` always uses the bond graph model (milliseconds per
 call). Both give the same accelerations and efforts to rounding
 (tests/unit/test_fast_dynamics.py).
 
@@ -272,8 +273,8 @@ def _fast(mm: MechanismModel, method: str) -> FastDynamics | None:
     if "fast" not in mm.derived:
         try:
             fd = FastDynamics(mm)
-        except Exception:  # noqa: BLE001 - whatever it does not take: the bond graph
-            fd = None      # model (the reference, every mechanism) evaluates instead
+        except ModelError:   # a mechanism it does not take (FastDynamics(mm) says why):
+            fd = None        # the bond graph model (the reference) evaluates instead
         mm.derived["fast"] = fd
     return mm.derived["fast"]
 
