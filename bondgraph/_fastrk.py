@@ -232,7 +232,7 @@ class CompiledLoop:
             return None
         K = _kernels()
         xdot, ok = K.fused_rhs(float(t), np.asarray(x, dtype=float), self.parts["program"],
-                               self._qrate, self._kernels(), got[0])
+                               self._qrate, *self._kernels(), got[0])
         return xdot if ok else None
 
     def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None) -> int:
@@ -264,7 +264,7 @@ class CompiledLoop:
         rec = self._records(solver, max_k if scan is not None else 0)
         t0, y0 = float(solver.t), solver.y
         code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
-            self.parts["program"], self._qrate, self._kernels(), D,
+            self.parts["program"], self._qrate, *self._kernels(), D,
             A, B, C, E, E3, E5, dop,
             float(solver.t), solver.y, solver.f, float(solver.h_abs),
             float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),

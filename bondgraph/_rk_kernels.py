@@ -52,7 +52,7 @@ PROGRAM, RATE = types.FunctionType(PROGRAM_SIGNATURE), types.FunctionType(RATE_S
 MAX_FAMILIES = 4
 """Families of compiled sources (kernels) a model may have in the compiled loop."""
 SOURCE = types.FunctionType(SOURCE_SIGNATURE)
-SOURCES = types.UniTuple(SOURCE, MAX_FAMILIES)
+# (four arguments, not a tuple: numba warns at every call that takes a tuple of them)
 PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
                       _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I,
                       _IM, _I, _V, _I, _I])
@@ -73,9 +73,10 @@ M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
 STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
 
 
-@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, SOURCES, PACKED), cache=True,
+@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE,
+                                        PACKED), cache=True,
       error_model="numpy")
-def fused_rhs(t, x, prog, qrate, sources, D):
+def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
     :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
     return this evaluation's dX/dt (a stage failed, a pivot check failed or a refined
@@ -112,9 +113,17 @@ def fused_rhs(t, x, prog, qrate, sources, D):
         out = np.empty(s_off[2, MAX_FAMILIES])
         for k in range(MAX_FAMILIES):
             if s_off[2, k + 1] > s_off[2, k]:
-                sources[k](t, x, s_ints[s_off[0, k]:s_off[0, k + 1]],
-                           s_flts[s_off[1, k]:s_off[1, k + 1]],
-                           out[s_off[2, k]:s_off[2, k + 1]])
+                ints = s_ints[s_off[0, k]:s_off[0, k + 1]]
+                flts = s_flts[s_off[1, k]:s_off[1, k + 1]]
+                part = out[s_off[2, k]:s_off[2, k + 1]]
+                if k == 0:
+                    s0(t, x, ints, flts, part)
+                elif k == 1:
+                    s1(t, x, ints, flts, part)
+                elif k == 2:
+                    s2(t, x, ints, flts, part)
+                else:
+                    s3(t, x, ints, flts, part)
         for i in range(s_dest.size):
             U1[s_dest[i]] = out[s_from[i]]
     else:
@@ -219,12 +228,12 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
 
 
 @njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean])(
-    PROGRAM, RATE, SOURCES, PACKED, _M, _V, _V, _V, _V, _V, types.boolean, _f8, _V, _V, _f8,
-    _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8, _V, _M, _f8[:, :, ::1], _M, _I,
-    _M), cache=True, error_model="numpy")
-def rk_advance(prog, qrate, sources, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
-               rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary, span,
-               T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec):
+    PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE, PACKED, _M, _V, _V, _V, _V, _V,
+    types.boolean, _f8, _V, _V, _f8, _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8,
+    _V, _M, _f8[:, :, ::1], _M, _I, _M), cache=True, error_model="numpy")
+def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
+               t_bound, rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary,
+               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
     ``OdeSolver.step`` take them (forward in time), until a step ends at or past
@@ -278,14 +287,14 @@ def rk_advance(prog, qrate, sources, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
             for s in range(1, ns):
                 # (np.dot as scipy's rk_step: the same BLAS sums, the same numbers)
                 ytmp = y + np.dot(K[:s].T, np.ascontiguousarray(A[s, :s])) * h
-                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, sources, D)
+                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, s0, s1, s2, s3, D)
                 ev += 1
                 if not ok:
                     return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
-            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, sources, D)
+            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, s0, s1, s2, s3, D)
             ev += 1
             if not ok:
                 return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff

@@ -106,10 +106,11 @@ class Packed:
         """(ints, flts): every array of :meth:`args` but the state, packed for
         :func:`wrench_source`, with the state indices of a state vector whose states
         sit at ``slices`` (``states`` as in :meth:`set_indices`)."""
-        self.set_indices(slices, states)
-        nb, ns, nv, npr = self.index.shape[0], self.kind.size, self.verts.shape[0], \
+        index = np.array([[k for n in names for k in range(slices[n].start, slices[n].stop)]
+                          for names in states], dtype=np.int64).reshape(-1, 13)
+        nb, ns, nv, npr = index.shape[0], self.kind.size, self.verts.shape[0], \
             self.pairs.shape[0]
-        ints = np.concatenate([[nb, ns, nv, npr, self.capacity], self.index.ravel(),
+        ints = np.concatenate([[nb, ns, nv, npr, self.capacity], index.ravel(),
                                self.kind, self.vstart, self.sbody, self.pairs.ravel()])
         flts = np.concatenate([[self.margin], self.mass, self.jinv.ravel(),
                                self.params.ravel(), self.verts.ravel(), self.spos.ravel(),

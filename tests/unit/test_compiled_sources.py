@@ -33,8 +33,9 @@ G = 9.81
 def _swing(stop: bool = False) -> Mechanism:
     """A rod (0.6 m, 1 kg) hinged 0.648 m above a floor with a ball (r 5 cm) at its tip:
     at the bottom of its swing the ball dips 2 mm into the floor and scrapes it
-    (friction 0.5, regularised below 1 cm/s so that the run is short; damping); ``stop``: no friction, and a compliant stop at -0.2 rad
-    that it hits beyond the floor."""
+    (friction 0.5, regularised below 1 cm/s so that the run is short; damping);
+    ``stop``: no friction, and a compliant stop at -0.2 rad that it hits beyond the
+    floor."""
     mech = Mechanism("swing", gravity=(0.0, 0.0, -G))
     m, l = 1.0, 0.6
     c = m * l * l / 12.0
