@@ -19,9 +19,9 @@ Where it applies: numba enabled; the sparse one-call evaluation
 (:mod:`bondgraph._sparse_compiled`) in use, with its moduli, Phi and kinematic rates
 offered as compiled kernels (:meth:`bondgraph.moduli.StateFunctions.compiled_parts`:
 the element library's mechanisms); every source constant or state-dependent with a
-compiled kernel (:class:`~bondgraph.primitives.sources.CompiledSource`: one family, e.g.
-the element library's contact wrenches; the loop computes their values at every
-evaluation with it); the velocity stage's kinematic rates final; the method exactly
+compiled kernel (:class:`~bondgraph.primitives.sources.CompiledSource`: up to four
+families, each one kernel, e.g. the element library's contact wrenches and compliant
+stops; the loop computes their values at every evaluation with them); the velocity stage's kinematic rates final; the method exactly
 ``RK45`` or ``DOP853``; no events but those that may be checked on the accepted steps
 the loop returns (:data:`SCAN_STEPS`).
 
