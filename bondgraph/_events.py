@@ -18,6 +18,9 @@ rising crossings count, < 0 only falling ones), and ours:
   after a dip is located; without a dip, the crossing is put at the step's start (the
   function was past its zero all along). The step is then not accepted beyond the
   crossing, if the event is terminal.
+- ``scan_steps`` (True): the compiled loop (:mod:`bondgraph._fastrk`) may take the run:
+  the event is then evaluated at the ends of the steps of each of the loop's calls
+  (:meth:`EventTracker.scan`), in order and once each, as on the scipy path.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class EventTracker:
         self._values = [float(e(t0, x0)) for e in self.events]
         self.t_events: list[list[float]] = [[] for _ in self.events]
         self.n_crossings = 0
+        self._pending: tuple[float, list[float]] | None = None
 
     @property
     def storm(self) -> bool:
@@ -52,16 +56,18 @@ class EventTracker:
         ``interpolate(t)`` inside it): record the crossings, and return the time of the
         earliest terminal one (None: the run goes on)."""
         terminate_at = None
+        pending, self._pending = self._pending, None
         for j, e in enumerate(self.events):
-            g_new = float(e(t_new, y_new))
+            # (the values scan() took at this step's end: each is evaluated once there)
+            g_new = pending[1][j] if pending is not None and pending[0] == t_new else \
+                float(e(t_new, y_new))
             g_old = self._values[j]
             direction = getattr(e, "direction", 0)
-            crossed = (g_old < 0 <= g_new or g_old > 0 >= g_new) and g_old != g_new
             te = None
-            if crossed and (direction == 0 or np.sign(g_new - g_old) == np.sign(direction)):
+            found = _found(e, g_old, g_new)
+            if found == "crossed":
                 te = brentq(lambda tt: e(tt, interpolate(tt)), t_prev, t_new, xtol=1e-14)
-            elif direction and getattr(e, "tolerance", None) is not None and \
-                    np.sign(direction) * g_new > e.tolerance:
+            elif found == "hidden":
                 te = _hidden_crossing(e, np.sign(direction), t_prev, t_new, interpolate)
             if te is not None:
                 self.t_events[j].append(te)
@@ -70,6 +76,36 @@ class EventTracker:
                     terminate_at = te if terminate_at is None else min(terminate_at, te)
             self._values[j] = g_new
         return terminate_at
+
+    def scan(self, ts: np.ndarray, ys: np.ndarray) -> int | None:
+        """The first of consecutive accepted steps (their end times ``ts`` and states
+        ``ys``) at whose end :meth:`step` would find a crossing, or None. Every event is
+        evaluated once at each end up to it; :meth:`step` of that step (else of the
+        last one) takes the values found there, and the steps before it are done."""
+        g_old = list(self._values)
+        last = len(ts) - 1
+        for i in range(len(ts)):
+            g = [float(e(float(ts[i]), ys[i])) for e in self.events]
+            hit = any(_found(e, a, b) for e, a, b in zip(self.events, g_old, g))
+            if hit or i == last:
+                self._values, self._pending = g_old, (float(ts[i]), g)
+                return i if hit else None
+            g_old = g
+        return None
+
+
+def _found(e: Callable, g_old: float, g_new: float) -> str | None:
+    """What :meth:`EventTracker.step` finds of event ``e`` in a step whose ends have
+    the values g_old, g_new: ``"crossed"`` (a sign change in its direction),
+    ``"hidden"`` (a crossing to search for: see ``tolerance``), or None."""
+    direction = getattr(e, "direction", 0)
+    crossed = (g_old < 0 <= g_new or g_old > 0 >= g_new) and g_old != g_new
+    if crossed and (direction == 0 or np.sign(g_new - g_old) == np.sign(direction)):
+        return "crossed"
+    if direction and getattr(e, "tolerance", None) is not None and \
+            np.sign(direction) * g_new > e.tolerance:
+        return "hidden"
+    return None
 
 
 SAMPLES = 32

@@ -18,8 +18,19 @@ without Python per step, for models whose whole evaluation is compiled.
 Where it applies: numba enabled; the sparse one-call evaluation
 (:mod:`bondgraph._sparse_compiled`) in use, with its moduli, Phi and kinematic rates
 offered as compiled kernels (:meth:`bondgraph.moduli.StateFunctions.compiled_parts`:
-the element library's mechanisms); every source constant; the velocity stage's
-kinematic rates final; the method exactly ``RK45`` or ``DOP853``; no events.
+the element library's mechanisms); every source constant or state-dependent with a
+compiled kernel (:class:`~bondgraph.primitives.sources.CompiledSource`: up to four
+families, each one kernel, e.g. the element library's contact wrenches and compliant
+stops; the loop computes their values at every evaluation with them); the velocity stage's kinematic rates final; the method exactly
+``RK45`` or ``DOP853``; no events but those that may be checked on the accepted steps
+the loop returns (:data:`SCAN_STEPS`).
+
+Events in the loop: it records every accepted step of a call; the run's event tracker
+scans their ends in order (each event evaluated once per accepted step, as on the
+scipy path: :meth:`bondgraph._events.EventTracker.scan`), and where a crossing is found
+the solver is set back to the end of that step from the records (its stages, step
+sizes, counts, stiffness monitor), so that the tracker locates the crossing in that
+step's interpolant as on the scipy path; the steps after it are taken again.
 """
 
 from __future__ import annotations
@@ -31,7 +42,13 @@ from scipy.integrate import DOP853, RK45
 
 from . import fastlu
 
-__all__ = ["CompiledLoop", "compiled_loop", "CHUNK"]
+__all__ = ["CompiledLoop", "compiled_loop", "CHUNK", "SCAN_STEPS"]
+
+SCAN_STEPS = "scan_steps"
+"""The attribute (True) of an event that the compiled loop may take: one whose value
+is read only at the ends of accepted steps (in order, once each) and in the
+interpolant of the step where it crosses (e.g. the element library's tunnelling
+watch). Other events keep the run on the scipy path."""
 
 CHUNK = 256
 """Steps per compiled call at most: between calls the run returns to Python (a Ctrl-C
@@ -71,12 +88,15 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
         The run's right-hand side (its sparse evaluation and workspace).
     stabilization : Baumgarte or None
     events : sequence
-        The run's events (any: the scipy path).
+        The run's events (one without the attribute :data:`SCAN_STEPS`: the scipy
+        path).
     enabled : bool
         False: the caller forces the scipy path.
     constant_sources : bool
-        Require every source to be constant (the loop's U_1 is packed once). False for
-        a caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`).
+        Require every source to be constant (the loop's U_1 is packed once) or
+        state-dependent with a compiled kernel (computed by the loop). False for a
+        caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`): then
+        time-varying sources are accepted and state-dependent ones are not.
     affine_phi : bool
         Accept affine position constraints beside the program (couplings; the compiled
         loop does not compute them: a caller that does, an exported FMU).
@@ -86,7 +106,7 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     if solver_cls not in (RK45, DOP853):
         return None, (f"method {solver_cls.__name__}: the compiled loop takes RK45 and "
                       f"DOP853")
-    if events:
+    if any(not getattr(e, SCAN_STEPS, False) for e in events):
         return None, "events are located by the scipy path"
     if not fastlu.enabled():
         return None, "numba is not enabled"
@@ -102,6 +122,14 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
     varying = [n for n, law in model.sources.items() if law.constant is None]
     if not constant_sources:
         varying = [n for n in varying if model.sources[n].state_dependent]
+    else:
+        compiled = [n for n in varying if model.sources[n].state_dependent and
+                    model.sources[n].compiled is not None]
+        families = {id(model.sources[n].compiled.family) for n in compiled}
+        if len(families) > 4:              # (_rk_kernels.MAX_FAMILIES)
+            return None, (f"sources {', '.join(compiled[:3])}: more than 4 families of "
+                          f"compiled sources")
+        varying = [n for n in varying if n not in compiled]
     if varying:
         return None, (f"source(s) {', '.join(varying[:3])} vary with time or state "
                       f"(Python functions)")
@@ -141,10 +169,11 @@ class CompiledLoop:
         m = model
         isl = m.layout.imp_slices
         n_u1 = isl["U1"].stop - isl["U1"].start
-        U1, dU1 = m.source_values(0.0, None)  # (every source constant: no state read)
+        U1, dU1, varying = m.source_plan()   # (the constant sources' values)
         if U1.size != n_u1:
             raise AssertionError("source values do not match the layout")
         self._U1, self._dU1 = U1, dU1
+        self._sources = _compiled_sources(m, varying)
         if stabilization is not None:
             ab = np.array([2.0 * stabilization.alpha, stabilization.beta ** 2])
         else:
@@ -160,6 +189,7 @@ class CompiledLoop:
         self._qrate = parts["rate_kernel"] or K.no_rate
         self._mon = np.zeros(5)
         self._head = self._tail = None        # pack()'s constant parts (made once)
+        self._rec = None                      # advance()'s records of the steps
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
@@ -186,7 +216,8 @@ class CompiledLoop:
                           ints(p["copy_dst"]), ints(p["copy_src"]), ints(p["q_state"], 2),
                           ints(p["q_flow"], 2), ints(p["q_dst"], 2), ints(fast._w1_kin))
             self._tail = (flts(self._U1), flts(self._dU1), flts(self._ab),
-                          ints(fast._w2_X), self._work_e, self._work_f, self._work_off)
+                          ints(fast._w2_X), self._work_e, self._work_f, self._work_off,
+                          *self._sources[1:])
         I_all, F_all, IO, FO = packed
         D = (*self._head, I_all, F_all, IO, FO, S[0], S[1], S[2], self.fast._src0.copy(),
              *self._tail)
@@ -201,14 +232,19 @@ class CompiledLoop:
             return None
         K = _kernels()
         xdot, ok = K.fused_rhs(float(t), np.asarray(x, dtype=float), self.parts["program"],
-                               self._qrate, got[0])
+                               self._qrate, *self._kernels(), got[0])
         return xdot if ok else None
 
-    def advance(self, solver, t_stop: float, max_k: int, stiffness) -> int:
+    def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None) -> int:
         """Take up to ``max_k`` steps of ``solver`` compiled (stopping after a step that
         ends at or past ``t_stop``, at the end of the span, or when the stiffness test
         fires: :attr:`stiff_now`); the number of steps taken (0: the caller takes the
-        next step with ``solver.step()``, which is then due)."""
+        next step with ``solver.step()``, which is then due).
+
+        ``scan(ts, ys)``: the index of the first of the accepted steps (their end times
+        and states) that the caller must see alone, or None (the run's events:
+        :meth:`bondgraph._events.EventTracker.scan`); the solver is then left at the
+        end of that step, as if the call had stopped there."""
         self.stiff_now = False
         if self._fallback:
             self._fallback = False
@@ -225,12 +261,27 @@ class CompiledLoop:
         boundary = stiffness.boundary or 0.0
         mon[:] = (stiffness.count, stiffness.calm, stiffness.limited, stiffness.h_lambda,
                   np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
+        rec = self._records(solver, max_k if scan is not None else 0)
+        t0, y0 = float(solver.t), solver.y
         code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
-            self.parts["program"], self._qrate, D, A, B, C, E, E3, E5, dop,
+            self.parts["program"], self._qrate, *self._kernels(), D,
+            A, B, C, E, E3, E5, dop,
             float(solver.t), solver.y, solver.f, float(solver.h_abs),
             float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
             float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
-            float(boundary), float(stiffness.span))
+            float(boundary), float(stiffness.span), *rec)
+        if k and scan is not None:
+            T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec = rec
+            cut = scan(T_rec[:k], Y_rec[:k])
+            if cut is not None and cut < k - 1:      # back to the end of step `cut`
+                k, code, stiff = cut + 1, K.DONE, False
+                t, y, f = float(T_rec[cut]), Y_rec[cut].copy(), K_rec[cut, -1].copy()
+                h_abs, h_prev, nev = float(H_rec[cut, 0]), float(H_rec[cut, 1]), \
+                    int(N_rec[cut])
+                t_old, y_old = (float(T_rec[cut - 1]), Y_rec[cut - 1].copy()) if cut \
+                    else (t0, y0)
+                solver.K[:, :] = K_rec[cut]
+                mon[:] = M_rec[cut]
         # the evaluations of the steps taken count as the scipy path counts them (those
         # of a failed attempt are made again by the solver's own step)
         solver.nfev += nev
@@ -254,6 +305,63 @@ class CompiledLoop:
         if code == K.FAILED:
             self.fallbacks += 1
         return k
+
+    def _kernels(self) -> tuple:
+        """The compiled sources' kernels, padded to ``MAX_FAMILIES`` (never called)."""
+        K = _kernels()
+        got = self._sources[0]
+        return (*got, *(K.no_sources,) * (K.MAX_FAMILIES - len(got)))
+
+    def _records(self, solver, m: int) -> tuple:
+        """:func:`~bondgraph._rk_kernels.rk_advance`'s record arrays for ``m`` steps
+        (m = 0: none), kept from call to call."""
+        n, s = solver.n, solver.K.shape[0]
+
+        def arrays(m):
+            return (np.empty(m), np.empty((m, n)), np.empty((m, s, n)), np.empty((m, 2)),
+                    np.empty(m, dtype=np.int64), np.empty((m, 5)))
+        if m == 0:
+            return arrays(0)
+        if self._rec is None or self._rec[0].size < m or self._rec[1].shape[1] != n:
+            self._rec = arrays(m)
+        return tuple(a[:m] for a in self._rec)
+
+
+def _compiled_sources(model, varying) -> tuple:
+    """(the kernels, one per family, then the packed arrays of
+    :data:`bondgraph._rk_kernels.PACKED`'s last five: the offsets (3, families + 1) of
+    each family's ints, flts and outputs, the ints, the flts, the U_1 entries and the
+    outputs that fill them) of a model's state-dependent sources with a compiled kernel
+    (:class:`~bondgraph.primitives.sources.CompiledSource`)."""
+    got = [(name, sl, law.compiled) for name, sl, law in varying
+           if law.state_dependent and law.compiled is not None]
+    K = _kernels()
+    families: dict[int, Any] = {}
+    for _, _, c in got:
+        families.setdefault(id(c.family), c)
+    off = np.zeros((3, K.MAX_FAMILIES + 1), dtype=np.int64)
+    kernels, ints, flts, first, sizes = [], [], [], {}, {}
+    for k, c in enumerate(families.values()):
+        i, f, size = c.pack(model.state_slices)
+        sizes[id(c.family)] = int(size)
+        ints.append(np.asarray(i, dtype=np.int64).ravel())
+        flts.append(np.asarray(f, dtype=np.float64).ravel())
+        kernels.append(c.kernel())
+        first[id(c.family)] = off[2, k]
+        off[:, k + 1] = off[:, k] + (ints[-1].size, flts[-1].size, int(size))
+    off[:, len(families) + 1:] = off[:, len(families):len(families) + 1]
+    dest, src = [], []
+    for name, sl, c in got:
+        entries = np.asarray(c.entries, dtype=np.int64).ravel()
+        if entries.size != sl.stop - sl.start or entries.size and \
+                not 0 <= entries.min() <= entries.max() < sizes[id(c.family)]:
+            raise AssertionError(f"source '{name}': its compiled entries do not fit")
+        dest.append(np.arange(sl.start, sl.stop, dtype=np.int64))
+        src.append(entries + first[id(c.family)])
+    none = np.zeros(0, dtype=np.int64)
+    return (tuple(kernels), off, np.concatenate([none, *ints]),
+            np.concatenate([np.zeros(0), *flts]),
+            np.concatenate([none, *dest]), np.concatenate([none, *src]))
 
 
 def diagnostics(loop: "CompiledLoop | None", reason: str, rhs=None) -> dict[str, Any]:

@@ -43,10 +43,21 @@ PROGRAM_SIGNATURE = types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
 rates (n, 7), rates?, desc, ints, flts, out0, out1) -> None."""
 RATE_SIGNATURE = _M(_M, _M)
 """A vectorised kinematic rate kernel: (states (n, d), flows (n, k)) -> rates (n, d)."""
+SOURCE_SIGNATURE = types.void(_f8, _V, _I, _V, _V)
+"""A family of state-dependent sources' compiled kernel
+(:class:`bondgraph.primitives.sources.CompiledSource`): (t, x, ints, flts, out) -> None."""
 PROGRAM, RATE = types.FunctionType(PROGRAM_SIGNATURE), types.FunctionType(RATE_SIGNATURE)
+MAX_FAMILIES = 4
+"""Families of compiled sources (kernels) a model may have in the compiled loop."""
+SOURCE = types.FunctionType(SOURCE_SIGNATURE)
+# (four arguments, not a tuple: numba warns at every call that takes a tuple of them)
 PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
-                      _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I])
-"""The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack)."""
+                      _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I,
+                      _IM, _I, _V, _I, _I])
+"""The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack);
+the last five: the compiled sources' offsets (3, MAX_FAMILIES + 1: each family's part
+of the ints, of the flts and of the outputs), ints, flts, and the pairs (U_1 entry,
+output) of their values."""
 
 SAFETY = 0.9         # scipy.integrate._ivp.rk: SAFETY, MIN_FACTOR, MAX_FACTOR
 MIN_FACTOR = 0.2
@@ -60,9 +71,10 @@ M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
 STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
 
 
-@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, PACKED), cache=True,
+@njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE,
+                                        PACKED), cache=True,
       error_model="numpy")
-def fused_rhs(t, x, prog, qrate, D):
+def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     """(dX/dt, ok) at (t, x) of the model packed in ``D`` (see
     :class:`bondgraph._fastrk.CompiledRHS`); ok False where the Python path would not
     return this evaluation's dX/dt (a stage failed, a pivot check failed or a refined
@@ -70,7 +82,8 @@ def fused_rhs(t, x, prog, qrate, D):
     it."""
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
      copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
-     t_coef, src, U1, dU1, ab, w2_X, work_e, work_f, work_off) = D
+     t_coef, src, U1c, dU1, ab, w2_X, work_e, work_f, work_off, s_off, s_ints, s_flts,
+     s_dest, s_from) = D
     n_b, n_mod, n_phi, n_u2, rate_terms, stab, n_kin = (dims[0], dims[1], dims[2],
                                                         dims[3], dims[4], dims[5],
                                                         dims[6])
@@ -91,6 +104,28 @@ def fused_rhs(t, x, prog, qrate, D):
     phi = np.full(n_u2, np.nan)
     for i in range(n_phi):
         phi[dest_p[i]] = phi_p[i]
+    # the state-dependent sources (SourceLaw.compiled: a kernel per family), the others
+    # constant
+    if s_dest.size:
+        U1 = U1c.copy()
+        out = np.empty(s_off[2, MAX_FAMILIES])
+        for k in range(MAX_FAMILIES):
+            if s_off[2, k + 1] > s_off[2, k]:
+                ints = s_ints[s_off[0, k]:s_off[0, k + 1]]
+                flts = s_flts[s_off[1, k]:s_off[1, k + 1]]
+                part = out[s_off[2, k]:s_off[2, k + 1]]
+                if k == 0:
+                    s0(t, x, ints, flts, part)
+                elif k == 1:
+                    s1(t, x, ints, flts, part)
+                elif k == 2:
+                    s2(t, x, ints, flts, part)
+                else:
+                    s3(t, x, ints, flts, part)
+        for i in range(s_dest.size):
+            U1[s_dest[i]] = out[s_from[i]]
+    else:
+        U1 = U1c
     work, w1, status = _first(x, moduli, U1, src, I_all, F_all, IO, FO, S_ints, S_off,
                               t_coef)
     if status != 0:
@@ -191,10 +226,12 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
 
 
 @njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean])(
-    PROGRAM, RATE, PACKED, _M, _V, _V, _V, _V, _V, types.boolean, _f8, _V, _V, _f8, _f8,
-    _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8), cache=True, error_model="numpy")
-def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
-               rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary, span):
+    PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE, PACKED, _M, _V, _V, _V, _V, _V,
+    types.boolean, _f8, _V, _V, _f8, _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8,
+    _V, _M, _f8[:, :, ::1], _M, _I, _M), cache=True, error_model="numpy")
+def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
+               t_bound, rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary,
+               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
     ``OdeSolver.step`` take them (forward in time), until a step ends at or past
@@ -204,7 +241,14 @@ def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
 
     Returns (code, steps, evaluations of the steps taken, t, y, f, h_abs, h_previous,
     t_old, y_old, stiff): the state after the last accepted step; ``K_out`` holds its
-    stages (for its dense output and the stiffness test)."""
+    stages (for its dense output and the stiffness test).
+
+    Where ``T_rec`` has room (``max_k`` rows in each; else size 0: nothing is recorded),
+    every accepted step i is recorded: its end time and state (T_rec[i], Y_rec[i]), its
+    stages (K_rec[i]), [the next step size, its own] (H_rec[i]), the evaluations up to
+    it (N_rec[i]) and the stiffness monitor after it (M_rec[i]): the caller can cut the
+    run back to any of them (:meth:`bondgraph._fastrk.CompiledLoop.advance`)."""
+    record = T_rec.size > 0
     n = y.size
     ns = A.shape[0]                      # n_stages
     K = np.empty((ns + 1, n))
@@ -241,14 +285,14 @@ def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
             for s in range(1, ns):
                 # (np.dot as scipy's rk_step: the same BLAS sums, the same numbers)
                 ytmp = y + np.dot(K[:s].T, np.ascontiguousarray(A[s, :s])) * h
-                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, D)
+                ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, s0, s1, s2, s3, D)
                 ev += 1
                 if not ok:
                     return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
-            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, D)
+            f_new, ok = fused_rhs(t + h, y_new, prog, qrate, s0, s1, s2, s3, D)
             ev += 1
             if not ok:
                 return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
@@ -282,6 +326,16 @@ def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
         K_out[:, :] = K
         if boundary > 0 and _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
             stiff = True
+        if record:
+            i = steps - 1
+            T_rec[i] = t
+            Y_rec[i, :] = y
+            K_rec[i, :, :] = K
+            H_rec[i, 0] = h_abs
+            H_rec[i, 1] = h_prev
+            N_rec[i] = nev
+            M_rec[i, :] = mon
+        if stiff:
             break
         if t - t_bound >= 0 or t >= t_stop:
             break
@@ -298,3 +352,9 @@ def rk_advance(prog, qrate, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs, t_bound,
 def no_rate(q, om):
     """The rate kernel of a model without vectorised kinematic rates (never called)."""
     return q
+
+
+@njit(SOURCE_SIGNATURE, cache=True)
+def no_sources(t, x, ints, flts, out):
+    """The source kernel of a model without compiled sources (never called)."""
+    pass

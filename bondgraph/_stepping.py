@@ -131,7 +131,8 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             limit = max_k if budget.max_steps is None else \
                 min(max_k, budget.max_steps + 1 - n_steps)
             started = time.monotonic()
-            taken = loop.advance(solver, output.next_time, limit, stiffness)
+            taken = loop.advance(solver, output.next_time, limit, stiffness,
+                                 tracker.scan if tracker.events else None)
             t_prev = solver.t_old if taken else t_prev
             if paced and taken and not dense_output:
                 pace = (time.monotonic() - started) / taken

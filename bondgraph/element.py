@@ -479,7 +479,13 @@ class StateFunction:
         ``value(t, state) -> float or ndarray``; ``state`` is a :class:`StateView`.
     depends_on : sequence of str
         Names of the states read (checked when the model is assembled).
+    compiled : CompiledSource or None
+        The same value by a compiled kernel
+        (:class:`bondgraph.primitives.sources.CompiledSource`), which the compiled
+        Runge-Kutta loop calls instead of ``value``; None: the loop does not take a
+        model with this source.
     """
 
     value: Callable[[float, StateView], Any]
     depends_on: Sequence[str] = ()
+    compiled: Any = None

@@ -323,6 +323,17 @@ class StateSpaceModel:
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """U_1 and dU_1/dt (NaN where a source has no rate, all if not ``rates``) at t (s).
         Constant sources are written once (when first needed); only others are called."""
+        U1c, dU1c, varying = self.source_plan()
+        U1, dU1 = U1c.copy(), dU1c.copy()
+        for _, sl, law in varying:
+            U1[sl] = law.value(t, s)
+            if law.rate is not None:
+                dU1[sl] = law.rate(t, s) if rates else np.nan
+        return U1, dU1
+
+    def source_plan(self) -> tuple[np.ndarray, np.ndarray, list]:
+        """(U_1 with the constant sources' values, else 0; dU_1/dt likewise, NaN for a
+        varying source without a rate; the varying ones as (name, U_1 slice, law)), once."""
         if self._source_plan is None:
             U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
             for name, law in self.sources.items():
@@ -331,17 +342,11 @@ class StateSpaceModel:
                 if law.constant is not None:
                     U1c[sl] = law.constant
                 else:
-                    varying.append((sl, law))
+                    varying.append((name, sl, law))
                     if law.rate is None:
                         dU1c[sl] = np.nan
             self._source_plan = (U1c, dU1c, varying)
-        U1c, dU1c, varying = self._source_plan
-        U1, dU1 = U1c.copy(), dU1c.copy()
-        for sl, law in varying:
-            U1[sl] = law.value(t, s)
-            if law.rate is not None:
-                dU1[sl] = law.rate(t, s) if rates else np.nan
-        return U1, dU1
+        return self._source_plan
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
                  redundancy_ok: bool = True, rank_reference: float = 0.0) -> Evaluation:
@@ -652,13 +657,8 @@ class StateSpaceModel:
         return dWc[:, nz], dWc[:, nu1]
 
     def _u1_names_at(self, idx) -> list[str]:
-        names, owner = [], []
-        for n, d in zip(self.sources, self.u1_dims):
-            owner += [n] * d
-        for i in idx:
-            if owner[i] not in names:
-                names.append(owner[i])
-        return names
+        owner = [n for n, d in zip(self.sources, self.u1_dims) for _ in range(d)]
+        return list(dict.fromkeys(owner[i] for i in idx))      # (in order, once each)
 
 
 @paused

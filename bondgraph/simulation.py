@@ -137,8 +137,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
         system is singular.
     compiled_loop : bool
         Take the steps of RK45 and DOP853 in compiled calls (:mod:`bondgraph._fastrk`)
-        where the whole evaluation is compiled (mechanisms with constant sources, no
-        events; ``result.diagnostics["compiled_loop"]`` says whether it ran and
+        where the whole evaluation is compiled (mechanisms whose sources are constant
+        or offer a compiled kernel, e.g. contact and compliant stops, and whose events
+        all have ``scan_steps = True``; ``result.diagnostics["compiled_loop"]`` says
+        whether it ran and
         ``["compiled_loop_reason"]`` why not). Same tableau, error norm, step-size
         control, first step and dense output as scipy's solvers: the same steps and
         states to rounding. False: scipy's stepping in every case.
@@ -151,7 +153,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
 
     events : sequence of callables ``g(t, x) -> float``
         Zero crossings are located; an event with attribute ``terminal = True`` stops the
-        run; ``direction`` as in scipy.
+        run; ``direction`` as in scipy; ``scan_steps = True``: it may be checked at the
+        ends of the compiled loop's accepted steps (see :mod:`bondgraph._events`).
     max_events : int
         More event crossings than this (an event storm, e.g. chattering) stop the run
         (status ``EVENT_STORM``).

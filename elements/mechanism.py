@@ -22,6 +22,7 @@ from bondgraph import (
     C, BondGraph, I, KinematicState, ModelError, OneJunction, PositionConstraint, R, Se,
     Sf, StateFunction, TimeFunction, WorkState,
 )
+from bondgraph.primitives.sources import CompiledSource
 from bondgraph._gc import paused
 from bondgraph.element import check_name
 
@@ -516,7 +517,10 @@ class Mechanism:
         if lim is not None and lim.kind == "compliant":
             for side, at in lim.sides():
                 n = axis.stop_element(side)
-                bg.add(Se(n, _stop_law(axis.state, lim.stiffness, at, side)))
+                if getattr(index, "stop_family", None) is None:
+                    index.stop_family = _StopFamily()
+                bg.add(Se(n, _stop_law(axis.state, lim.stiffness, at, side,
+                                       index.stop_family)))
                 bg.connect(n, axis.junction, name=f"{n}.b")
                 index.add(Attachment(Kind.STOP_SPRING, n, port, j.name, side=side,
                                      bond=f"{n}.b"))
@@ -572,12 +576,43 @@ class Mechanism:
                 f"joints, {len(self.loads)} loads)")
 
 
-def _stop_law(state: str, k: float, at: float, side: str) -> StateFunction:
-    """A compliant stop's spring: -k (q - at) beyond the stop, 0 before it (N or N m)."""
+class _StopFamily:
+    """The compliant stops of one build, as one family of compiled sources
+    (:class:`~bondgraph.primitives.sources.CompiledSource`; the kernel
+    :func:`elements.kernels.compiled.stop_springs`): each stop's (state, k, at, upper?)."""
+
+    def __init__(self) -> None:
+        self.members: list[tuple[str, float, float, bool]] = []
+
+    def add(self, state: str, k: float, at: float, upper: bool) -> CompiledSource:
+        self.members.append((state, float(k), float(at), upper))
+        return CompiledSource(self, _stop_kernel, self.pack,
+                              np.array([len(self.members) - 1]))
+
+    def pack(self, slices) -> tuple[np.ndarray, np.ndarray, int]:
+        """The states' indices (-1: not in this model; its output 0, read by no one),
+        [k, at, upper] of every stop, and their number."""
+        ints = np.array([slices[s].start if s in slices else -1
+                         for s, _, _, _ in self.members], dtype=np.int64)
+        flts = np.array([[k, at, float(up)] for _, k, at, up in self.members],
+                        dtype=float).ravel()
+        return ints, flts, len(self.members)
+
+
+def _stop_kernel():
+    from elements.kernels.compiled import stop_springs
+    return stop_springs
+
+
+def _stop_law(state: str, k: float, at: float, side: str,
+              family: _StopFamily | None = None) -> StateFunction:
+    """A compliant stop's spring: -k (q - at) beyond the stop, 0 before it (N or N m);
+    compiled as a member of ``family`` (the same numbers)."""
     if side == "upper":
         def law(t, s):
             return -k * max(float(s[state][0]) - at, 0.0)
     else:
         def law(t, s):
             return -k * min(float(s[state][0]) - at, 0.0)
-    return StateFunction(law, (state,))
+    compiled = family.add(state, k, at, side == "upper") if family is not None else None
+    return StateFunction(law, (state,), compiled)

@@ -26,7 +26,9 @@ FUSED_SOURCES = ("bg_fused.c", "bg_fused.h")
 _D = ("DIMS", "XI", "V_DESC", "V_INTS", "V_FLTS", "R_DESC", "R_INTS", "R_FLTS", "DEST_P",
       "RI", "COPY_DST", "COPY_SRC", "Q_STATE", "Q_FLOW", "Q_DST", "W1_KIN", "I_ALL", "F_ALL",
       "IO", "FO", "S_INTS", "S_OFF", "T_COEF", "SRC", "U1", "DU1", "AB", "W2_X", "WORK_E",
-      "WORK_F", "WORK_OFF")
+      "WORK_F", "WORK_OFF", "SRC_SIZE", "SRC_INTS", "SRC_FLTS", "SRC_DEST", "SRC_FROM")
+# (the compiled sources': none in an export, which refuses state-dependent sources)
+_NO_C = ("U1", "DU1", "SRC_SIZE", "SRC_INTS", "SRC_FLTS", "SRC_DEST", "SRC_FROM")
 
 
 def fused_parts(model, x0: np.ndarray, stabilization):
@@ -73,8 +75,8 @@ def fused_c(D, fast, parts) -> str:
             array("double", "BGF_PHIA_COEF", coef), array("double", "BGF_PHIA_CONST", const)]
     for name, a in zip(_D, D):
         a = np.asarray(a)
-        if name in ("U1", "DU1"):
-            continue                    # (computed by bg_sources)
+        if name in _NO_C:
+            continue                    # (U_1: computed by bg_sources)
         ctype = "double" if a.dtype.kind == "f" else "int64_t"
         if name == "DIMS":
             out.append(f"const int64_t BGF_DIMS[7] = {{{', '.join(str(int(v)) for v in a)}}};\n")

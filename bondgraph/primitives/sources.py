@@ -19,6 +19,39 @@ from ..laws import SourceTiming, TimeLaw, depends_on_time
 from ._common import _check_dim, _short
 
 
+@dataclass(frozen=True, eq=False)
+class CompiledSource:
+    """A state-dependent source's value computed by a compiled kernel, which a compiled
+    caller (the compiled Runge-Kutta loop, :mod:`bondgraph._fastrk`) calls instead of
+    the law's Python ``value``; both give the same numbers (the Python value may call
+    the same kernel).
+
+    One kernel call serves a family of sources (e.g. every contact wrench of a
+    mechanism): the sources whose ``family`` is the same object share it.
+
+    Attributes
+    ----------
+    family : object
+        The family (compared by identity).
+    kernel : callable
+        ``kernel()``: the numba function (asked for only where numba is enabled)
+        ``f(t, x, ints, flts, out)`` -> None with the fixed types of
+        :data:`bondgraph._rk_kernels.SOURCE_SIGNATURE`: time (s), the state vector, the
+        family's packed arrays, and ``out`` (``size`` floats) that it fills.
+    pack : callable
+        ``pack(state_slices)`` -> (ints int64 array, flts float64 array, size): the
+        kernel's packed arrays and number of outputs for a model whose state vector has
+        these slices (state name -> slice).
+    entries : ndarray of int
+        Which outputs are this source's value, in order (its ``dim`` of them).
+    """
+
+    family: Any
+    kernel: Callable[[], Any]
+    pack: Callable[[Mapping[str, slice]], tuple[np.ndarray, np.ndarray, int]]
+    entries: np.ndarray
+
+
 @dataclass(frozen=True)
 class SourceLaw:
     """A source's numeric law after parameters are resolved.
@@ -28,7 +61,9 @@ class SourceLaw:
     ``timing`` is what the value says about stepping through it (its period and breaks,
     :class:`~bondgraph.laws.SourceTiming`), None when nothing is known; ``expression``
     says that ``value`` is a compiled sympy expression of time (pure and cheap: a run may
-    sample it, where it calls a user's function only when it must).
+    sample it, where it calls a user's function only when it must); ``compiled`` is the
+    value's compiled kernel where a state-dependent law offers one
+    (:class:`CompiledSource`), else None.
     """
 
     value: Callable[[float, StateView], np.ndarray]
@@ -37,6 +72,7 @@ class SourceLaw:
     constant: np.ndarray | None = None
     timing: SourceTiming | None = None
     expression: bool = False
+    compiled: CompiledSource | None = None
 
 
 class SourceBase(Element):
@@ -122,7 +158,8 @@ class SourceBase(Element):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False,
                              timing=timing)
         if isinstance(v, StateFunction):
-            return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True)
+            return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True,
+                             compiled=v.compiled)
         if depends_on_time(v):
             law = self._time_law()
             value, rate = law.bind(values)

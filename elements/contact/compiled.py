@@ -13,6 +13,10 @@ Python path (``collide``, the contact history) runs the same code compiled.
 - :func:`wrenches`: every body's contact wrench (elastic and dissipative force and
   moment) and the stored energy at a state vector, from the packed arrays of
   :class:`Packed`.
+- :func:`wrench_source`: the same wrenches as the compiled kernel of the contact
+  wrench sources (:class:`bondgraph.primitives.sources.CompiledSource`, with the fixed
+  argument types of ``bondgraph._rk_kernels.SOURCE_SIGNATURE``), which the compiled
+  Runge-Kutta loop calls at every evaluation; its arrays: :meth:`Packed.flat`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from bondgraph import spatial
-from bondgraph._jit import njit
+from bondgraph._jit import njit, types
 
 import elements.contact.detect as detect
 import elements.contact.gjk as gjk
@@ -28,7 +32,7 @@ import elements.contact.shapes as shapes
 
 _matrix_entries = njit(cache=True, inline="always")(spatial.quat_matrix_entries)
 
-__all__ = ["wrenches", "KERNELS", "Packed"]
+__all__ = ["wrenches", "wrench_source", "KERNELS", "Packed"]
 
 KERNELS = {
     shapes: ("_sgn", "core_radius", "core_support_point", "support_point"),
@@ -97,6 +101,22 @@ class Packed:
         for i, names in enumerate(states):
             idx = [k for n in names for k in range(slices[n].start, slices[n].stop)]
             self.index[i] = idx
+
+    def flat(self, slices, states) -> tuple[np.ndarray, np.ndarray]:
+        """(ints, flts): every array of :meth:`args` but the state, packed for
+        :func:`wrench_source`, with the state indices of a state vector whose states
+        sit at ``slices`` (``states`` as in :meth:`set_indices`)."""
+        index = np.array([[k for n in names for k in range(slices[n].start, slices[n].stop)]
+                          for names in states], dtype=np.int64).reshape(-1, 13)
+        nb, ns, nv, npr = index.shape[0], self.kind.size, self.verts.shape[0], \
+            self.pairs.shape[0]
+        ints = np.concatenate([[nb, ns, nv, npr, self.capacity], index.ravel(),
+                               self.kind, self.vstart, self.sbody, self.pairs.ravel()])
+        flts = np.concatenate([[self.margin], self.mass, self.jinv.ravel(),
+                               self.params.ravel(), self.verts.ravel(), self.spos.ravel(),
+                               self.srot.ravel(), self.srad, self.pnormal.ravel(),
+                               self.poffset, self.laws.ravel()])
+        return ints.astype(np.int64), flts.astype(np.float64)
 
     def args(self, x: np.ndarray) -> tuple:
         return (x, self.index, self.mass, self.jinv, self.kind, self.params, self.verts,
@@ -252,3 +272,51 @@ def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, sro
                     W[body, 3, k] += sign * (A[body, 0, k] * md[0] + A[body, 1, k] * md[1]
                                              + A[body, 2, k] * md[2])
     return W, stored
+
+
+_f8, _i8 = types.float64, types.int64
+
+
+@njit(types.void(_f8, _f8[::1], _i8[::1], _f8[::1], _f8[::1]), cache=True)
+def wrench_source(t, x, ints, flts, out):
+    """:func:`wrenches` at the state ``x`` from :meth:`Packed.flat`'s arrays, into
+    ``out`` (n_bodies * 12: W of :func:`wrenches` row by row; the time t is not
+    read)."""
+    nb, ns, nv, npr, capacity = ints[0], ints[1], ints[2], ints[3], ints[4]
+    i = 5
+    index = ints[i:i + 13 * nb].reshape((nb, 13))
+    i += 13 * nb
+    kind = ints[i:i + ns]
+    i += ns
+    vstart = ints[i:i + ns + 1]
+    i += ns + 1
+    sbody = ints[i:i + ns]
+    i += ns
+    pairs = ints[i:i + 2 * npr].reshape((npr, 2))
+    margin = flts[0]
+    f = 1
+    mass = flts[f:f + nb]
+    f += nb
+    jinv = flts[f:f + 9 * nb].reshape((nb, 3, 3))
+    f += 9 * nb
+    params = flts[f:f + 4 * ns].reshape((ns, 4))
+    f += 4 * ns
+    verts = flts[f:f + 3 * nv].reshape((nv, 3))
+    f += 3 * nv
+    spos = flts[f:f + 3 * ns].reshape((ns, 3))
+    f += 3 * ns
+    srot = flts[f:f + 9 * ns].reshape((ns, 3, 3))
+    f += 9 * ns
+    srad = flts[f:f + ns]
+    f += ns
+    pnormal = flts[f:f + 3 * ns].reshape((ns, 3))
+    f += 3 * ns
+    poffset = flts[f:f + ns]
+    f += ns
+    laws = flts[f:f + 8 * npr].reshape((npr, 8))
+    W, _ = wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, srot,
+                    srad, pnormal, poffset, pairs, laws, capacity, margin)
+    for b in range(nb):
+        for p in range(4):
+            for k in range(3):
+                out[12 * b + 3 * p + k] = W[b, p, k]

@@ -42,7 +42,7 @@ import numpy as np
 from bondgraph import Se, register_element
 from bondgraph.element import StateView
 from bondgraph.errors import ModelError
-from bondgraph.primitives.sources import SourceLaw
+from bondgraph.primitives.sources import CompiledSource, SourceLaw
 from bondgraph.spatial import quat_to_matrix
 
 from elements.contact.broadphase import CollisionWorld
@@ -230,6 +230,18 @@ class BoundContacts:
             import elements.contact.compiled as compiled
             self._compiled = compiled
             self._packed = compiled.Packed(system, self)
+
+    def compiled_source(self, k: int, part: int) -> CompiledSource | None:
+        """Body ``k``'s wrench part ``part`` as a compiled source (the kernel
+        :func:`elements.contact.compiled.wrench_source`, the same numbers as
+        :meth:`wrench`), for the compiled Runge-Kutta loop; None without numba."""
+        if self._packed is None:
+            return None
+        states = [self.system.states[b] for b in self.system.bodies]
+        return CompiledSource(self, lambda: self._compiled.wrench_source,
+                              lambda slices: (*self._packed.flat(slices, states),
+                                              12 * len(self.system.bodies)),
+                              12 * k + 3 * part + np.arange(3))
 
     def pair_law(self, i: int, j: int) -> ContactLaw:
         """The law of the pair of shapes ``i`` and ``j`` (indices)."""
@@ -434,7 +446,8 @@ class ContactWrench(Se):
         w = self.value
         bound = w.system.bind(values or {})
         k, part = w.system.bodies.index(w.body), w.part
-        return SourceLaw(lambda t, s: bound.wrench(s)[k, part].copy(), None, True)
+        return SourceLaw(lambda t, s: bound.wrench(s)[k, part].copy(), None, True,
+                         compiled=bound.compiled_source(k, part))
 
     def label(self, values: Mapping[str, float] | None = None) -> str:
         w = self.value

@@ -13,7 +13,10 @@ enters the obstacle, the mover has sunk in deeper than it can (its centre is ins
 another solid) or passed through: the event fires (its value goes from +1 to -1), and
 the run is ended by :meth:`~elements.mechanism_model.MechanismModel.simulate` with a
 failure naming the two shapes, the time, the speed and the largest step that would
-have seen it (docs/contact.md). A pair whose mover starts inside its obstacle is not
+have seen it (docs/contact.md). The compiled Runge-Kutta loop takes runs with it
+(its attribute ``scan_steps``: the run's events are then evaluated at the ends of the
+loop's accepted steps, in order, and the loop is cut back to the step where one
+crosses; :mod:`bondgraph._fastrk`). A pair whose mover starts inside its obstacle is not
 watched until it has left. Movers: a sphere or capsule against any shape (its core, a
 point or a segment, is pushed the wrong way once its centre is inside the other); of
 two other shapes (box, cylinder, mesh, ellipsoid), each against the other; never a
@@ -69,6 +72,7 @@ class TunnelWatch:
 
     terminal = True
     direction = -1
+    scan_steps = True        # read at accepted steps' ends only: the compiled loop may run
 
     def __init__(self, system, slices: Mapping[str, slice]):
         shapes = system.shapes

@@ -558,6 +558,23 @@ def program_typed(states, state_rates, rate, desc, ints, flts, out0, out1):
     program(states, state_rates, rate, desc, ints, flts, out0, out1)
 
 
+@njit(types.void(_f8, _V, _I, _V, _V), cache=True)
+def stop_springs(t, x, ints, flts, out):
+    """The compliant stops' springs (elements.mechanism._stop_law, the same numbers):
+    out[i] = -k max(q - at, 0) (an upper stop) or -k min(q - at, 0) (a lower), q =
+    x[ints[i]] (-1: 0), [k, at, upper] = flts[3 i:3 i + 3]; the signature of
+    bondgraph._rk_kernels.SOURCE_SIGNATURE (t not read)."""
+    for i in range(ints.size):
+        if ints[i] < 0:
+            out[i] = 0.0
+            continue
+        k, d = flts[3 * i], x[ints[i]] - flts[3 * i + 1]
+        if flts[3 * i + 2] != 0.0:
+            out[i] = -k * (0.0 if 0.0 > d else d)        # (Python's max(d, 0.0))
+        else:
+            out[i] = -k * (0.0 if 0.0 < d else d)        # (min(d, 0.0))
+
+
 @njit(_M(_M, _M), cache=True)
 def quat_rates_typed(q, om):
     """:func:`quat_rates` with fixed argument types."""

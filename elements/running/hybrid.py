@@ -249,6 +249,7 @@ class _Runner:
 
         def make(g, p, kind, side=None, direction=0.0, tolerance=None):
             g.terminal, g.direction, g.tag = True, direction, (p, kind, side)
+            g.scan_steps = True      # (of the stretch's state alone: see bondgraph._fastrk)
             if tolerance is not None:
                 g.tolerance = tolerance
             out.append(g)

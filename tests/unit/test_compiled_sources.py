@@ -1,0 +1,209 @@
+"""State-dependent sources with a compiled kernel in the compiled Runge-Kutta loop
+(bondgraph.primitives.sources.CompiledSource: the contact wrenches, the compliant
+stops) and events checked on its accepted steps (``scan_steps``: the tunnelling watch).
+
+The same run twice, ``compiled_loop=True`` and ``False``: the compiled loop calls the
+same numba kernels as the Python path's sources (``elements.contact.compiled.wrenches``
+through ``wrench_source``; the stops' formula written out the same way) and takes the
+same steps with the same tableau and controller, so the runs agree to rounding: the
+same steps, evaluations and output times, the states to RTOL_EQUAL of each state's
+largest magnitude (the only differences are the order of sums in the step's stage
+combination, see bondgraph._fastrk; 1e-12 leaves a margin of 1e3-1e4 over the
+1e-16-1e-15 seen, while a wrong compiled source (one force component's sign flipped)
+moves the states by far more: checked below).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bondgraph.fastlu import enabled
+from elements import Inertia, Mechanism, RigidBody
+from elements.contact import Box, ContactLaw, Plane, Sphere
+from elements.joints.kinds import RevoluteJoint
+
+pytestmark = pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled "
+                                                      "loop")
+
+RTOL_EQUAL = 1e-12
+G = 9.81
+
+
+def _swing(stop: bool = False) -> Mechanism:
+    """A rod (0.6 m, 1 kg) hinged 0.648 m above a floor with a ball (r 5 cm) at its tip:
+    at the bottom of its swing the ball dips 2 mm into the floor and scrapes it
+    (friction 0.5, regularised below 1 cm/s so that the run is short; damping);
+    ``stop``: no friction, and a compliant stop at -0.2 rad that it hits beyond the
+    floor."""
+    mech = Mechanism("swing", gravity=(0.0, 0.0, -G))
+    m, l = 1.0, 0.6
+    c = m * l * l / 12.0
+    rod = mech.add_body(RigidBody("rod", m, Inertia.principal(c, c, c)))
+    joint = mech.add_joint(RevoluteJoint("J1", mech.ground, rod,
+                                         parent_point=(0.0, 0.0, 0.648),
+                                         child_point=(0.0, 0.0, l / 2),
+                                         axis=(0.0, 1.0, 0.0)))
+    if stop:
+        joint.add_limit(lower=-0.2, stiffness=200.0, damping=0.5)
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Sphere("ball", "rod", 0.05, position=(0.0, 0.0, -l / 2)),
+                   ContactLaw(stiffness=1e5, damping=0.5, friction=0.0 if stop else 0.5,
+                              slip_velocity=0.01))
+    return mech
+
+
+def _runs(mech, span, **kw):
+    mm = mech.assemble()
+    out = []
+    for compiled in (False, True):
+        out.append(mm.simulate((0.0, span), compiled_loop=compiled, rtol=1e-6, atol=1e-8,
+                               t_eval=np.linspace(0.0, span, 41), **kw).raw)
+    return out
+
+
+def _same(a, b, rtol=RTOL_EQUAL) -> bool:
+    """Arrays (states in rows) equal to rtol times each row's largest magnitude."""
+    scale = np.maximum(np.abs(a).max(axis=-1, keepdims=True), 1e-300)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rtol * scale))
+
+
+def _assert_same_run(ref, fast):
+    assert ref.status == fast.status
+    assert fast.diagnostics["compiled_loop"], fast.diagnostics["compiled_loop_reason"]
+    assert not ref.diagnostics["compiled_loop"]
+    assert fast.diagnostics["compiled_steps"] >= 0.8 * fast.n_steps
+    assert fast.n_steps == ref.n_steps and fast.nfev == ref.nfev
+    np.testing.assert_array_equal(fast.t, ref.t)
+    assert _same(ref.x, fast.x), np.abs(ref.x - fast.x).max()
+
+
+def test_a_ball_scraping_the_floor_takes_the_same_steps_compiled():
+    ref, fast = _runs(_swing(), 0.6, q={"J1": 0.6})
+    assert ref.success
+    assert abs(np.ravel(ref.state("J1.coord"))).min() < 0.1     # (it reached the floor)
+    _assert_same_run(ref, fast)
+
+
+def test_compliant_stops_are_compiled_sources_too():
+    ref, fast = _runs(_swing(stop=True), 0.8, q={"J1": 0.6})
+    assert ref.success
+    q = np.ravel(ref.state("J1.coord"))
+    assert q.min() < -0.2                     # (the stop was hit)
+    _assert_same_run(ref, fast)
+
+
+def test_a_wrong_compiled_source_is_caught(monkeypatch):
+    """The comparison sees a compiled contact source with the sign of one force
+    component flipped (the rod's elastic force along z: the floor's push)."""
+    from numba import njit, types
+
+    import elements.contact.compiled as cc
+    from elements.contact import dynamics
+    good = cc.wrench_source
+    _V, _I = types.float64[::1], types.int64[::1]
+
+    @njit(types.void(types.float64, _V, _I, _V, _V))
+    def flipped(t, x, ints, flts, out):
+        good(t, x, ints, flts, out)
+        out[2] = -out[2]
+
+    original = dynamics.BoundContacts.compiled_source
+
+    def wrong(self, k, part):
+        c = original(self, k, part)
+        return None if c is None else type(c)(c.family, lambda: flipped, c.pack,
+                                               c.entries)
+    monkeypatch.setattr(dynamics.BoundContacts, "compiled_source", wrong)
+    ref, fast = _runs(_swing(), 0.6, q={"J1": 0.6})
+    assert fast.diagnostics["compiled_loop"]
+    assert not (fast.nfev == ref.nfev and _same(ref.x, fast.x))
+
+
+def _shot(v, compiled, **kw):
+    """A pellet (5 mm, 10 g) at ``v`` (m/s) along x, no gravity, at a plate 2 mm thick
+    0.3 m ahead, beside a pendulum (its joint: the constraints that the compiled
+    evaluation needs), which it also passes: tests/validation/test_contact.py's
+    _pellet with a plain (unswitched) pendulum."""
+    mech = Mechanism("shot", gravity=(0, 0, 0))
+    c = 1.0 * 0.36 / 12.0
+    rod = mech.add_body(RigidBody("rod", 1.0, Inertia.principal(c, c, c)))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rod, parent_point=(0.0, 0.5, 0.0),
+                                 child_point=(0.0, 0.3, 0.0), axis=(0.0, 0.0, 1.0)))
+    m, r = 0.01, 0.005
+    mech.add_body(RigidBody("pellet", m, Inertia.principal(*[0.4 * m * r * r] * 3)))
+    mech.add_shape(Box("plate", "ground", (0.001, 0.2, 0.2), position=(0.3, 0, 0)),
+                   ContactLaw(stiffness=1e8, damping=0.0, friction=0.0))
+    mech.add_shape(Sphere("ball", "pellet", r), ContactLaw(stiffness=1e8, damping=0.0,
+                                                            friction=0.0))
+    T = 0.6 / v
+    return mech.assemble().simulate(
+        (0.0, T), q={"J1": 0.3}, free={"pellet": {"position": [0, 0, 0],
+                                                 "velocity": [v, 0, 0]}},
+        t_eval=np.linspace(0, T, 7), compiled_loop=compiled, **kw).raw
+
+
+def test_the_tunnelling_watch_ends_a_compiled_run_as_the_scipy_path_does():
+    """The watch is checked on the compiled loop's accepted steps: the run fails at the
+    same step, with the same message (shapes, speed, max_step), keeping the results up
+    to it; with the max_step it suggests both runs see the bounce, the same."""
+    from bondgraph import IntegrationWarning
+    runs = []
+    for compiled in (False, True):
+        with pytest.warns(IntegrationWarning, match="tunnelling"):
+            runs.append(_shot(100.0, compiled))
+    ref, fast = runs
+    assert fast.diagnostics["compiled_loop"], fast.diagnostics["compiled_loop_reason"]
+    assert fast.diagnostics["compiled_steps"] > 0
+    assert fast.status.name == ref.status.name == "STEP_FAILED"
+    assert "shape 'ball' entered shape 'plate'" in fast.message
+    assert fast.message == ref.message
+    assert fast.failure_time == ref.failure_time and fast.failure_time < 0.3 / 100.0 * 1.01
+    assert fast.n_steps == ref.n_steps and fast.nfev == ref.nfev
+    np.testing.assert_array_equal(fast.t, ref.t)
+    assert _same(ref.x, fast.x)
+    ref, fast = (_shot(100.0, c, max_step=1e-5) for c in (False, True))
+    assert ref.success
+    _assert_same_run(ref, fast)
+
+
+def test_events_on_the_compiled_loops_steps_are_found_as_on_the_scipy_path(monkeypatch):
+    """Events marked ``scan_steps`` are evaluated at the ends of the compiled loop's
+    accepted steps; where one crosses in the middle of a call's steps the loop is cut
+    back to that step: the crossings (a non-terminal one, then a terminal one) are
+    located at the same times, and the run ends at the same step, as on the scipy path
+    (one output interval: the loop's calls are long)."""
+    mm = _swing().assemble()
+
+    def passing(t, x):                         # J1 through 0.4 rad
+        return x[mm.model.state_slices["J1.coord"]][0] - 0.4
+
+    def down(t, x):                            # J1 through 0.06 rad (the ball in the
+        return x[mm.model.state_slices["J1.coord"]][0] - 0.06      # floor): the end
+    down.terminal, down.direction = True, -1
+    from bondgraph._events import EventTracker
+    scan, cuts = EventTracker.scan, []
+
+    def spy(self, ts, ys):                     # (the cuts inside a call's steps)
+        got = scan(self, ts, ys)
+        if got is not None and got < len(ts) - 1:
+            cuts.append(got)
+        return got
+    monkeypatch.setattr(EventTracker, "scan", spy)
+    runs = []
+    for compiled in (False, True):
+        for e in (passing, down):
+            e.scan_steps = compiled
+        runs.append(mm.simulate((0.0, 0.6), q={"J1": 0.6}, t_eval=[0.0, 0.6], rtol=1e-6,
+                                atol=1e-8, events=[passing, down]).raw)
+    ref, fast = runs
+    assert fast.diagnostics["compiled_loop"] and not ref.diagnostics["compiled_loop"]
+    assert ref.status.name == fast.status.name == "EVENT"
+    assert len(ref.t_events[0]) == 1 and len(ref.t_events[1]) == 1
+    assert ref.t_events[0][0] < ref.t_events[1][0]
+    for a, b in zip(fast.t_events, ref.t_events, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert len(cuts) == 2                     # (both found inside a call's steps)
+    assert fast.n_steps == ref.n_steps and fast.nfev == ref.nfev
+    np.testing.assert_array_equal(fast.t, ref.t)
+    assert _same(ref.x, fast.x)
