@@ -69,6 +69,7 @@ DONE, FAILED = 0, 1
 # the time it fired (NaN: not yet)
 M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
 STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
+_NOT_FULL = np.bool_(False)  # _second's full: a literal False would compile it once more
 
 
 @njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE,
@@ -158,7 +159,7 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     else:
         rates = np.zeros(0)
     w, y, status = _second(work, src, rates, w1, dU1, phi, ab[0], ab[1], stab != 0,
-                           I_all, F_all, IO, FO, S_ints, S_off, False)
+                           I_all, F_all, IO, FO, S_ints, S_off, _NOT_FULL)
     if status != 0:
         return xdot, False
     nX = w2_X.size
@@ -323,7 +324,9 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         y = y_new
         f = f_new
         h_abs = ha
-        K_out[:, :] = K
+        for j in range(ns + 1):          # (loops: a slice assignment compiles numba's
+            for i in range(n):           # shape-error message)
+                K_out[j, i] = K[j, i]
         if boundary > 0 and _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
             stiff = True
         if record:

@@ -592,7 +592,11 @@ def _stale() -> bool:
     om = np.array([[0.4, -1.1, 0.9]])
     A, _ = frames(np.concatenate([q, np.zeros((1, 3))], axis=1))
     qd = quat_rates(q, om)
-    w, _, _ = rates(q, qd, np.zeros((1, 3)), A)
+    # (columns of (n, 7) states and rates, as program and the Python path pass them, so
+    # that one compiled rates serves all: two rows, else numpy calls them contiguous)
+    s, d = np.zeros((2, 7)), np.zeros((2, 7))
+    s[:, :4], d[:, :4] = q, qd
+    w, _, _ = rates(s[:, :4], d[:, :4], d[:, 4:], np.concatenate([A, A[1:]]))
     return not (np.allclose(A[1], spatial.quat_to_matrix(q[0]), rtol=0, atol=1e-14)
                 and np.allclose(qd[0], spatial.quat_rate(q[0], om[0]), rtol=0, atol=1e-14)
                 and np.allclose(w[1], om[0], rtol=0, atol=1e-14))
