@@ -38,9 +38,9 @@ from ._sparse_kernels import _first, _second
 # (not dispatchers), so that the loop is compiled once and cached like every kernel.
 _f8, _i8 = types.float64, types.int64
 _V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
-PROGRAM_SIGNATURE = types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
+PROGRAM_SIGNATURE = types.UniTuple(_i8, 2)(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
 """The element library's program (elements.kernels.compiled.program): (states (n, 7), their
-rates (n, 7), rates?, desc, ints, flts, out0, out1) -> None."""
+rates (n, 7), rates?, desc, ints, flts, out0, out1) -> a locked gimbal (unused here)."""
 RATE_SIGNATURE = _M(_M, _M)
 """A vectorised kinematic rate kernel: (states (n, d), flows (n, k)) -> rates (n, d)."""
 SOURCE_SIGNATURE = types.void(_f8, _V, _I, _V, _V)
