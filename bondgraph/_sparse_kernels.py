@@ -329,14 +329,12 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     for v in extra:
         if not np.isfinite(v):
             return np.zeros(0), np.zeros(0), 1
+    # (one call of _stage with either plan: a second call would be compiled in twice)
     if full:
-        w, y, code = _stage(sources, known, extra, z0, _part(I, IO, I_INTS2),
-                            _part(I, IO, I_IOFF2), _part(F, FO, F_FLTS2),
-                            _part(I, IO, I_FOFF2), n, n_E, n_K, S_ints, S_off, Lx, Vx, d,
-                            vals, tol)
+        p_ints, p_ioff, p_flts, p_foff = I_INTS2, I_IOFF2, F_FLTS2, I_FOFF2
     else:
-        w, y, code = _stage(sources, known, extra, z0, _part(I, IO, I_INTS3),
-                            _part(I, IO, I_IOFF3), _part(F, FO, F_FLTS3),
-                            _part(I, IO, I_FOFF3), n, n_E, n_K, S_ints, S_off, Lx, Vx, d,
-                            vals, tol)
+        p_ints, p_ioff, p_flts, p_foff = I_INTS3, I_IOFF3, F_FLTS3, I_FOFF3
+    w, y, code = _stage(sources, known, extra, z0, _part(I, IO, p_ints),
+                        _part(I, IO, p_ioff), _part(F, FO, p_flts), _part(I, IO, p_foff), n,
+                        n_E, n_K, S_ints, S_off, Lx, Vx, d, vals, tol)
     return w, y, code
