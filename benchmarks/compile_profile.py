@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if not os.environ.get("PYTHONPATH"):       # this working tree, unless told otherwise
     sys.path.insert(0, os.path.dirname(HERE))
 
-from numba.core import event  # noqa: E402
+from numba.core import event
 
 
 class _Profile(event.Listener):
@@ -61,6 +61,7 @@ def main(argv=None) -> None:
     event.register("numba:compile", prof)
     t0 = time.perf_counter()
     import numpy as np
+
     from elements import FastDynamics, models
     if a.workload == "fast":
         fd = FastDynamics(models.chain(3)[0].assemble())

@@ -461,21 +461,19 @@ def quat_rates(q, om):
 D_COLUMNS = 14
 
 
-# the program and the quaternion rates compiled for fixed types (those of
-# bondgraph._rk_kernels.PROGRAM_SIGNATURE and RATE_SIGNATURE): first-class functions,
-# which a compiled caller takes as arguments and which keep it cacheable
-_f8, _i8 = types.float64, types.int64
-_V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
-
-
-@njit(types.UniTuple(_i8, 2)(_M, _M, types.boolean, _IM, _I, _V, _V, _V), cache=True)
+@njit(cache=True)
 def program(states, state_rates, rate, desc, ints, flts, out0, out1):
     """Run a program: the bodies' frames from ``states`` (n, 7) (and, with ``rate``,
     their rates from ``state_rates`` (n, 7)), then every group of ``desc``, each writing
     ``sign`` times its kernels' values (or rates) at its destinations in ``out0``
     (target 0) or ``out1`` (target 1). Returns (group, instance) of the first gimbal in
-    lock (see :func:`gimbal_rate`; its values NaN), or (-1, -1). Every array
-    C-contiguous (one compiled form, for Python and compiled callers alike).
+    lock (see :func:`gimbal_rate`; its values NaN), or (-1, -1).
+
+    Every array C-contiguous: the types of ``bondgraph._rk_kernels.PROGRAM_SIGNATURE``,
+    so that one compiled form serves the Python path and the compiled RK loop (which
+    takes it as a first-class function of that signature). Compiled when first called
+    (or passed to the loop), not at import: a user of :class:`elements.FastDynamics`
+    alone compiles none of it.
 
     The kernels of the groups are inlined here (``inline="always"``): compiled once,
     as part of this function, rather than each on its own and then again linked in
@@ -556,6 +554,12 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
             if bad >= 0 and locked_g < 0:
                 locked_g, locked_i = g, bad
     return locked_g, locked_i
+
+
+# kernels of fixed types (those of bondgraph._rk_kernels' signatures): first-class
+# functions, which a compiled caller takes as arguments and which keep it cacheable
+_f8, _i8 = types.float64, types.int64
+_V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
 
 
 @njit(types.void(_f8, _V, _I, _V, _V), cache=True)

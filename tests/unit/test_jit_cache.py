@@ -97,7 +97,7 @@ def test_a_cold_run_compiles_each_kernel_once(tmp_path):
         [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
         BONDGRAPH_COMPILE_NOTICE="0", NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", ONCE_SCRIPT], env=env, cwd=root,
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=900, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     counts = {name: int(n) for name, n in
               (line.split() for line in out.stdout.split("\n") if line.strip())}
