@@ -332,12 +332,15 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         if record:
             i = steps - 1
             T_rec[i] = t
-            Y_rec[i, :] = y
-            K_rec[i, :, :] = K
+            for c in range(n):           # (loops, as K_out's)
+                Y_rec[i, c] = y[c]
+                for j in range(ns + 1):
+                    K_rec[i, j, c] = K[j, c]
             H_rec[i, 0] = h_abs
             H_rec[i, 1] = h_prev
             N_rec[i] = nev
-            M_rec[i, :] = mon
+            for j in range(mon.size):
+                M_rec[i, j] = mon[j]
         if stiff:
             break
         if t - t_bound >= 0 or t >= t_stop:
