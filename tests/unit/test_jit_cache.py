@@ -140,3 +140,45 @@ def test_no_kernel_assigns_an_array_to_a_slice():
     for source in _jit.KERNEL_SOURCES:
         found += _slice_assignments_from_arrays(os.path.join(_jit._ROOT, source))
     assert not found, f"slice assignments from arrays in kernels (write loops): {found}"
+
+
+def test_a_kernel_compiles_with_the_garbage_collector_paused():
+    """While one of the package's kernels compiles the cyclic garbage collector is
+    paused (its passes over a large heap made a late compile a quarter longer), and it
+    runs again afterwards, a failed compile included; a user's own numba code is left
+    alone."""
+    import gc
+
+    from numba import njit
+    from numba.core import event
+    from numba.core.errors import TypingError
+
+    seen = []
+
+    class Probe(event.Listener):
+        def on_start(self, ev):
+            seen.append(gc.isenabled())
+
+        def on_end(self, ev):
+            pass
+
+    def ours(x):
+        return x + 1.0
+
+    def broken(x):
+        return x + "a"
+
+    def users(x):
+        return x + 2.0
+
+    ours.__module__ = broken.__module__ = "bondgraph._probe"
+    assert gc.isenabled()
+    with event.install_listener("numba:compile", Probe()):
+        assert njit(ours)(1.0) == 2.0
+        assert seen[0] is False and gc.isenabled()
+        with pytest.raises(TypingError):
+            njit(broken)(1.0)
+        assert gc.isenabled()
+        seen.clear()
+        assert njit(users)(1.0) == 3.0
+        assert seen[0] is True and gc.isenabled()
