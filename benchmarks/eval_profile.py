@@ -89,10 +89,10 @@ def _loops() -> dict:
         fr = RK.fused_rhs
 
         @njit
-        def fused(n, t, x, prog, qrate, D):
+        def fused(n, t, x, prog, qrate, s0, s1, s2, s3, D):
             s = 0.0
             for _ in range(n):
-                xd, ok = fr(t, x, prog, qrate, D)
+                xd, ok = fr(t, x, prog, qrate, s0, s1, s2, s3, D)
                 s += xd[0]
             return s
 
@@ -178,12 +178,13 @@ def profile(name: str) -> dict:
         raise RuntimeError(f"{name}: no compiled loop: {why}")
     D, _ = loop.pack()
     prog, qrate = loop.parts["program"], loop._qrate
-    xdc, ok = RK.fused_rhs(0.0, x0, prog, qrate, D)
+    sources = loop._kernels()            # (the compiled sources' kernels, padded)
+    xdc, ok = RK.fused_rhs(0.0, x0, prog, qrate, *sources, D)
     assert ok and np.allclose(xdc, xd, rtol=1e-12, atol=1e-12 * abs(xd).max())
     L = _loops()
     out = {}
     out["one evaluation (fused_rhs, inside numba)"] = _best_loop(
-        lambda n: L["fused"](n, 0.0, x0, prog, qrate, D))
+        lambda n: L["fused"](n, 0.0, x0, prog, qrate, *sources, D))
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, _, _, _, _, _, _, _, _,
      I_all, F_all, IO, FO, S_ints, S_off, t_coef, src, U1, dU1, ab, *_) = D
     n_b, n_mod, n_phi = dims[0], dims[1], dims[2]

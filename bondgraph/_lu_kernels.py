@@ -20,7 +20,8 @@ def _grow(a, size):
     if size <= a.size:
         return a
     b = np.empty(max(size, 2 * a.size), dtype=a.dtype)
-    b[:a.size] = a
+    for i in range(a.size):     # (a loop: a slice assignment compiles numba's shape-error
+        b[i] = a[i]             # message, a second of a cold start)
     return b
 
 

@@ -38,9 +38,9 @@ from ._sparse_kernels import _first, _second
 # (not dispatchers), so that the loop is compiled once and cached like every kernel.
 _f8, _i8 = types.float64, types.int64
 _V, _I, _M, _IM = _f8[::1], _i8[::1], _f8[:, ::1], _i8[:, ::1]
-PROGRAM_SIGNATURE = types.void(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
+PROGRAM_SIGNATURE = types.UniTuple(_i8, 2)(_M, _M, types.boolean, _IM, _I, _V, _V, _V)
 """The element library's program (elements.kernels.compiled.program): (states (n, 7), their
-rates (n, 7), rates?, desc, ints, flts, out0, out1) -> None."""
+rates (n, 7), rates?, desc, ints, flts, out0, out1) -> a locked gimbal (unused here)."""
 RATE_SIGNATURE = _M(_M, _M)
 """A vectorised kinematic rate kernel: (states (n, d), flows (n, k)) -> rates (n, d)."""
 SOURCE_SIGNATURE = types.void(_f8, _V, _I, _V, _V)
@@ -69,6 +69,7 @@ DONE, FAILED = 0, 1
 # the time it fired (NaN: not yet)
 M_COUNT, M_CALM, M_LIMITED, M_HLAMBDA, M_STIFF_AT = range(5)
 STIFF_STEPS, RESET_AFTER = 15, 6      # StiffnessMonitor's
+_NOT_FULL = np.bool_(False)  # _second's full: a literal False would compile it once more
 
 
 @njit(types.Tuple([_V, types.boolean])(_f8, _V, PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE,
@@ -158,7 +159,7 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     else:
         rates = np.zeros(0)
     w, y, status = _second(work, src, rates, w1, dU1, phi, ab[0], ab[1], stab != 0,
-                           I_all, F_all, IO, FO, S_ints, S_off, False)
+                           I_all, F_all, IO, FO, S_ints, S_off, _NOT_FULL)
     if status != 0:
         return xdot, False
     nX = w2_X.size
@@ -323,18 +324,23 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         y = y_new
         f = f_new
         h_abs = ha
-        K_out[:, :] = K
+        for j in range(ns + 1):          # (loops: a slice assignment compiles numba's
+            for i in range(n):           # shape-error message)
+                K_out[j, i] = K[j, i]
         if boundary > 0 and _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
             stiff = True
         if record:
             i = steps - 1
             T_rec[i] = t
-            Y_rec[i, :] = y
-            K_rec[i, :, :] = K
+            for c in range(n):           # (loops, as K_out's)
+                Y_rec[i, c] = y[c]
+                for j in range(ns + 1):
+                    K_rec[i, j, c] = K[j, c]
             H_rec[i, 0] = h_abs
             H_rec[i, 1] = h_prev
             N_rec[i] = nev
-            M_rec[i, :] = mon
+            for j in range(mon.size):
+                M_rec[i, j] = mon[j]
         if stiff:
             break
         if t - t_bound >= 0 or t >= t_stop:

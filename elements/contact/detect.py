@@ -332,8 +332,9 @@ def contact_kernel(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b,
         if k > 0:
             _flip(out_n, k)
         return k
+    # (int64, not a constant: see gjk._closest)
     k = convex_contact(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b,
-                       cb, Rb, margin, out_p, out_n, out_d, 0)
+                       cb, Rb, margin, out_p, out_n, out_d, np.int64(0))
     if k == 1 and kind_a == BOX and kind_b == BOX:
         return box_box_manifold(ca, Ra, params_a, cb, Rb, params_b, margin, out_p, out_n,
                                 out_d)

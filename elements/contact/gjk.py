@@ -32,6 +32,7 @@ _EPS_REL = 1e-12          # GJK's relative accuracy (on |v|^2)
 _EPA_TOL = 1e-11          # EPA stops when the next support point is this near its face
 _EPA_SLACK = 1e-10        # (relative to the size of D): a new face nearer the origin
                           # than the nearest one by more is a fold made by rounding
+_TETRAHEDRON = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))   # EPA's first faces (outward)
 
 
 def _dot(a, b) -> float:
@@ -139,10 +140,12 @@ def _closest(W, n, lam, scratch) -> float:
     if n == 1:
         lam[0] = 1.0
         return W[0, 0] ** 2 + W[0, 1] ** 2 + W[0, 2] ** 2
+    # (the rows as int64, not constants: numba compiles a callee once per constant
+    # argument, typed as a literal, besides its int64 form)
     if n == 2:
-        return _segment(W, 0, 1, lam)
+        return _segment(W, np.int64(0), np.int64(1), lam)
     if n == 3:
-        return _triangle(W, 0, 1, 2, lam, scratch)
+        return _triangle(W, np.int64(0), np.int64(1), np.int64(2), lam, scratch)
     # tetrahedron: the origin's barycentric coordinates (Cramer's rule)
     e = np.empty((3, 3))
     for r in range(3):
@@ -462,10 +465,9 @@ def epa(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b, cb, Rb, W,
             V[1, c], V[2, c] = V[2, c], V[1, c]
             VA[1, c], VA[2, c] = VA[2, c], VA[1, c]
             VB[1, c], VB[2, c] = VB[2, c], VB[1, c]
-    _face(V, F, Fn, Fd, 0, 0, 1, 2)
-    _face(V, F, Fn, Fd, 1, 0, 3, 1)
-    _face(V, F, Fn, Fd, 2, 0, 2, 3)
-    _face(V, F, Fn, Fd, 3, 1, 3, 2)
+    for f in range(4):          # (from a table, not constants: see _closest)
+        _face(V, F, Fn, Fd, f, _TETRAHEDRON[f][0], _TETRAHEDRON[f][1],
+              _TETRAHEDRON[f][2])
     nf = 4
     # adj[f, m]: the face across edge m of face f (the edge F[f, m] -> F[f, m + 1])
     adj = np.full((MAXF, 3), -1, dtype=np.int64)
@@ -575,7 +577,7 @@ def epa(kind_a, params_a, verts_a, ca, Ra, kind_b, params_b, verts_b, cb, Rb, W,
         for c in range(3):      # the face shifted so the origin's projection is the origin
             for m in range(3):
                 T[m, c] = V[F[f, m], c] - Fd[f] * Fn[f, c]
-        _triangle(T, 0, 1, 2, lam, np.zeros(4))
+        _triangle(T, np.int64(0), np.int64(1), np.int64(2), lam, np.zeros(4))
     i, j, k = F[f, 0], F[f, 1], F[f, 2]
     result[0] = Fd[f]
     for c in range(3):

@@ -393,8 +393,11 @@ class _Program:
 
     def __call__(self, states: np.ndarray, state_rates: np.ndarray | None = None):
         out0, out1 = np.empty(self.sizes[0]), np.empty(self.sizes[1])
-        g, i = self.module.program(states, states if state_rates is None else state_rates,
-                                   self.rate, self.desc, self.ints, self.flts, out0, out1)
+        states = np.ascontiguousarray(states, dtype=float)   # (program's fixed types)
+        state_rates = states if state_rates is None else \
+            np.ascontiguousarray(state_rates, dtype=float)
+        g, i = self.module.program(states, state_rates, self.rate, self.desc, self.ints,
+                                   self.flts, out0, out1)
         if g >= 0:
             raise GimbalLockError.of(self.gimbals[g][i])
         return out0, out1
@@ -417,7 +420,7 @@ class _Fused:
         (:mod:`bondgraph._rk_kernels`): (the kernel :func:`elements.kernels.compiled.program`,
         the number of bodies, the values' program (desc, ints, flts), the rates'
         program, the sizes of the moduli and the Phi)."""
-        return (self._values.module.program_typed, self._n, self._values.arrays,
+        return (self._values.module.program, self._n, self._values.arrays,
                 self._rates.arrays, self._values.sizes[0], self._values.sizes[1])
 
     def rates(self, state: np.ndarray, state_rates: np.ndarray) -> np.ndarray:

@@ -543,15 +543,19 @@ def batch(op, Q, QD, X, kind, parent, qi, vi, axis, P, Qp, R0, mass, Ib, gravity
         if op == 1:
             rnea(Q[i], QD[i], X[i], kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib,
                  gravity, armature, stiffness, rest, damping, True, F, N, al, ac, res)
-            out[i, :] = res
+            for r in range(nv):      # (a loop: a slice assignment compiles numba's
+                out[i, r] = res[r]   # shape-error message)
         elif op == 3:
             rnea(Q[i], QD[i], zero, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib,
                  gravity, armature, stiffness, rest, damping, True, F, N, al, ac, res)
-            out[i, :] = res
+            for r in range(nv):      # (a loop: a slice assignment compiles numba's
+                out[i, r] = res[r]   # shape-error message)
         else:
             mass_matrix(kind, parent, vi, A, c, s, o, mass, Ib, armature, Ic, S, M)
             if op == 2:
-                out_m[i, :, :] = M
+                for r in range(nv):
+                    for k in range(nv):
+                        out_m[i, r, k] = M[r, k]
                 continue
             rnea(Q[i], QD[i], zero, kind, parent, qi, vi, A, c, w, v, s, o, mass, Ib,
                  gravity, armature, stiffness, rest, damping, True, F, N, al, ac, bias)
@@ -559,7 +563,8 @@ def batch(op, Q, QD, X, kind, parent, qi, vi, axis, P, Qp, R0, mass, Ib, gravity
                 rhs[r] = X[i, r] - bias[r]
             if not cholesky_solve(M, rhs, L, res):
                 return i
-            out[i, :] = res
+            for r in range(nv):      # (a loop: a slice assignment compiles numba's
+                out[i, r] = res[r]   # shape-error message)
     return -1
 
 

@@ -61,3 +61,124 @@ def test_a_changed_source_removes_every_kernels_cache_once(tmp_path, monkeypatch
     (root / "a.py").write_text("# a, edited\n")
     assert _jit.refresh_stale_cache(names, str(root), str(tmp_path))
     assert [f.exists() for f in cached] == [False, False, False, True]
+
+
+# -- the cold start: nothing compiled twice or for nothing -----------------------------------
+
+ONCE_SCRIPT = """
+import collections
+from numba.core import event
+count = collections.Counter()
+class Count(event.Listener):
+    def on_start(self, ev):
+        f = ev.data["dispatcher"].py_func
+        if f.__module__.startswith(("bondgraph.", "elements.")):
+            count[f.__qualname__] += 1
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+from elements import models
+models.three_body_prismatic().assemble().simulate((0.0, 0.2))
+for name, n in sorted(count.items()):
+    print(name, n)
+"""
+
+
+@pytest.mark.slow
+def test_a_cold_run_compiles_each_kernel_once(tmp_path):
+    """The three-body example (its Python path and its compiled RK loop) with an empty
+    cache compiles each kernel once: a second signature (a constant argument typed as
+    a literal, an array of another layout) would cost a cold start its seconds for
+    nothing; and the helpers inlined into their callers (_part, the program's kernels)
+    are never compiled on their own. (A compile of about 20 s.)"""
+    import subprocess
+    root = _jit._ROOT
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        BONDGRAPH_COMPILE_NOTICE="0", NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", ONCE_SCRIPT], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=900, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    counts = {name: int(n) for name, n in
+              (line.split() for line in out.stdout.split("\n") if line.strip())}
+    assert {"program", "_first", "_second", "_stage", "fused_rhs",
+            "rk_advance"} <= set(counts), counts           # (a cold run: all compiled)
+    twice = {name: n for name, n in counts.items() if n > 1}
+    assert not twice, f"kernels compiled more than once: {twice}"
+    inlined = {"_part", "sandwich", "gimbal_rate", "axes_cross", "_gap3"} & set(counts)
+    assert not inlined, f"inlined helpers compiled on their own: {inlined}"
+
+
+def _slice_assignments_from_arrays(path: str) -> list[str]:
+    """``a[..:..] = b`` with b not a number, inside the functions of ``path`` decorated
+    with njit: numba compiles a formatted shape-error message (and its string
+    machinery) for each, a second of a cold start."""
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or not any(
+                "njit" in ast.unparse(d) for d in fn.decorator_list):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, (ast.Assign, ast.AugAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            sliced = any(isinstance(t, ast.Subscript) and any(
+                isinstance(s, ast.Slice) for s in ast.walk(t.slice)) for t in targets)
+            number = isinstance(node.value, ast.Constant) or (
+                isinstance(node.value, ast.UnaryOp) and
+                isinstance(node.value.operand, ast.Constant))
+            if sliced and not number:
+                found.append(f"{os.path.basename(path)}:{node.lineno} {fn.name}")
+    return found
+
+
+def test_no_kernel_assigns_an_array_to_a_slice():
+    found = []
+    for source in _jit.KERNEL_SOURCES:
+        found += _slice_assignments_from_arrays(os.path.join(_jit._ROOT, source))
+    assert not found, f"slice assignments from arrays in kernels (write loops): {found}"
+
+
+def test_a_kernel_compiles_with_the_garbage_collector_paused():
+    """While one of the package's kernels compiles the cyclic garbage collector is
+    paused (its passes over a large heap made a late compile a quarter longer), and it
+    runs again afterwards, a failed compile included; a user's own numba code is left
+    alone."""
+    import gc
+
+    from numba import njit
+    from numba.core import event
+    from numba.core.errors import TypingError
+
+    seen = []
+
+    class Probe(event.Listener):
+        def on_start(self, ev):
+            seen.append(gc.isenabled())
+
+        def on_end(self, ev):
+            pass
+
+    def ours(x):
+        return x + 1.0
+
+    def broken(x):
+        return x + "a"
+
+    def users(x):
+        return x + 2.0
+
+    ours.__module__ = broken.__module__ = "bondgraph._probe"
+    assert gc.isenabled()
+    with event.install_listener("numba:compile", Probe()):
+        assert njit(ours)(1.0) == 2.0
+        assert seen[0] is False and gc.isenabled()
+        with pytest.raises(TypingError):
+            njit(broken)(1.0)
+        assert gc.isenabled()
+        seen.clear()
+        assert njit(users)(1.0) == 3.0
+        assert seen[0] is True and gc.isenabled()
