@@ -193,6 +193,15 @@ def _vector(shape: str, field: str, value: Any) -> np.ndarray:
     return v
 
 
+def _sizes(shape: str, field: str, value: Any) -> np.ndarray:
+    """Three positive sizes (m): a box's half extents, an ellipsoid's semi-axes."""
+    v = _vector(shape, field, value)
+    if np.any(v <= 0.0):
+        raise ModelError(f"{shape}: {field} must be 3 positive finite numbers (m), got "
+                         f"{value!r}")
+    return v
+
+
 def _mask(shape: str, field: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
             or value < 0:
@@ -409,12 +418,8 @@ class Box(Shape):
                  position: Any = (0.0, 0.0, 0.0), rotation: Any = None,
                  contype: int = 1, conaffinity: int = 1):
         super().__init__(name, body, position, rotation, contype, conaffinity)
-        h = _vector(self.label, "half_extents", half_extents)
-        if np.any(h <= 0.0):
-            raise ModelError(f"{self.label}: half_extents must be 3 positive finite "
-                             f"numbers (m), got {half_extents!r}")
-        self.half_extents = h
-        self.params[:3] = h
+        self.half_extents = _sizes(self.label, "half_extents", half_extents)
+        self.params[:3] = self.half_extents
 
     @property
     def bounding_radius(self) -> float:
@@ -458,12 +463,8 @@ class Ellipsoid(Shape):
                  position: Any = (0.0, 0.0, 0.0), rotation: Any = None,
                  contype: int = 1, conaffinity: int = 1):
         super().__init__(name, body, position, rotation, contype, conaffinity)
-        a = _vector(self.label, "semi_axes", semi_axes)
-        if np.any(a <= 0.0):
-            raise ModelError(f"{self.label}: semi_axes must be 3 positive finite numbers "
-                             f"(m), got {semi_axes!r}")
-        self.semi_axes = a
-        self.params[:3] = a
+        self.semi_axes = _sizes(self.label, "semi_axes", semi_axes)
+        self.params[:3] = self.semi_axes
 
     @property
     def bounding_radius(self) -> float:
