@@ -177,8 +177,8 @@ def profile(name: str) -> dict:
     if loop is None:
         raise RuntimeError(f"{name}: no compiled loop: {why}")
     D, _ = loop.pack()
-    prog, qrate = loop.parts["program"], loop._qrate
-    sources = loop._kernels()            # (the compiled sources' kernels, padded)
+    prog, qrate = loop._program, loop._qrate
+    sources = loop._source_kernels       # (the compiled sources' kernels, padded)
     xdc, ok = RK.fused_rhs(0.0, x0, prog, qrate, *sources, D)
     assert ok and np.allclose(xdc, xd, rtol=1e-12, atol=1e-12 * abs(xd).max())
     L = _loops()

@@ -186,7 +186,14 @@ class CompiledLoop:
             else np.zeros(0, dtype=np.int64)
         self._work_off = np.r_[0, np.cumsum([e.size for e, _ in pairs])].astype(np.int64)
         K = _kernels()
-        self._qrate = parts["rate_kernel"] or K.no_rate
+        from ._jit import first_class
+        # (addresses resolved once: numba would look each up at every compiled call)
+        self._program = first_class(parts["program"], K.PROGRAM_SIGNATURE)
+        self._qrate = first_class(parts["rate_kernel"] or K.no_rate, K.RATE_SIGNATURE)
+        self._source_kernels = tuple(
+            first_class(k, K.SOURCE_SIGNATURE) for k in
+            (*self._sources[0],
+             *(K.no_sources,) * (K.MAX_FAMILIES - len(self._sources[0]))))
         self._mon = np.zeros(5)
         self._head = self._tail = None        # pack()'s constant parts (made once)
         self._rec = None                      # advance()'s records of the steps
@@ -231,8 +238,8 @@ class CompiledLoop:
         if got is None:
             return None
         K = _kernels()
-        xdot, ok = K.fused_rhs(float(t), np.asarray(x, dtype=float), self.parts["program"],
-                               self._qrate, *self._kernels(), got[0])
+        xdot, ok = K.fused_rhs(float(t), np.asarray(x, dtype=float), self._program,
+                               self._qrate, *self._source_kernels, got[0])
         return xdot if ok else None
 
     def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None) -> int:
@@ -264,7 +271,7 @@ class CompiledLoop:
         rec = self._records(solver, max_k if scan is not None else 0)
         t0, y0 = float(solver.t), solver.y
         code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
-            self.parts["program"], self._qrate, *self._kernels(), D,
+            self._program, self._qrate, *self._source_kernels, D,
             A, B, C, E, E3, E5, dop,
             float(solver.t), solver.y, solver.f, float(solver.h_abs),
             float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
@@ -305,12 +312,6 @@ class CompiledLoop:
         if code == K.FAILED:
             self.fallbacks += 1
         return k
-
-    def _kernels(self) -> tuple:
-        """The compiled sources' kernels, padded to ``MAX_FAMILIES`` (never called)."""
-        K = _kernels()
-        got = self._sources[0]
-        return (*got, *(K.no_sources,) * (K.MAX_FAMILIES - len(got)))
 
     def _records(self, solver, m: int) -> tuple:
         """:func:`~bondgraph._rk_kernels.rk_advance`'s record arrays for ``m`` steps

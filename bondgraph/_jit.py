@@ -26,6 +26,12 @@ here, never from numba directly, so that before its first kernel is compiled or 
   From the start to the end of compiling one of the package's kernels (with what it
   compiles inside), the cyclic garbage collector is paused, then resumed as it was;
   reference counting frees memory as always.
+- **a kernel passed to a kernel is looked up once.** A compiled function handed to a
+  compiled call as a first-class function (the element program, a rate kernel, the
+  compiled sources' kernels, to the compiled RK loop) is resolved to its address at
+  every call: numba finds the compiled version for the signature and asks LLVM for its
+  address, about 20 us per kernel, six kernels per call of the RK loop, which a run
+  with many output times calls at every step. :func:`first_class` resolves it once.
 - **a first run says why it is slow.** Compiling the kernels takes 20 s to a minute, once
   per machine (and after each upgrade); the first kernel compiled in a process prints
   one line on stderr saying so. Loading them from the cache prints nothing.
@@ -47,7 +53,7 @@ from numba import njit, types
 from numba.core import config, event
 
 __all__ = ["njit", "types", "cache_location", "refresh_stale_cache", "NOTICE",
-           "KERNEL_SOURCES"]
+           "KERNEL_SOURCES", "first_class"]
 
 #: the line printed (with the cache's place) when this process first compiles a kernel
 NOTICE = ("vector-bondgraph: compiling the numerical kernels for this machine (once: "
@@ -229,3 +235,30 @@ class _Notice(event.Listener):
 cache_location()
 refresh_stale_cache()
 event.register("numba:compile", _Notice())
+
+
+class _Resolved(types.WrapperAddressProtocol):
+    """A compiled kernel with its address for one signature resolved once (numba's
+    wrapper address protocol: compiled code calls it as it would the kernel)."""
+
+    def __init__(self, kernel, signature, address: int):
+        self.kernel, self._signature, self._address = kernel, signature, address
+
+    def __wrapper_address__(self) -> int:
+        return self._address
+
+    def signature(self):
+        return self._signature
+
+
+def first_class(kernel, signature):
+    """``kernel`` (a numba dispatcher) as a first-class function of ``signature`` whose
+    address is looked up now, not at every compiled call it is passed to (see the
+    module docstring); the kernel itself where numba does not offer the lookup (then
+    each call looks it up, as before). Compiles the kernel for ``signature`` if needed."""
+    try:
+        from numba.experimental.function_type import _get_wrapper_address
+        address = _get_wrapper_address(kernel, signature)
+    except (ImportError, AttributeError, TypeError, NotImplementedError):  # pragma: no cover
+        return kernel
+    return _Resolved(kernel, signature, int(address))

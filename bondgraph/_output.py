@@ -47,9 +47,17 @@ class OutputGrid:
         """Every output time up to ``t_stop`` within the step ending at ``t_new`` (where
         the state is ``y_new``; ``interpolate(t)`` inside the step)."""
         grid = self.grid
-        while self._k < grid.size and grid[self._k] <= t_stop:
-            t = grid[self._k]
-            self._add(t, y_new.copy() if t == t_new else interpolate(t))
+        stop = self._k
+        while stop < grid.size and grid[stop] <= t_stop:
+            stop += 1
+        inside = [k for k in range(self._k, stop) if grid[k] != t_new]
+        # (the interpolant called once for all the step's times: a scipy interpolant
+        # costs about 10 us per call, whatever the number of times)
+        at = interpolate(grid[inside]) if inside else None
+        column = {k: i for i, k in enumerate(inside)}
+        for k in range(self._k, stop):
+            t = grid[k]
+            self._add(t, y_new.copy() if t == t_new else np.array(at[:, column[k]]))
 
     def end_at(self, t: float, x: np.ndarray) -> None:
         """A last point at ``t`` (a terminal event), unless the grid already ends there."""

@@ -18,6 +18,8 @@ units (volts and newtons).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,27 +90,78 @@ def _source_magnitude(law, t_grid: np.ndarray, view) -> float:
     return best
 
 
-def _storage_parts(model: StateSpaceModel, x0: np.ndarray):
+class _ModelParts:
+    """What :func:`nominal_scales` reads of a model alone (not of the state or span),
+    worked out once per model (a model is never changed: ``with_parameters`` makes a
+    new one): each element's domain, the sources with their domains, each storage
+    element's field block and the diagonal of its inverse (linear ones), and the
+    smallest and largest log resistance of each domain's linear resistors."""
+
+    def __init__(self, model: StateSpaceModel):
+        self.domain = domain = _domains(model)
+        self.n_dom = max(domain.values(), default=-1) + 1
+        self.sources = [(name, law, model._elements[name].category, domain[name])
+                        for name, law in model.sources.items()]
+        laws = {(sl.start, sl.stop): law for sl, law in model._nl_storage}
+        self.storage = []
+        for name in model.storage:
+            el = model._elements[name]
+            sl = model.state_slices[el.state_name]
+            law = laws.get((sl.start, sl.stop))
+            Fb = inv = None
+            if law is None:
+                Fb = model.F[sl, sl]
+                try:
+                    with np.errstate(all="ignore"):
+                        inv = np.abs(np.diag(np.linalg.inv(Fb)))
+                except Exception:      # noqa: BLE001 (a singular field)
+                    Fb, inv = None, np.full(el.dim, np.nan)
+            self.storage.append((name, sl, el.category, el.dim, law, Fb, inv))
+        logR: list[list[float]] = [[] for _ in range(self.n_dom)]
+        p = dict(model.parameters)
+        for name, el in model._elements.items():
+            if el.category is Category.RESISTANCE and getattr(el, "is_linear", True):
+                try:
+                    d = np.abs(np.diag(np.asarray(el.resistance_matrix(p), dtype=float)))
+                except Exception:      # noqa: BLE001 (not a linear resistance)
+                    continue
+                logR[domain[name]] += [float(np.log(r)) for r in d if 0 < r < np.inf]
+        self.log_r = [(min(v), max(v)) if v else None for v in logR]
+
+
+_PARTS: "weakref.WeakKeyDictionary[StateSpaceModel, _ModelParts]" = \
+    weakref.WeakKeyDictionary()
+_PARTS_LOCK = threading.Lock()
+
+
+def _model_parts(model: StateSpaceModel) -> _ModelParts:
+    with _PARTS_LOCK:
+        parts = _PARTS.get(model)
+    if parts is None:
+        parts = _ModelParts(model)
+        with _PARTS_LOCK:
+            _PARTS[model] = parts
+    return parts
+
+
+def _storage_parts(parts: _ModelParts, x0: np.ndarray):
     """For each storage element: (name, slice, category, the diagonal of its inverse
     field (inertia or compliance; NaN where unknown), its co-energy at x0)."""
-    laws = {(sl.start, sl.stop): law for sl, law in model._nl_storage}
     out = []
-    for name in model.storage:
-        el = model._elements[name]
-        sl = model.state_slices[el.state_name]
+    for name, sl, cat, dim, law, Fb, inv in parts.storage:
         xs = x0[sl]
-        law = laws.get((sl.start, sl.stop))
         try:
             with np.errstate(all="ignore"):
                 if law is None:
-                    Fb = model.F[sl, sl]
+                    if Fb is None:
+                        raise ValueError("singular field")
                     co = Fb @ xs
                 else:
-                    Fb, co = law.tangent(xs), law.coenergy(xs)
-                inv = np.abs(np.diag(np.linalg.inv(Fb)))
+                    Fb_x, co = law.tangent(xs), law.coenergy(xs)
+                    inv = np.abs(np.diag(np.linalg.inv(Fb_x)))
         except Exception:          # noqa: BLE001 (a singular or undefined field)
-            inv, co = np.full(el.dim, np.nan), np.zeros(el.dim)
-        out.append((name, sl, el.category, inv, np.abs(np.asarray(co, dtype=float))))
+            inv, co = np.full(dim, np.nan), np.zeros(dim)
+        out.append((name, sl, cat, inv, np.abs(np.asarray(co, dtype=float))))
     return out
 
 
@@ -162,17 +215,15 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
     t0, t1 = (0.0, 0.0) if t_span is None else (float(t_span[0]), float(t_span[1]))
     grid = np.linspace(t0, t1, _SAMPLES) if t1 > t0 else np.array([t0])
     view = StateView(x0, model.state_slices)
-    domain = _domains(model)
-    n_dom = max(domain.values(), default=-1) + 1
+    known = _model_parts(model)
+    domain, n_dom = known.domain, known.n_dom
     E, F = np.zeros(n_dom), np.zeros(n_dom)
-    for name, law in model.sources.items():
-        cat = model._elements[name].category
-        v = _source_magnitude(law, grid, view)
+    for name, law, cat, dom in known.sources:
         if cat is Category.EFFORT_SOURCE:
-            E[domain[name]] = max(E[domain[name]], v)
+            E[dom] = max(E[dom], _source_magnitude(law, grid, view))
         elif cat is Category.FLOW_SOURCE:
-            F[domain[name]] = max(F[domain[name]], v)
-    parts = _storage_parts(model, x0)
+            F[dom] = max(F[dom], _source_magnitude(law, grid, view))
+    parts = _storage_parts(known, x0)
     E0, F0 = np.zeros(n_dom), np.zeros(n_dom)      # the co-energies at x0
     for name, _, cat, _, co in parts:
         target = E0 if cat is Category.CAPACITANCE else F0
@@ -186,21 +237,12 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
     free = (E == 0) & (F == 0)
     for own, at_x0 in ((E, E0), (F, F0)):
         own[free] = np.where(at_x0[free] > noise, at_x0[free], 0.0)
-    logR: list[list[float]] = [[] for _ in range(n_dom)]
-    p = dict(model.parameters)
-    for name, el in model._elements.items():
-        if el.category is Category.RESISTANCE and getattr(el, "is_linear", True):
-            try:
-                d = np.abs(np.diag(np.asarray(el.resistance_matrix(p), dtype=float)))
-            except Exception:      # noqa: BLE001 (not a linear resistance)
-                continue
-            logR[domain[name]] += [float(np.log(r)) for r in d if 0 < r < np.inf]
-    for k in range(n_dom):            # (upper estimates: an underestimated scale is a
-        if logR[k]:                     # tolerance tighter than the state's noise)
-            if E[k] == 0 and F[k] > 0:
-                E[k] = F[k] * float(np.exp(max(logR[k])))
+    for k, span in enumerate(known.log_r):   # (upper estimates: an underestimated
+        if span is not None:                  # scale is a tolerance tighter than the
+            if E[k] == 0 and F[k] > 0:          # state's noise)
+                E[k] = F[k] * float(np.exp(span[1]))
             elif F[k] == 0 and E[k] > 0:
-                F[k] = E[k] / float(np.exp(min(logR[k])))
+                F[k] = E[k] / float(np.exp(span[0]))
     for arr, given in ((E, effort), (F, flow)):
         if given is not None:
             arr[:] = float(given)

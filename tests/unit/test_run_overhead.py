@@ -1,0 +1,76 @@
+"""What a run does once rather than per run, per call or per output point
+(benchmarks/run_overhead.py times it; here only what could be wrong about it):
+
+- the model's part of the nominal scales (bondgraph.scales) is worked out once per
+  model: a second model made ``with_parameters`` must get its own (a cache keyed on
+  anything coarser than the model would hand it the first model's masses);
+- the compiled RK loop gets its kernels' addresses once (bondgraph._jit.first_class):
+  numba's per-call lookup (``Dispatcher.get_compile_result``) is not called while the
+  loop steps, however many times it returns for an output time;
+- the output grid is filled with one call of a step's interpolant for all its output
+  times: the states there are the interpolant's (checked against the run's dense
+  output, ``sol``, which is built from the same steps, to 1e-14 relative: rounding of
+  one matrix product done two ways).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bondgraph import nominal_scales
+from bondgraph.fastlu import enabled
+
+
+def test_nominal_scales_are_the_models_own():
+    from elements import models as emodels
+
+    mm = emodels.chain(1)[0].assemble()
+    model = mm.model
+    first = nominal_scales(model, flow=1.0)
+    heavier = mm.with_parameters({"b1.mass": 7.0 * model.parameters["b1.mass"]}).model
+    assert heavier is not model
+    again, other = nominal_scales(model, flow=1.0), nominal_scales(heavier, flow=1.0)
+    assert np.array_equal(again, first)
+    # a linear momentum's scale is the mass times the flow scale (1 m/s): 7 times larger;
+    # the angular momentum's (the inertia's) is unchanged
+    p, h = (model.state_slices[n] for n in ("p_b1.linear", "p_b1.angular"))
+    assert other[p] == pytest.approx(7.0 * first[p], rel=1e-12)
+    assert np.array_equal(other[h], first[h])
+
+
+@pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled loop")
+def test_the_loop_looks_its_kernels_up_once(monkeypatch):
+    from numba.core.dispatcher import Dispatcher
+    from elements import models as emodels
+
+    mm = emodels.three_body_prismatic().assemble()
+    mm.simulate((0.0, 0.05), t_eval=np.linspace(0.0, 0.05, 3))     # (compiled, loaded)
+    calls = []
+    original = Dispatcher.get_compile_result
+
+    def counted(self, sig):
+        calls.append(getattr(self, "__name__", "?"))
+        return original(self, sig)
+    monkeypatch.setattr(Dispatcher, "get_compile_result", counted)
+    res = mm.simulate((0.0, 0.5), t_eval=np.linspace(0.0, 0.5, 201))
+    diag = res.raw.diagnostics
+    assert diag["compiled_loop"] and diag["compiled_steps"] > 20
+    # one lookup per kernel when the run's loop is made (program, rate, 4 sources), none
+    # per compiled call (there were about compiled_steps of them, each returning at an
+    # output time)
+    assert len(calls) <= 6, calls
+
+
+def test_outputs_are_the_steps_interpolants():
+    from elements import models as emodels
+
+    mm = emodels.three_body_prismatic().assemble()
+    for method in ("RK45", "DOP853"):
+        grid = np.linspace(0.0, 0.4, 401)
+        res = mm.simulate((0.0, 0.4), t_eval=grid, method=method, dense_output=True)
+        raw = res.raw
+        assert raw.success and raw.t.size == grid.size
+        scale = np.abs(raw.x).max(axis=1, keepdims=True) + 1e-300
+        dense = raw.sol(grid)
+        assert np.abs((raw.x - dense) / scale).max() < 1e-14
