@@ -243,6 +243,9 @@ class _Resolved(types.WrapperAddressProtocol):
 
     def __init__(self, kernel, signature, address: int):
         self.kernel, self._signature, self._address = kernel, signature, address
+        # (read by numba's typing of a call's arguments, as a dispatcher's is: without
+        # it each call types this object through the slower generic path)
+        self._numba_type_ = types.FunctionType(signature)
 
     def __wrapper_address__(self) -> int:
         return self._address
@@ -255,10 +258,23 @@ def first_class(kernel, signature):
     """``kernel`` (a numba dispatcher) as a first-class function of ``signature`` whose
     address is looked up now, not at every compiled call it is passed to (see the
     module docstring); the kernel itself where numba does not offer the lookup (then
-    each call looks it up, as before). Compiles the kernel for ``signature`` if needed."""
+    each call looks it up, as before). Compiles the kernel for ``signature`` if needed;
+    the same object for the same kernel and signature for the rest of the process."""
+    key = (kernel, signature)
+    with _RESOLVED_LOCK:
+        got = _RESOLVED.get(key)
+    if got is not None:
+        return got
     try:
         from numba.experimental.function_type import _get_wrapper_address
         address = _get_wrapper_address(kernel, signature)
     except (ImportError, AttributeError, TypeError, NotImplementedError):  # pragma: no cover
         return kernel
-    return _Resolved(kernel, signature, int(address))
+    got = _Resolved(kernel, signature, int(address))
+    with _RESOLVED_LOCK:
+        _RESOLVED[key] = got
+    return got
+
+
+_RESOLVED: dict = {}       # (kernel, signature) -> its _Resolved (a process's kernels stay)
+_RESOLVED_LOCK = threading.Lock()
