@@ -621,3 +621,63 @@ def test_friction_following_the_load_from_a_file():
         with pytest.raises(ModelFileError, match=words) as err:
             loads_model(WHEEL.replace(old, new), "wheel.toml")
         assert "wheel.toml" in str(err.value) and "axle" in str(err.value)
+
+
+FREE_BOX = '''
+[model]
+name = "free_box"
+gravity = [0.0, 0.0, -9.81]
+
+[[body]]
+name = "box"
+mass = 2.0
+inertia = { principal = [0.02, 0.03, 0.04] }
+
+[[body]]
+name = "lid"
+mass = 0.5
+inertia = { principal = [0.004, 0.004, 0.006] }
+
+[[joint]]
+name = "hinge"
+type = "revolute"
+parent = "box"
+child = "lid"
+parent_point = [0.1, 0.0, 0.05]
+axis = [0.0, 1.0, 0.0]
+
+[solver]
+t_end = 0.1
+'''
+
+
+def test_a_free_joint_without_ports_from_a_file_is_the_free_body():
+    """``ports = false`` on a free joint from the ground: the same model as the body
+    left nobody's child (same states; derivatives equal to rounding at a random
+    state, 1e-12 of their largest: the same equations built in the same order, seen
+    0.0); true keeps the three coordinate ports (three states more); a non-boolean or
+    ports = false with a spring is refused naming the joint and the key."""
+    joint = '''
+[[joint]]
+name = "float"
+type = "free"
+parent = "ground"
+child = "box"
+ports = {}
+'''
+    implicit = loads_model(FREE_BOX, "implicit.toml").mechanism.assemble()
+    explicit = loads_model(FREE_BOX + joint.format("false"), "explicit.toml")
+    mm = explicit.mechanism.assemble()
+    assert "float" in explicit.mechanism.joints
+    assert [j.name for j in mm.free_joints] == ["float"]
+    assert mm.model.state_names == implicit.model.state_names
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=mm.model.n_states)
+    a, b = mm.model.rhs(0.0, x), implicit.model.rhs(0.0, x)
+    assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max()
+    ported = loads_model(FREE_BOX + joint.format("true"), "ported.toml").mechanism.assemble()
+    assert ported.model.n_states == mm.model.n_states + 3
+    msg = error(FREE_BOX + joint.format('"no"'))
+    assert "float" in msg and "ports" in msg and "true or false" in msg
+    msg = error(FREE_BOX + joint.format("false") + "spring = 10.0\n")
+    assert "float" in msg and "spring" in msg

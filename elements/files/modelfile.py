@@ -330,7 +330,8 @@ def _loads_model(text: str, path: str) -> ModelSpec:
         for key, kind in cls.options.items():
             if key in j:
                 kw[key] = {"vector": c.vector, "matrix": c.matrix}[kind](j[key], where, key) \
-                    if kind in ("vector", "matrix") else c.number(j, where, key)
+                    if kind in ("vector", "matrix") else \
+                    c.boolean(j, where, key) if kind == "boolean" else c.number(j, where, key)
         try:
             joint = cls(jname, ends["parent"], ends["child"], **kw)
         except ModelFileError:

@@ -134,7 +134,7 @@ class Joint(abc.ABC):
     """Whether ``axis`` is required (default: when the kind has coordinates)."""
     options: ClassVar[dict[str, str]] = {}
     """Constructor keywords beyond the common ones, with their kind for model files
-    ("vector": 3 numbers, "number", "matrix": 3 x 3)."""
+    ("vector": 3 numbers, "number", "matrix": 3 x 3, "boolean": true or false)."""
     n_free: ClassVar[int] = 0
     """The number of coordinates (set from :attr:`coordinates`)."""
     coordinate_unit: ClassVar[str | None] = None

@@ -108,6 +108,7 @@ class FreeJoint(Joint):
     type_name = "free"
     coordinates = (("x", "m"), ("y", "m"), ("z", "m"))
     needs_axis = False
+    options = {"ports": "boolean"}
     free_rotation = True
 
     def axis_motions(self):         # (then its free rotation about the moved joint point)
