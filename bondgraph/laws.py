@@ -449,8 +449,16 @@ class SourceTiming:
                 s = np.sign(v)
                 for k in np.flatnonzero(ok[:-1] & ok[1:] & (s[:-1] * s[1:] < 0))[
                         :self.MAX_BREAKS]:
-                    zeros.append(brentq(lambda t: float(g(t)), tt[k], tt[k + 1],
-                                        xtol=1e-15 * max(1.0, abs(tt[k]))))
+                    # (numpy's scalars: a sign change through a pole, 1 / (t - 0.004),
+                    # meets it as inf, where Python's floats raise ZeroDivisionError)
+                    def at(t: float, g=g) -> float:
+                        with np.errstate(all="ignore"):
+                            return float(g(np.float64(t)))
+                    try:
+                        zeros.append(brentq(at, tt[k], tt[k + 1],
+                                            xtol=1e-15 * max(1.0, abs(tt[k]))))
+                    except (ValueError, ArithmeticError):  # (not located: the solver's
+                        continue                           # error control sees the jump)
                 found.append(np.asarray(zeros, dtype=float))
         out = np.unique(np.concatenate(found))
         return out[(out > t0) & (out < t1)][:self.MAX_BREAKS]

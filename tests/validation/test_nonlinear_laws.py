@@ -321,3 +321,29 @@ def test_a_pulse_is_not_stepped_over():
     exact = Cv * Vp * -np.expm1(-d / tau) * np.exp(-(tt - a - d) / tau)
     assert res.success and res.diagnostics["breaks"] == 2
     assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
+
+
+def test_a_jump_through_a_pole_is_a_break():
+    """Heaviside(1/(t - 0.004)) jumps at 0.004 s, where its argument changes sign
+    through a pole rather than a zero: the break is located there (to rounding, 1e-15
+    s) and the run goes on. Locating it evaluated the argument at a Python float, where
+    0.0 ** -1 raises ZeroDivisionError, and ``bondgraph run`` ended with an internal
+    error (found by tests/property/test_file_fuzz.py's expressions)."""
+    from bondgraph.laws import TIME as T, SourceTiming
+    for expr in (sympy.Heaviside(1 / (T - 0.004)),
+                 sympy.Heaviside(sympy.Heaviside(1 / (T - 0.004)) /
+                                 (sympy.sqrt(T) + sympy.sign(T - 0.004)))):
+        got = SourceTiming.of([expr]).breaks(0.0, 0.01)
+        assert got.size and np.abs(got - 0.004).min() < 1e-15, got
+    bg = BondGraph("pole")
+    bg.add(Se("V", 5.0 * sympy.Heaviside(1 / (t - 0.004))), OneJunction("i"),
+           R("R", 10.0), C("cap", compliance=1e-4))
+    for x, y in [("V", "i"), ("i", "R"), ("i", "cap")]:
+        bg.connect(x, y)
+    tt = np.linspace(0.005, 0.01, 6)
+    res = simulate(_model(bg), (0, 0.01), {"q_cap": 0.0}, t_eval=np.r_[0.0, tt],
+                   rtol=1e-10)
+    # charging from 0.004 s: q = C V (1 - exp(-(t - 0.004)/tau)), tau = 1e-3 s
+    exact = 1e-4 * 5.0 * -np.expm1(-(tt - 0.004) / 1e-3)
+    assert res.success and res.diagnostics["breaks"] >= 1
+    assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
