@@ -91,8 +91,10 @@ class Mechanism:
         """Where free bodies start when a run or an analysis is not told (name -> the
         keys of a ``free=`` entry: ``position`` m and ``rotation`` of the centre of mass,
         global, ``velocity``, ``angular_velocity``); a key given in ``free=`` replaces
-        the one here; a body not here starts at rest at the origin. The MJCF import
-        puts each floating body where the file draws it (MuJoCo's ``qpos0``)."""
+        the one here; a body not here starts at rest at the origin. The importers put
+        each floating body where the file draws it: MJCF at MuJoCo's ``qpos0``, URDF
+        a floating base with its root link frame at the origin with the global axes
+        (Pinocchio's ``neutral``), a ``floating`` joint's child at the joint's origin."""
         self.import_report: Any = None
         """What an importer made of a robot description
         (:class:`~elements.files.robot_tree.ImportReport`), None for a mechanism built here."""

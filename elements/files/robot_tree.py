@@ -12,7 +12,12 @@ the file's own frames); :func:`build_mechanism` turns the tree into a
   body (``body.points[link]``, the link frame's origin) and as a frame
   (``mechanism.frames[link]``: body, position, rotation).
 - The root link's group is the ground, or with ``floating_base=True`` a free body
-  (6 freedoms; its initial pose and twist through ``initial_state(free=...)``).
+  (6 freedoms; its initial pose and twist through ``initial_state(free=...)``). By
+  default it starts at rest with the root link frame at the global origin, with the
+  global axes (:attr:`~elements.Mechanism.free_start`: its centre at the root link's
+  centre of mass), as Pinocchio's ``neutral`` configuration of a free-flyer root puts
+  it; the child of a ``floating`` joint from a fixed root likewise starts with its link
+  frame where the joint's origin puts it.
 - **Names**: links and joints have separate name spaces in a robot description but one
   in a mechanism; a body whose name is taken (by a joint, ``ground``, ``gravity``) gets the
   suffix ``_link``, a ``.`` becomes ``_``; :attr:`ImportReport.renamed` lists every change.
@@ -257,6 +262,14 @@ def _attach(joint, m: JointSpec, c: str | None, efforts, stops, friction: bool) 
         joint.add_friction(m.friction, coordinate=c)
 
 
+def _start(link: Frame, R: np.ndarray, o: np.ndarray) -> dict[str, np.ndarray]:
+    """A free body's start (:attr:`~elements.Mechanism.free_start`: its centre's
+    ``position`` and its ``rotation``, global) that puts the frame ``link`` of the body at
+    rotation ``R`` and origin ``o`` (m), global."""
+    A = R @ link.rotation.T
+    return {"position": o - A @ link.position, "rotation": A}
+
+
 def _limited(j) -> bool:
     """Whether a joint of the description has position limits (URDF writes 0, 0 for
     none on a joint type that needs them)."""
@@ -298,7 +311,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
         actuator (0 where not given).
     floating_base : bool
         Make the root link (with the links fixed to it) a free body instead of the
-        ground.
+        ground, starting by default (``mechanism.free_start``) at rest with the root
+        link frame at the global origin, with the global axes.
     strict : bool
         Refuse an inertia that breaks the triangle inequality instead of warning.
     mimic : "couple", "independent" or "refuse"
@@ -435,6 +449,8 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
             body.add_point(link, p - com)
             frames[link] = Frame(body.name, p - com, R)
             report.bodies[link] = body.name
+    if floating_base:                     # the root link frame at the global origin
+        mech.free_start[bodies[root].name] = _start(frames[root], np.eye(3), np.zeros(3))
     efforts = dict(efforts or {})
     driven = [j.name for j in moving if has_axis(j.kind)]
     unknown = [n for n in efforts if n not in driven]
@@ -445,7 +461,11 @@ def build_mechanism(tree: RobotTree, *, gravity: Any = (0.0, 0.0, -9.81),
     for unit in units:
         j, last = unit[0], unit[-1]
         if is_floating(j.kind) and not floating_base and group_of[j.parent] == root:
-            continue      # its child is a free body: on its implicit free joint (no ports)
+            # its child is a free body (on its implicit free joint, no ports), starting
+            # with its link frame where the joint's origin puts it
+            R, o = _unit_frames(unit, groups, group_of)[-1][:2]
+            mech.free_start[bodies[last.child].name] = _start(frames[last.child], R, o)
+            continue
         gp, gc = groups[group_of[j.parent]], groups[last.child]
         parent = bodies[gp.rep]
         com_p = np.zeros(3) if parent.is_ground else gp.com

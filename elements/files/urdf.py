@@ -8,7 +8,10 @@
 Mapping (:func:`elements.files.robot_tree.build_mechanism`, shared with other formats). Links
 joined by fixed joints are merged into one body (exact mass, centre and inertia; every
 link stays a named point and frame of its body: ``mechanism.frames``). The root link's
-body is the ground, or a free body with ``floating_base=True``. A body's frame has its
+body is the ground, or a free body with ``floating_base=True`` that starts, unless
+``initial_state(free=...)`` says otherwise, at rest with the root link frame at the
+global origin, with the global axes (``mechanism.free_start``; Pinocchio's
+``neutral`` configuration with a free-flyer root). A body's frame has its
 first link's axes and its origin at the merged centre of mass. A joint's ``<origin>``
 places the child link frame in the parent link frame at coordinate 0; its ``<axis>`` (in
 the joint frame = the child link frame) becomes the joint axis in parent coordinates;
@@ -20,7 +23,8 @@ moving joint gets an actuator whose effort is ``efforts[joint]`` (default 0); th
 friction when asked (``limits=``, ``friction=``). What is not enforced is listed in
 ``mechanism.import_report.not_imported``; transmissions and geometry are ignored. A
 ``<mimic>`` joint is coupled to its leader (:class:`~elements.parts.couplings.JointCoupling`).
-A ``floating`` joint from the root link makes its child a free body; a ``planar`` joint
+A ``floating`` joint from the root link makes its child a free body (starting with its
+link frame where the joint's ``<origin>`` puts it); a ``planar`` joint
 is a :class:`~elements.joints.PlanarJoint` (x, y along the joint frame's axes, the angle
 about its axis, as Pinocchio reads it); a floating joint inside the tree (or from a
 floating base) is a :class:`~elements.joints.FreeJoint`.
@@ -102,7 +106,11 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
     floating_base : bool
         Make the root link (with the links fixed to it) a free body (6 freedoms) rather
         than the ground: legged robots, humanoids. Its pose and twist are set with
-        ``initial_state(free={body: {...}})``.
+        ``initial_state(free={body: {...}})`` (the position of its centre of mass); a
+        key not given there takes the default (``mechanism.free_start``): at rest,
+        with the root link frame at the global origin and the global axes, so the
+        body's centre is at the root link's centre of mass (Pinocchio's
+        ``pin.neutral(model)`` with a free-flyer root joint).
     strict : bool
         Refuse inertias that break the triangle inequality (by default they load with a
         :class:`~elements.files.robot_tree.RobotImportWarning`, as Pinocchio loads them).
