@@ -64,7 +64,7 @@ def plane_contacts(c_plane, R_plane, kind, params, verts, c, R, margin, out_p, o
         n[i] = R_plane[i, 2]
     off = n[0] * c_plane[0] + n[1] * c_plane[1] + n[2] * c_plane[2]
     x = np.empty(3)
-    k = 0
+    k = np.int64(0)          # (a literal 0 where the last branch emits: _emit compiled twice)
     if kind == SPHERE or kind == CAPSULE:
         r = params[0]
         ends = 1 if (kind == SPHERE or params[1] == 0.0) else 2

@@ -167,3 +167,29 @@ def test_compiled_rhs_is_the_python_one():
         x = x0 + 1e-3 * rng.normal(size=x0.size)
         a, b = rhs(0.1, x), loop.derivative(0.1, x)
         np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-13 * np.abs(a).max())
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_the_loop_evaluates_the_compiled_rhs_bit_for_bit(method):
+    """The RK loop calls the compiled right-hand side through its address
+    (bondgraph._jit.function_at), compiled once on its own: each accepted step's last
+    stage f(t, y) is what that kernel returns for (t, y) called alone, to the last bit
+    (the same machine code and inputs; no tolerance is needed or given)."""
+    from scipy.integrate import DOP853, RK45
+
+    from bondgraph._diagnosis import StiffnessMonitor
+    from bondgraph.simulation import _start
+    cls = {"RK45": RK45, "DOP853": DOP853}[method]
+    mm, x0, span = _three_body()
+    stab = Baumgarte(10.0, 10.0)
+    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
+    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
+    loop, why = _fastrk.compiled_loop(mm.model, cls, rhs, stab, (), True)
+    assert loop is not None, why
+    solver = cls(rhs, 0.0, x0, span, rtol=1e-9, atol=mm.state_atol(1e-9))
+    monitor = StiffnessMonitor(cls, span)
+    for _ in range(8):
+        assert loop.advance(solver, span, 3, monitor) == 3
+        alone = loop.derivative(solver.t, solver.y)
+        np.testing.assert_array_equal(solver.f, alone)
+        np.testing.assert_array_equal(solver.K[-1], alone)
