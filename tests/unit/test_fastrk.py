@@ -171,10 +171,9 @@ def test_compiled_rhs_is_the_python_one():
 
 @pytest.mark.parametrize("method", ["RK45", "DOP853"])
 def test_the_loop_evaluates_the_compiled_rhs_bit_for_bit(method):
-    """The RK loop calls the compiled right-hand side through its address
-    (bondgraph._jit.function_at), compiled once on its own: each accepted step's last
-    stage f(t, y) is what that kernel returns for (t, y) called alone, to the last bit
-    (the same machine code and inputs; no tolerance is needed or given)."""
+    """Each accepted step's last stage f(t, y) in the RK loop is what the compiled
+    right-hand side returns for (t, y) called alone, to the last bit (the same code and
+    inputs, with no fast-math: no tolerance is needed or given)."""
     from scipy.integrate import DOP853, RK45
 
     from bondgraph._diagnosis import StiffnessMonitor
