@@ -8,11 +8,12 @@ function, the seconds of its compiles less those of the compiles nested in them
 literal), then the total.
 
     NUMBA_CACHE_DIR=/tmp/cold-$(date +%s) OPENBLAS_NUM_THREADS=1 \\
-        python benchmarks/compile_profile.py [three-body | fast] [--top N]
+        python benchmarks/compile_profile.py [three-body | fast | contact] [--top N]
 
 ``three-body``: the README's three-body example (build, then simulate 0-1 s: the Python
 path and the compiled RK loop); ``fast``: :class:`elements.FastDynamics` of a chain of
-3 (the four operations). A callee linked into its caller is compiled to machine code
+3 (the four operations); ``contact``: a ball on a swinging rod scraping a floor (0-0.6
+s: the contact kernels, in the compiled RK loop too). A callee linked into its caller is compiled to machine code
 again as part of the caller: that time counts as the caller's.
 """
 
@@ -52,9 +53,25 @@ class _Profile(event.Listener):
             self._stack[-1][2] += dt
 
 
+def _swing():
+    """A rod (0.6 m, 1 kg) on a hinge whose ball (r 5 cm) scrapes a floor at the bottom
+    of its swing (friction 0.5): ``tests/unit/test_compiled_sources.py``'s scene."""
+    from elements import Inertia, Mechanism, RigidBody
+    from elements.contact import ContactLaw, Plane, Sphere
+    from elements.joints.kinds import RevoluteJoint
+    mech = Mechanism("swing", gravity=(0.0, 0.0, -9.81))
+    rod = mech.add_body(RigidBody("rod", 1.0, Inertia.principal(0.03, 0.03, 0.03)))
+    mech.add_joint(RevoluteJoint("J1", mech.ground, rod, parent_point=(0.0, 0.0, 0.648),
+                                 child_point=(0.0, 0.0, 0.3), axis=(0.0, 1.0, 0.0)))
+    mech.add_shape(Plane("floor"))
+    mech.add_shape(Sphere("ball", "rod", 0.05, position=(0.0, 0.0, -0.3)),
+                   ContactLaw(stiffness=1e5, damping=0.5, friction=0.5, slip_velocity=0.01))
+    return mech
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("workload", nargs="?", default="three-body", choices=("three-body", "fast"))
+    p.add_argument("workload", nargs="?", default="three-body", choices=("three-body", "fast", "contact"))
     p.add_argument("--top", type=int, default=25)
     a = p.parse_args(argv)
     prof = _Profile()
@@ -74,6 +91,10 @@ def main(argv=None) -> None:
         fd.inverse_dynamics(q, qd, qd)
         fd.mass_matrix(q)
         fd.bias(q, qd)
+    elif a.workload == "contact":
+        model = _swing().assemble()
+        t1 = time.perf_counter()
+        model.simulate((0.0, 0.6), q={"J1": 0.6}, rtol=1e-6, atol=1e-8)
     else:
         model = models.three_body_prismatic().assemble()
         t1 = time.perf_counter()
