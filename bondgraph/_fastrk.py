@@ -197,6 +197,8 @@ class CompiledLoop:
         self._mon = np.zeros(5)
         self._head = self._tail = None        # pack()'s constant parts (made once)
         self._rec = None                      # advance()'s records of the steps
+        self._x = None                        # DOP853's extra stages: (XA, XC, room)
+        self._extra = None                    # ((t_old, t), the last step's, if made)
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
@@ -242,7 +244,28 @@ class CompiledLoop:
                                self._qrate, *self._source_kernels, got[0])
         return xdot if ok else None
 
-    def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None) -> int:
+    def dense_output(self, solver):
+        """The solver's interpolant of its last step (``solver.dense_output()``), with
+        DOP853's extra stages taken from the compiled call that made the step where it
+        evaluated them (:func:`~bondgraph._rk_kernels.rk_advance`'s ``X_out``): scipy's
+        own construction, its three evaluations replaced by those values (already
+        counted), so the same interpolant without three evaluations through Python."""
+        got = self._extra
+        if got is None or got[0] != (solver.t_old, solver.t):
+            return solver.dense_output()
+        rows, own = iter(got[1]), solver.fun
+
+        def fun(t, y):                   # (scipy asks for the extra stages in order)
+            return next(rows).copy()
+        solver.fun = fun
+        try:
+            return solver.dense_output()
+        finally:
+            solver.fun = own
+            self._extra = None
+
+    def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None,
+                dense: bool = False) -> int:
         """Take up to ``max_k`` steps of ``solver`` compiled (stopping after a step that
         ends at or past ``t_stop``, at the end of the span, or when the stiffness test
         fires: :attr:`stiff_now`); the number of steps taken (0: the caller takes the
@@ -251,8 +274,13 @@ class CompiledLoop:
         ``scan(ts, ys)``: the index of the first of the accepted steps (their end times
         and states) that the caller must see alone, or None (the run's events:
         :meth:`bondgraph._events.EventTracker.scan`); the solver is then left at the
-        end of that step, as if the call had stopped there."""
+        end of that step, as if the call had stopped there.
+
+        DOP853 without events: where the last step will be interpolated (an output time
+        inside it, or ``dense``: every step's interpolant is kept), the call also
+        evaluates its extra stages, which :meth:`dense_output` then uses."""
         self.stiff_now = False
+        self._extra = None
         if self._fallback:
             self._fallback = False
             return 0
@@ -269,14 +297,15 @@ class CompiledLoop:
         mon[:] = (stiffness.count, stiffness.calm, stiffness.limited, stiffness.h_lambda,
                   np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
         rec = self._records(solver, max_k if scan is not None else 0)
+        extra = self._extras(solver, n, dop and scan is None)
         t0, y0 = float(solver.t), solver.y
-        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff = K.rk_advance(
+        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done = K.rk_advance(
             self._program, self._qrate, *self._source_kernels, D,
             A, B, C, E, E3, E5, dop,
             float(solver.t), solver.y, solver.f, float(solver.h_abs),
             float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
             float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
-            float(boundary), float(stiffness.span), *rec)
+            float(boundary), float(stiffness.span), *rec, *extra, bool(dense))
         if k and scan is not None:
             T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec = rec
             cut = scan(T_rec[:k], Y_rec[:k])
@@ -304,6 +333,8 @@ class CompiledLoop:
             solver.t, solver.y, solver.f = t, y, f
             solver.h_abs, solver.h_previous = h_abs, h_prev
             solver.t_old, solver.y_old = t_old, y_old
+            if done:
+                self._extra = ((t_old, t), extra[2].copy())
             if solver.direction * (t - solver.t_bound) >= 0:
                 solver.status = "finished"
             self.steps += k
@@ -312,6 +343,21 @@ class CompiledLoop:
         if code == K.FAILED:
             self.fallbacks += 1
         return k
+
+    def _extras(self, solver, n: int, wanted: bool) -> tuple:
+        """:func:`~bondgraph._rk_kernels.rk_advance`'s (XA, XC, X_out): DOP853's extra
+        stages' coefficients and room for them, or none (no rows)."""
+        if not wanted:
+            return self._no_extra(n)
+        if self._x is None or self._x[2].shape[1] != n:
+            self._x = (np.ascontiguousarray(DOP853.A_EXTRA, dtype=float),
+                       np.ascontiguousarray(DOP853.C_EXTRA, dtype=float),
+                       np.empty((DOP853.A_EXTRA.shape[0], n)))
+        return self._x
+
+    @staticmethod
+    def _no_extra(n: int) -> tuple:
+        return np.zeros((0, 0)), np.zeros(0), np.zeros((0, n))
 
     def _records(self, solver, m: int) -> tuple:
         """:func:`~bondgraph._rk_kernels.rk_advance`'s record arrays for ``m`` steps

@@ -226,13 +226,15 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
     return False
 
 
-@njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean])(
+@njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean,
+                    types.boolean])(
     PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE, PACKED, _M, _V, _V, _V, _V, _V,
     types.boolean, _f8, _V, _V, _f8, _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8,
-    _V, _M, _f8[:, :, ::1], _M, _I, _M), cache=True, error_model="numpy")
+    _V, _M, _f8[:, :, ::1], _M, _I, _M, _M, _V, _M, types.boolean), cache=True,
+    error_model="numpy")
 def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
                t_bound, rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary,
-               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec):
+               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec, XA, XC, X_out, dense_all):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
     ``OdeSolver.step`` take them (forward in time), until a step ends at or past
@@ -241,8 +243,15 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     its floor (code FAILED: nothing of the failed step is kept).
 
     Returns (code, steps, evaluations of the steps taken, t, y, f, h_abs, h_previous,
-    t_old, y_old, stiff): the state after the last accepted step; ``K_out`` holds its
-    stages (for its dense output and the stiffness test).
+    t_old, y_old, stiff, extra): the state after the last accepted step; ``K_out`` holds
+    its stages (for its dense output and the stiffness test).
+
+    ``X_out`` with rows (DOP853's three, ``XA`` and ``XC`` its ``A_EXTRA`` and
+    ``C_EXTRA``; else no rows): where the last step's interpolant will be needed (an
+    output time strictly inside it, ``t_stop < t``, or ``dense_all``), its extra stages
+    are evaluated here, as scipy's ``DOP853._dense_output_impl`` evaluates them (the
+    same sums), into ``X_out``, counted in the evaluations, and ``extra`` is True; an
+    extra stage that fails leaves them to scipy (``extra`` False, none counted).
 
     Where ``T_rec`` has room (``max_k`` rows in each; else size 0: nothing is recorded),
     every accepted step i is recorded: its end time and state (T_rec[i], Y_rec[i]), its
@@ -273,7 +282,8 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         ev = 0
         while not accepted:
             if ha < min_step:
-                return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+                return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
+                        False)
             h = ha
             t_new = t + h
             if t_new - t_bound > 0:
@@ -289,14 +299,16 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                 ks, ok = fused_rhs(t + C[s] * h, ytmp, prog, qrate, s0, s1, s2, s3, D)
                 ev += 1
                 if not ok:
-                    return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+                    return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
+                            False)
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
             f_new, ok = fused_rhs(t + h, y_new, prog, qrate, s0, s1, s2, s3, D)
             ev += 1
             if not ok:
-                return FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+                return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
+                        False)
             for i in range(n):
                 K[ns, i] = f_new[i]
             for i in range(n):
@@ -351,7 +363,30 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                 finite = False
         if not finite:
             break
-    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff
+    extra = False
+    nx = X_out.shape[0]
+    if nx and steps and (dense_all or t_stop < t):
+        # the last step's extra stages, as scipy's DOP853._dense_output_impl: stage s
+        # from the stages before it (np.dot: the same BLAS sums)
+        Kx = np.empty((ns + 1 + nx, n))
+        for j in range(ns + 1):
+            for i in range(n):
+                Kx[j, i] = K_out[j, i]
+        extra = True
+        for j in range(nx):
+            s = ns + 1 + j
+            dy = np.dot(Kx[:s].T, np.ascontiguousarray(XA[j, :s])) * h_prev
+            ks, ok = fused_rhs(t_old + XC[j] * h_prev, y_old + dy, prog, qrate, s0, s1,
+                               s2, s3, D)
+            if not ok:
+                extra = False
+                break
+            for i in range(n):
+                Kx[s, i] = ks[i]
+                X_out[j, i] = ks[i]
+        if extra:
+            nev += nx
+    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra
 
 
 @njit(RATE_SIGNATURE, cache=True)

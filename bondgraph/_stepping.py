@@ -132,7 +132,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                 min(max_k, budget.max_steps + 1 - n_steps)
             started = time.monotonic()
             taken = loop.advance(solver, output.next_time, limit, stiffness,
-                                 tracker.scan if tracker.events else None)
+                                 tracker.scan if tracker.events else None, dense_output)
             t_prev = solver.t_old if taken else t_prev
             if paced and taken and not dense_output:
                 pace = (time.monotonic() - started) / taken
@@ -179,7 +179,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             return end(Status.NON_FINITE, f"non-finite state at t = {t_new:.6g} s (the last "
                                           f"finite one at t = {t_ok:.6g} s){why}", t_ok)
         t_ok, y_ok = float(t_new), solver.y
-        interpolate = _Interpolant(solver)
+        interpolate = _Interpolant(solver, loop if taken else None)
         terminate_at = tracker.step(t_prev, t_new, solver.y, interpolate)
         storm = tracker.storm
         if storm:
@@ -235,14 +235,16 @@ class _Interpolant:
     """The last step's interpolant, built on first use (it costs DOP853 three more
     evaluations: only steps with output times, events or dense output pay for it)."""
 
-    def __init__(self, solver):
+    def __init__(self, solver, loop=None):
         self._solver = solver
+        self._loop = loop          # (the compiled loop that took the step, or None)
         self._f = None
 
     def function(self):
         if self._f is None:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                self._f = self._solver.dense_output()
+                self._f = self._solver.dense_output() if self._loop is None else \
+                    self._loop.dense_output(self._solver)
         return self._f
 
     def __call__(self, t: float) -> np.ndarray:

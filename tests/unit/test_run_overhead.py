@@ -74,3 +74,37 @@ def test_outputs_are_the_steps_interpolants():
         scale = np.abs(raw.x).max(axis=1, keepdims=True) + 1e-300
         dense = raw.sol(grid)
         assert np.abs((raw.x - dense) / scale).max() < 1e-14
+
+
+@pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled loop")
+@pytest.mark.parametrize("dense", [False, True])
+def test_dop853_interpolants_come_from_the_compiled_loop(monkeypatch, dense):
+    """DOP853's interpolant needs three more stages per step; where the compiled loop
+    took the step it evaluates them too (the Python right-hand side is called only at
+    the start: scipy's first evaluation and its initial step), and the run is the scipy
+    loop's: the same evaluations counted, the same outputs to 1e-13 of each state's
+    largest (the same sums; seen 0.0), with output times inside steps and with
+    dense output."""
+    from bondgraph._rhs import RightHandSide
+    from elements import models as emodels
+
+    mm = emodels.three_body_prismatic().assemble()
+    grid = np.linspace(0.0, 0.5, 101)
+    ref = mm.simulate((0.0, 0.5), t_eval=grid, method="DOP853", dense_output=dense,
+                      compiled_loop=False).raw
+    calls = []
+    original = RightHandSide.__call__
+
+    def counted(self, t, x):
+        calls.append(t)
+        return original(self, t, x)
+    monkeypatch.setattr(RightHandSide, "__call__", counted)
+    res = mm.simulate((0.0, 0.5), t_eval=grid, method="DOP853", dense_output=dense).raw
+    assert res.diagnostics["compiled_steps"] > 20 and res.diagnostics["compiled_fallbacks"] == 0
+    assert len(calls) <= 2, len(calls)
+    assert res.nfev == ref.nfev and res.t.size == grid.size
+    scale = np.abs(ref.x).max(axis=1, keepdims=True) + 1e-300
+    assert np.abs((res.x - ref.x) / scale).max() <= 1e-13
+    if dense:
+        tt = np.linspace(0.0, 0.5, 777)
+        assert np.abs((res.sol(tt) - ref.sol(tt)) / scale).max() <= 1e-13
