@@ -37,6 +37,14 @@ def test_nominal_scales_are_the_models_own():
     p, h = (model.state_slices[n] for n in ("p_b1.linear", "p_b1.angular"))
     assert other[p] == pytest.approx(7.0 * first[p], rel=1e-12)
     assert np.array_equal(other[h], first[h])
+    # the cache does not keep a model alive (its parts hold no reference to it)
+    import gc
+    import weakref
+
+    gone = weakref.ref(heavier)
+    del heavier
+    gc.collect()
+    assert gone() is None
 
 
 @pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled loop")
