@@ -174,8 +174,14 @@ def test_page_makes_no_network_request_and_obeys_its_url(chromium, isolated_page
     assert re.search(r'<div id="message" hidden="">', dom)  # no "WebGL unavailable"
     assert page_requests(netlog) == []
     # without ?t= it plays: 4 s of (virtual) time at speed 0.25 advance it by at most 1 s
-    dom = browse(chromium, isolated_page.as_uri() + "?speed=0.25", tmp_path).stdout
-    shown = float(re.search(r'<span id="time">t = ([0-9.]+) s', dom).group(1))
+    # (on a loaded machine the budget can run out before the first frame: t = 0 once
+    # (seen in a full suite beside other jobs, never alone); a page that never plays
+    # shows 0 both times)
+    for _ in range(2):
+        dom = browse(chromium, isolated_page.as_uri() + "?speed=0.25", tmp_path).stdout
+        shown = float(re.search(r'<span id="time">t = ([0-9.]+) s', dom).group(1))
+        if shown > 0.0:
+            break
     assert 0.0 < shown <= 1.0 + 1e-9, shown
     # the check is real: a page that loads an image and fetches data shows both requests
     control = tmp_path / "control.html"
