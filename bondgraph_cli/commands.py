@@ -642,13 +642,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextmanager
+def _quiet_compile(quiet: bool):
+    """With ``--quiet``, no line about compiling the kernels on a first run either
+    (``BONDGRAPH_COMPILE_NOTICE=0`` for the command and the processes it starts, unless
+    the user set it), then the environment as it was."""
+    key = "BONDGRAPH_COMPILE_NOTICE"
+    if not quiet or key in os.environ:
+        yield
+        return
+    os.environ[key] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(key, None)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code (see
     :func:`bondgraph_cli.main`, which also turns an interrupt into one line)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with _quiet_compile(getattr(args, "quiet", False)):
+            return args.func(args)
     except (BondGraphError, _UserError) as exc:      # (only the errors raised on purpose)
         msg = exc.args[0] if exc.args else str(exc)
         print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
