@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import os
 import warnings
 import zipfile
 from pathlib import Path
@@ -45,6 +44,7 @@ from bondgraph.fmu import _export, export_fmu
 from bondgraph.fmu._build import find_compiler, platform_folder
 from bondgraph.fmu._variables import Interface
 from bondgraph.graphfile import load_graph_file
+from robot_data import robot_file                     # (tests/helpers)
 
 fmpy = pytest.importorskip("fmpy", reason="fmpy (the test extra) is not installed: "
                                           "pip install -e '.[test]'")
@@ -533,14 +533,7 @@ def test_universal_gimbal_and_screw_runs_equal_the_result(universal_gimbal_screw
 
 
 def _panda_urdf():
-    import importlib.metadata as md
-    try:
-        dist = md.distribution("example-robot-data")
-    except md.PackageNotFoundError:
-        return None
-    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots/"
-                                "panda_description/urdf/panda.urdf"))
-    return path if os.path.isfile(path) else None
+    return robot_file("panda_description/urdf/panda.urdf")
 
 
 def test_a_7_dof_robot_under_a_pd_law_on_its_inputs(folder):

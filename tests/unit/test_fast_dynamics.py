@@ -26,6 +26,7 @@ import pytest
 from bondgraph import ModelError
 from elements import FastDynamics, direct_dynamics, models
 from elements.analysis.dynamics import inverse_dynamics
+from robot_data import robots_dir                     # (tests/helpers)
 
 N_STATES = 20
 
@@ -34,17 +35,7 @@ def _rel(a, b):
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, np.abs(b).max()))
 
 
-def _robots():
-    import importlib.metadata as md
-    try:
-        dist = md.distribution("example-robot-data")
-    except md.PackageNotFoundError:
-        return None
-    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if os.path.isdir(path) else None
-
-
-ROBOTS = _robots()
+ROBOTS = robots_dir()
 
 
 def _pin():

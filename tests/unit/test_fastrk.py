@@ -12,8 +12,6 @@ error norm or a missing evaluation shows (see test_a_wrong_coefficient_is_caught
 
 from __future__ import annotations
 
-import glob
-import os
 import warnings
 
 import numpy as np
@@ -22,21 +20,12 @@ import pytest
 from bondgraph import Baumgarte, assemble, assign_causality, models, simulate
 from bondgraph import _fastrk
 from bondgraph.fastlu import enabled
+from robot_data import robot_file                     # (tests/helpers)
 
 pytestmark = pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled "
                                                       "loop")
 
 RTOL_EQUAL = 1e-12
-
-
-def _robot_urdf(rel: str) -> str | None:
-    import importlib.metadata as md
-    try:
-        dist = md.distribution("example-robot-data")
-    except md.PackageNotFoundError:
-        return None
-    path = str(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
-    return path if os.path.isfile(path) else None
 
 
 def _chain10():
@@ -53,7 +42,7 @@ def _three_body():
 
 
 def _panda():
-    path = _robot_urdf("panda_description/urdf/panda.urdf")
+    path = robot_file("panda_description/urdf/panda.urdf")
     if path is None:
         pytest.skip("example-robot-data is not installed (the test extra): no panda URDF")
     from elements.files.urdf import load_urdf
@@ -155,7 +144,7 @@ def test_compiled_rhs_is_the_python_one():
     from scipy.integrate import DOP853
 
     from bondgraph.simulation import _start
-    mm, x0, _ = _panda() if _robot_urdf("panda_description/urdf/panda.urdf") else \
+    mm, x0, _ = _panda() if robot_file("panda_description/urdf/panda.urdf") else \
         _chain10()
     stab = Baumgarte(10.0, 10.0)
     rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs

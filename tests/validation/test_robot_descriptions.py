@@ -27,22 +27,13 @@ from elements.files.urdf import URDFError, load_urdf, loads_urdf
 
 from mechanisms import urdf_inertial, urdf_joint        # (tests/helpers)
 from pinocchio_reference import compare, moving_joints, random_angle      # (tests/helpers)
+from robot_data import robots_dir                                          # (tests/helpers)
 
 pin = pytest.importorskip("pinocchio", reason="the test extra's 'pin' (Pinocchio) is not "
                                               "installed: pip install -e '.[test]'")
 
 
-def _robots_dir() -> str | None:
-    import importlib.metadata as md
-    try:
-        dist = md.distribution("example-robot-data")
-    except md.PackageNotFoundError:
-        return None
-    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if os.path.isdir(path) else None
-
-
-ROBOTS = _robots_dir()
+ROBOTS = robots_dir()
 FILES = sorted(glob.glob(os.path.join(ROBOTS, "**", "*.urdf"), recursive=True)) \
     if ROBOTS else []
 needs_robots = pytest.mark.skipif(

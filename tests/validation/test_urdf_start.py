@@ -19,22 +19,13 @@ import numpy as np
 import pytest
 
 from elements.files.urdf import load_urdf
+from robot_data import robots_dir                     # (tests/helpers)
 
 pin = pytest.importorskip("pinocchio", reason="the test extra's 'pin' (Pinocchio) is not "
                                               "installed: pip install -e '.[test]'")
 
 
-def _robots_dir() -> str | None:
-    import importlib.metadata as md
-    try:
-        dist = md.distribution("example-robot-data")
-    except md.PackageNotFoundError:
-        return None
-    path = str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots"))
-    return path if os.path.isdir(path) else None
-
-
-ROBOTS = _robots_dir()
+ROBOTS = robots_dir()
 needs_robots = pytest.mark.skipif(
     ROBOTS is None, reason="the test extra's 'example-robot-data' is not installed "
                            "(pip install -e '.[test]'): no real robot descriptions")
