@@ -8,7 +8,9 @@ without Python per step, for models whose whole evaluation is compiled.
   the state back into it: t, y, f, the next step size, the last step's stages,
   ``t_old``, ``y_old``, ``h_previous``, the evaluation counts. The solver object stays
   the authority: its first step (the evaluation at t0 and the initial step size) is
-  scipy's, its dense output is scipy's (from the stages the loop left in it), and
+  scipy's, its dense output is scipy's (from the stages the loop left in it; the
+  output grid's states, which the loop writes itself where there are no events and no
+  dense output, are that interpolant evaluated with scipy's formulas), and
   where the compiled evaluation cannot answer (a pivot order that fails its checks, a
   non-finite value, a step size at its floor) the step is taken by the solver's own
   ``step()`` through :class:`~bondgraph._rhs.RightHandSide`, which handles it as in
@@ -199,6 +201,9 @@ class CompiledLoop:
         self._rec = None                      # advance()'s records of the steps
         self._x = None                        # DOP853's extra stages: (XA, XC, room)
         self._extra = None                    # ((t_old, t), the last step's, if made)
+        # (the interpolant's coefficients: RK45's P, DOP853's D; scipy's own arrays)
+        self._interpolation = np.ascontiguousarray(
+            DOP853.D if solver_cls is DOP853 else RK45.P, dtype=float)
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
@@ -268,7 +273,7 @@ class CompiledLoop:
             self._extra = None
 
     def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None,
-                dense: bool = False) -> int:
+                dense: bool = False, output=None) -> int:
         """Take up to ``max_k`` steps of ``solver`` compiled (stopping after a step that
         ends at or past ``t_stop``, at the end of the span, or when the stiffness test
         fires: :attr:`stiff_now`); the number of steps taken (0: the caller takes the
@@ -281,7 +286,13 @@ class CompiledLoop:
 
         DOP853 without events: where the last step will be interpolated (an output time
         inside it, or ``dense``: every step's interpolant is kept), the call also
-        evaluates its extra stages, which :meth:`dense_output` then uses."""
+        evaluates its extra stages, which :meth:`dense_output` then uses.
+
+        ``output`` (a :class:`bondgraph._output.OutputGrid`; without ``scan`` and
+        ``dense``): the call fills the grid's times that its steps reach (from each
+        step's end state or interpolant, as scipy's), writing the states into the
+        grid's rows, and does not stop at output times (``t_stop`` is not used); the
+        caller fills those of a step the call leaves to it, as before."""
         self.stiff_now = False
         self._extra = None
         if self._fallback:
@@ -301,14 +312,23 @@ class CompiledLoop:
                   np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
         rec = self._records(solver, max_k if scan is not None else 0)
         extra = self._extras(solver, n, dop and scan is None)
+        if output is not None and scan is None and not dense:
+            G_t, G_y = output.pending()
+            t_stop = np.inf
+        else:
+            G_t, G_y = np.zeros(0), np.zeros((0, n))
         t0, y0 = float(solver.t), solver.y
-        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done = K.rk_advance(
-            self._program, self._qrate, *self._source_kernels, D,
-            A, B, C, E, E3, E5, dop,
-            float(solver.t), solver.y, solver.f, float(solver.h_abs),
-            float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
-            float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
-            float(boundary), float(stiffness.span), *rec, *extra, bool(dense))
+        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \
+            K.rk_advance(
+                self._program, self._qrate, *self._source_kernels, D,
+                A, B, C, E, E3, E5, dop,
+                float(solver.t), solver.y, solver.f, float(solver.h_abs),
+                float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
+                float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
+                float(boundary), float(stiffness.span), *rec, *extra, bool(dense),
+                G_t, G_y, self._interpolation)
+        if filled:
+            output.take(filled)
         if k and scan is not None:
             T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec = rec
             cut = scan(T_rec[:k], Y_rec[:k])

@@ -20,28 +20,56 @@ __all__ = ["OutputGrid", "collect", "derived_outputs"]
 
 
 class OutputGrid:
-    """The states at the output times ``grid`` (sorted, s), filled as steps are taken."""
+    """The states at the output times ``grid`` (sorted, s), filled as steps are taken:
+    ``ts`` (the times filled so far, s) and ``xs`` (the states there, in rows), views of
+    arrays made once for the whole grid (and one point more: a terminal event's)."""
 
     def __init__(self, grid: np.ndarray, t0: float, x0: np.ndarray):
         self.grid = grid
-        self.ts: list[float] = []
-        self.xs: list[np.ndarray] = []
+        self._T = np.empty(grid.size + 1)
+        self._X = np.empty((grid.size + 1, np.size(x0)))
+        self._n = 0
         self._k = 0
         # (the times at t0 up to rounding, relative to the times' size: a span of
         # femtoseconds is a span like any other)
         at_t0 = t0 + 1e-15 * max(abs(t0), abs(float(grid[-1]))) if grid.size else t0
         while self._k < grid.size and grid[self._k] <= at_t0:
-            self._add(grid[self._k], x0.copy())
+            self._add(grid[self._k], x0)
+
+    @property
+    def ts(self) -> np.ndarray:
+        """The times filled so far (s)."""
+        return self._T[:self._n]
+
+    @property
+    def xs(self) -> np.ndarray:
+        """The states at :attr:`ts`, one row each."""
+        return self._X[:self._n]
 
     def _add(self, t, x) -> None:
-        self.ts.append(float(t))
-        self.xs.append(x)
+        self._T[self._n] = t
+        self._X[self._n] = x
+        self._n += 1
         self._k += 1
 
     @property
     def next_time(self) -> float:
         """The next output time not yet filled (s; inf after the last)."""
         return float(self.grid[self._k]) if self._k < self.grid.size else np.inf
+
+    def pending(self) -> tuple[np.ndarray, np.ndarray]:
+        """The output times not yet filled, and the rows their states go to (views:
+        whoever writes rows 0..m-1 then calls :meth:`take` with m)."""
+        times = np.ascontiguousarray(self.grid[self._k:], dtype=float)
+        return times, self._X[self._n:self._n + times.size]
+
+    def take(self, m: int) -> None:
+        """The next ``m`` output times' states are filled (the rows that
+        :meth:`pending` gave: the compiled loop,
+        :meth:`bondgraph._fastrk.CompiledLoop.advance`, writes them)."""
+        self._T[self._n:self._n + m] = self.grid[self._k:self._k + m]
+        self._n += m
+        self._k += m
 
     def fill(self, t_stop: float, t_new: float, y_new: np.ndarray, interpolate) -> None:
         """Every output time up to ``t_stop`` within the step ending at ``t_new`` (where
@@ -57,13 +85,14 @@ class OutputGrid:
         column = {k: i for i, k in enumerate(inside)}
         for k in range(self._k, stop):
             t = grid[k]
-            self._add(t, y_new.copy() if t == t_new else np.array(at[:, column[k]]))
+            self._add(t, y_new if t == t_new else at[:, column[k]])
 
     def end_at(self, t: float, x: np.ndarray) -> None:
         """A last point at ``t`` (a terminal event), unless the grid already ends there."""
-        if not self.ts or self.ts[-1] < t:
-            self.ts.append(float(t))
-            self.xs.append(x)
+        if not self._n or self._T[self._n - 1] < t:
+            self._T[self._n] = t
+            self._X[self._n] = x
+            self._n += 1
 
 
 def collect(model, ts, xs, stabilization, status, message, failure_time, nfev: int,

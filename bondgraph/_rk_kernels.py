@@ -12,8 +12,10 @@ so that ``import bondgraph`` does not import numba).
   numbers.
 - :func:`rk_advance`: steps of scipy's ``RK45`` or ``DOP853`` (their tableaux passed in
   from the scipy classes; the same error norm, step-size controller and step-size
-  floor as ``scipy.integrate._ivp.rk``) until an output time is passed, the end of the
-  span, a number of steps, the stiffness test fires, or an evaluation fails (then the
+  floor as ``scipy.integrate._ivp.rk``) until an output time is passed (or, filling
+  the output grid itself with each step's interpolant as scipy makes and evaluates it,
+  past every output time), the end of the span, a number of steps, the stiffness test
+  fires, or an evaluation fails (then the
   state is that of the last accepted step and the caller takes the next step in
   Python). Hairer's stiffness test of :class:`bondgraph._diagnosis.StiffnessMonitor`
   runs after every accepted step, as there.
@@ -226,15 +228,113 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
     return False
 
 
+@njit(cache=True)
+def _outputs(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t_old, y_old, t,
+             y, h, G_t, G_y, n_out):
+    """Write the states at the output times ``G_t[n_out:]`` up to ``t`` into ``G_y``
+    (see :func:`rk_advance`) for the step from (t_old, y_old) to (t, y) of size ``h``
+    and stages ``K``. Returns (the new count of outputs, the evaluations made), or
+    (-1, 0) where an extra stage failed (nothing written)."""
+    n = y.size
+    m = n_out
+    inside = False
+    while m < G_t.size and G_t[m] <= t:
+        if G_t[m] != t:
+            inside = True
+        m += 1
+    nev = 0
+    if inside:
+        nev = _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q,
+                           t_old, y_old, t, y, h)
+        if nev < 0:
+            return -1, 0
+    hh = t - t_old                      # (scipy's DenseOutput.h)
+    for k in range(n_out, m):
+        if G_t[k] == t:
+            for i in range(n):
+                G_y[k, i] = y[i]
+        else:
+            _interpolate(dop, Q, y_old, (G_t[k] - t_old) / hh, hh, G_y[k])
+    return m, nev
+
+
+@njit(cache=True)
+def _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t_old, y_old,
+                 t, y, h):
+    """The step's interpolant into ``Q`` (n rows), as scipy makes it: RK45's
+    ``Q = K^T P`` (``DI`` = P); DOP853's F (``DI`` = D; its extra stages evaluated as
+    ``DOP853._dense_output_impl`` does, with the same sums, F transposed into Q, and
+    the extra stages into ``X_out``). Returns the evaluations made (DOP853: its extra
+    stages), or -1 where one failed."""
+    n = y.size
+    if not dop:
+        P = np.dot(K.T, DI)              # (loops copy it: see K_out's)
+        for i in range(n):
+            for j in range(P.shape[1]):
+                Q[i, j] = P[i, j]
+        return 0
+    ns = K.shape[0]
+    nx = XA.shape[0]
+    Kx = np.empty((ns + nx, n))
+    for j in range(ns):
+        for i in range(n):
+            Kx[j, i] = K[j, i]
+    for j in range(nx):
+        s = ns + j
+        dy = np.dot(Kx[:s].T, np.ascontiguousarray(XA[j, :s])) * h
+        ks, ok = fused_rhs(t_old + XC[j] * h, y_old + dy, prog, qrate, s0, s1, s2, s3, D)
+        if not ok:
+            return -1
+        for i in range(n):
+            Kx[s, i] = ks[i]
+            X_out[j, i] = ks[i]
+    F3 = h * np.dot(DI, Kx)
+    for i in range(n):
+        dy = y[i] - y_old[i]
+        Q[i, 0] = dy
+        Q[i, 1] = h * Kx[0, i] - dy
+        Q[i, 2] = 2 * dy - h * (K[ns - 1, i] + Kx[0, i])
+        for j in range(F3.shape[0]):
+            Q[i, 3 + j] = F3[j, i]
+    return nx
+
+
+@njit(cache=True)
+def _interpolate(dop, Q, y_old, x, h, out):
+    """The interpolant ``Q`` (:func:`_interpolant`) at ``x`` = (t - t_old) / h into
+    ``out``, as scipy's ``RkDenseOutput`` (y_old + h Q [x, x^2, ...]) or
+    ``Dop853DenseOutput`` (Horner's scheme from its last F, alternating x and 1 - x)."""
+    n, m = Q.shape
+    if not dop:
+        for i in range(n):
+            p = 1.0
+            acc = 0.0
+            for j in range(m):
+                p *= x
+                acc += Q[i, j] * p
+            out[i] = h * acc + y_old[i]
+        return
+    for i in range(n):
+        acc = 0.0
+        for j in range(m):
+            acc += Q[i, m - 1 - j]
+            if j % 2 == 0:
+                acc *= x
+            else:
+                acc *= 1.0 - x
+        out[i] = acc + y_old[i]
+
+
 @njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean,
-                    types.boolean])(
+                    types.boolean, _i8])(
     PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE, PACKED, _M, _V, _V, _V, _V, _V,
     types.boolean, _f8, _V, _V, _f8, _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8,
-    _V, _M, _f8[:, :, ::1], _M, _I, _M, _M, _V, _M, types.boolean), cache=True,
-    error_model="numpy")
+    _V, _M, _f8[:, :, ::1], _M, _I, _M, _M, _V, _M, types.boolean, _V, _M, _M),
+    cache=True, error_model="numpy")
 def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
                t_bound, rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary,
-               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec, XA, XC, X_out, dense_all):
+               span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec, XA, XC, X_out, dense_all,
+               G_t, G_y, DI):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
     ``OdeSolver.step`` take them (forward in time), until a step ends at or past
@@ -243,8 +343,16 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     its floor (code FAILED: nothing of the failed step is kept).
 
     Returns (code, steps, evaluations of the steps taken, t, y, f, h_abs, h_previous,
-    t_old, y_old, stiff, extra): the state after the last accepted step; ``K_out`` holds
-    its stages (for its dense output and the stiffness test).
+    t_old, y_old, stiff, extra, outputs): the state after the last accepted step;
+    ``K_out`` holds its stages (for its dense output and the stiffness test).
+
+    ``G_t`` (sorted output times, all before ``t_stop``; or size 0): the state at each
+    of them that an accepted step reaches is written into the rows of ``G_y``, in order
+    (``outputs`` of them): the step's end state where a time is its end, else its
+    interpolant as scipy builds and evaluates it (``DI``: RK45's ``P``, or DOP853's
+    ``D`` with its extra stages evaluated here and counted; see :func:`_interpolate`).
+    Where a step's extra stages fail, the loop stops after that step and leaves its
+    output times to the caller.
 
     ``X_out`` with rows (DOP853's three, ``XA`` and ``XC`` its ``A_EXTRA`` and
     ``C_EXTRA``; else no rows): where the last step's interpolant will be needed (an
@@ -269,6 +377,10 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     t_old = t
     y_old = y
     stiff = False
+    n_out = 0
+    nx = X_out.shape[0]
+    x_step = -1
+    Q = np.empty((n, DI.shape[0] + 3 if dop else DI.shape[1]))
     while steps < max_k:
         min_step = 10 * np.abs(np.nextafter(t, np.inf) - t)
         if h_abs > max_step:
@@ -283,7 +395,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         while not accepted:
             if ha < min_step:
                 return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                        False)
+                        False, n_out)
             h = ha
             t_new = t + h
             if t_new - t_bound > 0:
@@ -300,7 +412,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                 ev += 1
                 if not ok:
                     return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                            False)
+                            False, n_out)
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
@@ -308,7 +420,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
             ev += 1
             if not ok:
                 return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                        False)
+                        False, n_out)
             for i in range(n):
                 K[ns, i] = f_new[i]
             for i in range(n):
@@ -353,19 +465,29 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
             N_rec[i] = nev
             for j in range(mon.size):
                 M_rec[i, j] = mon[j]
-        if stiff:
-            break
-        if t - t_bound >= 0 or t >= t_stop:
-            break
         finite = True
         for i in range(n):
             if not np.isfinite(y[i]):
                 finite = False
-        if not finite:
+        if not finite:                   # (the caller ends the run there)
+            break
+        if n_out < G_t.size and G_t[n_out] <= t:
+            m, ev = _outputs(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI,
+                             Q, t_old, y_old, t, y, h, G_t, G_y, n_out)
+            if m < 0:                    # (an extra stage failed: the caller's step)
+                break
+            nev += ev
+            n_out = m
+            if ev:
+                x_step = steps           # (X_out holds this step's extra stages)
+        if stiff:
+            break
+        if t - t_bound >= 0 or t >= t_stop:
             break
     extra = False
-    nx = X_out.shape[0]
-    if nx and steps and (dense_all or t_stop < t):
+    if nx and steps and x_step == steps:       # (made for the output times: counted)
+        extra = True
+    elif nx and steps and (dense_all or t_stop < t):
         # the last step's extra stages, as scipy's DOP853._dense_output_impl: stage s
         # from the stages before it (np.dot: the same BLAS sums)
         Kx = np.empty((ns + 1 + nx, n))
@@ -386,7 +508,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                 X_out[j, i] = ks[i]
         if extra:
             nev += nx
-    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra
+    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra, n_out
 
 
 @njit(RATE_SIGNATURE, cache=True)

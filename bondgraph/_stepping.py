@@ -131,8 +131,11 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             limit = max_k if budget.max_steps is None else \
                 min(max_k, budget.max_steps + 1 - n_steps)
             started = time.monotonic()
+            # (the loop fills the output times itself, except where a step limit
+            # may end the run inside the call: its last step's outputs are not kept)
             taken = loop.advance(solver, output.next_time, limit, stiffness,
-                                 tracker.scan if tracker.events else None, dense_output)
+                                 tracker.scan if tracker.events else None, dense_output,
+                                 output if budget.max_steps is None else None)
             t_prev = solver.t_old if taken else t_prev
             if paced and taken and not dense_output:
                 pace = (time.monotonic() - started) / taken

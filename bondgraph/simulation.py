@@ -294,7 +294,7 @@ def _below_atol(model, xs, atol, rtol, nominal) -> dict[str, tuple[float, float,
     although it is not negligible at their scale (at least ``ATOL_PER_RTOL * rtol``
     times it: rounding noise in a momentum that stays zero is not reported): name ->
     (max |x|, atol, nominal scale)."""
-    if not xs:
+    if len(xs) == 0:
         return {}
     peak = np.abs(np.asarray(xs, dtype=float)).max(axis=0)
     tol = np.broadcast_to(np.asarray(atol, dtype=float), peak.shape)

@@ -10,7 +10,10 @@
 - the output grid is filled with one call of a step's interpolant for all its output
   times: the states there are the interpolant's (checked against the run's dense
   output, ``sol``, which is built from the same steps, to 1e-14 relative: rounding of
-  one matrix product done two ways).
+  one matrix product done two ways);
+- where a run has no events and no dense output, the compiled loop fills the output
+  grid itself (each step's interpolant, as scipy makes and evaluates it) instead of
+  returning to Python at every step that reaches an output time.
 """
 
 from __future__ import annotations
@@ -116,3 +119,49 @@ def test_dop853_interpolants_come_from_the_compiled_loop(monkeypatch, dense):
     if dense:
         tt = np.linspace(0.0, 0.5, 777)
         assert np.abs((res.sol(tt) - ref.sol(tt)) / scale).max() <= 1e-13
+
+
+@pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled loop")
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("chunk", [None, 5])
+def test_the_compiled_loop_fills_the_output_grid(monkeypatch, method, chunk):
+    """With more output times than steps, the compiled loop writes the states at them
+    itself (each step's interpolant, made and evaluated as scipy's) and does not return
+    to Python at each one: at most two compiled calls (the first step is the solver's
+    own), one interpolant built in Python (that step's), the same evaluations counted and
+    the same states as the scipy loop's to 1e-13 of each state's largest (sums in
+    another order; DOP853 seen 0.0). ``chunk``: 5 steps per call, so that the grid is
+    filled across calls."""
+    import bondgraph._fastrk as fastrk
+    from bondgraph import _stepping
+    from elements import models as emodels
+
+    if chunk is not None:
+        monkeypatch.setattr(_stepping, "CHUNK", chunk)
+    mm = emodels.three_body_prismatic().assemble()
+    grid = np.linspace(0.0, 0.5, 2001)
+    ref = mm.simulate((0.0, 0.5), t_eval=grid, method=method, compiled_loop=False).raw
+    calls, built = [], []
+    advance, function = fastrk.CompiledLoop.advance, _stepping._Interpolant.function
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return advance(self, *args, **kwargs)
+
+    def interpolant(self):
+        built.append(1)
+        return function(self)
+    monkeypatch.setattr(fastrk.CompiledLoop, "advance", counted)
+    monkeypatch.setattr(_stepping._Interpolant, "function", interpolant)
+    res = mm.simulate((0.0, 0.5), t_eval=grid, method=method).raw
+    d = res.diagnostics
+    assert d["compiled_loop"] and d["compiled_fallbacks"] == 0
+    assert res.n_steps == ref.n_steps and res.nfev == ref.nfev and res.t.size == grid.size
+    assert grid.size > 10 * res.n_steps
+    np.testing.assert_array_equal(res.t, ref.t)
+    scale = np.abs(ref.x).max(axis=1, keepdims=True) + 1e-300
+    assert np.abs((res.x - ref.x) / scale).max() <= 1e-13
+    assert len(built) <= 1, len(built)
+    most = 2 if chunk is None else 2 + res.n_steps // chunk
+    assert (chunk is None or len(calls) > res.n_steps // chunk) and len(calls) <= most, \
+        (len(calls), res.n_steps)
