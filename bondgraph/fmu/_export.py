@@ -277,7 +277,7 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
     engine_files = FUSED_SOURCES if engine == "fused" else ("bg_dense.c", "bg_dense.h")
     body = [sources_c(model, iface)]
     if engine == "fused":
-        body.append(fused_c(D, fast, parts))
+        body.append(fused_c(D, fast, parts, model))
     else:
         body.append(dense_c(model, iface, x0, stabilization))
     pnames = [v.name for v in iface.parameters]

@@ -16,7 +16,7 @@ from scipy.integrate import RK45
 
 from .._fastrk import compiled_loop
 from .._rhs import RightHandSide
-from ._cwriter import array, scalar
+from ._cwriter import array, scalar, string
 
 __all__ = ["fused_parts", "fused_c", "FUSED_SOURCES"]
 
@@ -60,10 +60,19 @@ def fused_parts(model, x0: np.ndarray, stabilization):
     return got[0], parts, fast
 
 
-def fused_c(D, fast, parts) -> str:
+def fused_c(D, fast, parts, model) -> str:
     """The C arrays of bg_fused.h from the packed arrays ``D`` (and the compiled parts'
-    affine Phi)."""
+    affine Phi), with the owner of each modulus entry (its element, in the layout's
+    order of the dynamic two-ports: ``BGF_MOD_OWNER``, ``BGF_MOD_NAME``) for the
+    engine's messages."""
     out = []
+    owners, names = [], []
+    for name, _mod, _start, n2, n1 in model.layout.dynamic:
+        owners += [len(names)] * (n2 * n1)
+        names.append(f"{model._elements[name].kind} '{name}'")
+    out += [array("int64_t", "BGF_MOD_OWNER", owners),
+            "const char *const BGF_MOD_NAME[] = {" +
+            (", ".join(string(n) for n in names) or "0") + "};\n"]
     aff = parts.get("phi_affine")
     if aff is None:
         aff = (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64),

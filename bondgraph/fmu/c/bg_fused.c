@@ -200,7 +200,9 @@ static int first(bg_inst *m, fused_ws *s, const double *x, const double *moduli)
     double *known = s->work, *src = s->src;
     for (int64_t k = 0; k < ndd; k++) {
         double v = -moduli[k];
-        if (!isfinite(v)) return bg_fail(m, "a joint term's modulus is not finite");
+        if (!isfinite(v))       /* (a gimbal in lock: its kernels write NaN) */
+            return bg_fail(m, "%s: its modulus is not finite here",
+                           BGF_MOD_NAME[BGF_MOD_OWNER[k]]);
         src[dd[k]] = v;
         src[dt[k]] = v;
     }

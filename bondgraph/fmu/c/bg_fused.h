@@ -32,6 +32,9 @@ extern const double BGF_AB[2];          /* 2 alpha, beta^2 */
 extern const int64_t BGF_W2_X[], BGF_NW2X;
 extern const int64_t BGF_WORK_E[], BGF_WORK_F[], BGF_WORK_OFF[], BGF_NWORK;
 extern const int64_t BGF_C2;            /* U_2's offset in the acceleration stage's y */
+/* the element owning each modulus entry (an index into BGF_MOD_NAME), for messages */
+extern const int64_t BGF_MOD_OWNER[];
+extern const char *const BGF_MOD_NAME[];
 /* the affine Phi beside the program (couplings): Phi[DEST[k]] = sum_j COEF[k, j]
    x[IDX[k, j]] + CONST[k], k < NPHIA, j < PHIA_M */
 extern const int64_t BGF_NPHIA, BGF_PHIA_M, BGF_PHIA_DEST[], BGF_PHIA_IDX[];
