@@ -98,7 +98,8 @@ class OutputGrid:
 def collect(model, ts, xs, stabilization, status, message, failure_time, nfev: int,
             n_steps: int, deficiency: int, redundancy: str, branch, sol, t_events,
             fast=None, diagnostics=None) -> SimulationResult:
-    """The result of a run of ``model``: output times ``ts`` and states ``xs`` (lists),
+    """The result of a run of ``model``: output times ``ts`` and states ``xs`` (one per
+    time: sequences, or arrays with a row per time),
     how it ended, the counts, the constraints' redundancy at the start and the branch,
     the dense output ``sol`` (or None), the event times and the run's diagnostics."""
     n = len(ts)

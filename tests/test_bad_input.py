@@ -258,6 +258,44 @@ def test_the_singular_inertia_of_a_real_urdf_is_named():
         loads_urdf(text, source="cube.urdf")
 
 
+
+def _two_links(tool_inertia: str = 'ixx="0.001" iyy="0.001" izz="0.001"',
+               tool_origin: str = "0 0 -0.2") -> str:
+    """A pendulum link with a tool fixed to it (merged into one body)."""
+    zero = 'ixy="0" ixz="0" iyz="0"'
+    return (f'<robot name="r"><link name="world"/><link name="arm"><inertial><mass '
+            f'value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" {zero}/></inertial>'
+            f'</link><link name="tool"><inertial><mass value="0.1"/><inertia '
+            f'{tool_inertia} {zero}/></inertial></link><joint name="j" type="revolute">'
+            f'<parent link="world"/><child link="arm"/><axis xyz="1 0 0"/><limit '
+            f'lower="-1" upper="1" effort="1" velocity="1"/></joint><joint name="f" '
+            f'type="fixed"><parent link="arm"/><child link="tool"/><origin '
+            f'xyz="{tool_origin}"/></joint></robot>')
+
+
+@pytest.mark.parametrize("case", ["inertia", "origin"])
+def test_an_inertial_that_overflows_is_named(case):
+    """An inertia entry of 1e308 (finite: the parser took it) overflowed when the tool
+    was merged into its link's body, and the import ended in numpy's bare
+    LinAlgError ("Eigenvalues did not converge": found by the slow URDF fuzz). An
+    entry beyond 1e100 is refused by name, as an element's parameter is; an origin
+    so far that the parallel-axis term overflows is refused naming the links."""
+    from elements.files.urdf import loads_urdf
+    assert loads_urdf(_two_links(), source="r.urdf").bodies["arm"].mass == \
+        pytest.approx(1.1)
+    if case == "inertia":
+        text = _two_links(tool_inertia='ixx="0.001" iyy="1e308" izz="0.001"')
+        match = (r"r.urdf: link 'tool' <inertia>: attribute 'iyy'='1e308' is beyond "
+                 r"1e\+100 in magnitude \(kg m\^2\)")
+    else:
+        text = _two_links(tool_origin="0 0 -1e200")
+        match = (r"r.urdf: links arm, tool \(body 'arm'\): its mass, centre or central "
+                 r"inertia is not finite")
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.raises(BondGraphError, match=match):
+        loads_urdf(text, source="r.urdf")
+
+
 # -- 12. misuse of the Python API ---------------------------------------------------------
 
 def _api_cases():

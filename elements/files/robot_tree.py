@@ -207,7 +207,8 @@ def _bound_inertias(groups, root: str, floating_base: bool, bound: float
     (the principal moments before, after)."""
     out = {}
     for rep, g in groups.items():
-        if g.mass <= 0 or (rep == root and not floating_base):
+        if g.mass <= 0 or (rep == root and not floating_base) or \
+                not np.all(np.isfinite(g.inertia)):     # (refused by _body, by name)
             continue
         eig, V = np.linalg.eigh(g.inertia)
         if eig.min() >= bound:
@@ -219,10 +220,25 @@ def _bound_inertias(groups, root: str, floating_base: bool, bound: float
     return out
 
 
+def _check_finite(g: _Group, where: str, name: str, error) -> None:
+    """Refuse a link group whose merged mass, centre or central inertia overflowed
+    (values near double precision's limit in the file: masses, inertias and the
+    distances of the parallel-axis terms), naming its links."""
+    if np.all(np.isfinite(g.inertia)) and np.isfinite(g.mass) and \
+            np.all(np.isfinite(g.com)):
+        return
+    raise error(f"{where} (body '{name}'): its mass, centre or central inertia is not "
+                f"finite once the links are combined (mass {g.mass:g} kg, centre "
+                f"{np.asarray(g.com).tolist()} m): the file's masses, inertias or "
+                f"origins are too large for double precision; give values at most "
+                f"1e100 in magnitude (other units if the physics needs more)")
+
+
 def _body(tree, g: _Group, name: str, strict: bool, error, report) -> RigidBody:
     """The rigid body of a link group (its links named in every message)."""
     links = ", ".join(g.pose)
     where = f"{tree.source}: link{'s' if len(g.pose) > 1 else ''} {links}"
+    _check_finite(g, where, name, error)
     eig = np.linalg.eigvalsh(g.inertia)
     if eig.min() <= SINGULAR_INERTIA * max(eig.max(), 0.0) or eig.max() <= 0:
         raise error(f"{where} (body '{name}', mass {g.mass:g} kg): the central inertia "

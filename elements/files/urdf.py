@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import ModelError
+from bondgraph.element import MAX_MAGNITUDE
 
 from elements.files.tables import read_text
 from elements.mechanism import Mechanism
@@ -187,6 +188,19 @@ def loads_urdf(text: str, *, gravity: Any = (0.0, 0.0, -9.81),
     return mech
 
 
+def _physical(where: str, attr: str, text: str | None, unit: str) -> float:
+    """A mass or inertia entry: a finite number at most ``MAX_MAGNITUDE`` in magnitude
+    (the bodies' equations multiply such values, and merging links adds them: beyond
+    it they overflow double precision)."""
+    v = float(_floats(where, attr, text, 1)[0])
+    if abs(v) > MAX_MAGNITUDE:
+        raise URDFError(f"URDF {where}: attribute '{attr}'='{text}' is beyond "
+                        f"{MAX_MAGNITUDE:.0e} in magnitude ({unit}): such values overflow "
+                        f"double precision in the body's equations; valid: |value| <= "
+                        f"{MAX_MAGNITUDE:.0e}")
+    return v
+
+
 def _number(where: str, el, attr: str, default: float | None = None) -> float | None:
     if el is None or el.get(attr) is None:
         return default
@@ -281,14 +295,14 @@ def _link(ln, where: str) -> LinkSpec:
     m_el = inertial.find("mass")
     if m_el is None:
         raise URDFError(f"{where}: <inertial> has no <mass>")
-    mass = _floats(f"{where} <mass>", "value", m_el.get("value"), 1)[0]
+    mass = _physical(f"{where} <mass>", "value", m_el.get("value"), "kg")
     if mass < 0:
         raise URDFError(f"{where}: <mass value> must be >= 0 (kg), got {mass}")
     i_el = inertial.find("inertia")
     if i_el is None:
         raise URDFError(f"{where}: <inertial> has no <inertia>")
     ixx, ixy, ixz, iyy, iyz, izz = (
-        _floats(f"{where} <inertia>", k, i_el.get(k), 1)[0]
+        _physical(f"{where} <inertia>", k, i_el.get(k), "kg m^2")
         for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     I_c = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     xyz, R = _origin(inertial, f"{where} <inertial>")
