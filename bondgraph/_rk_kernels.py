@@ -377,7 +377,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     t_old = t
     y_old = y
     stiff = False
-    n_out = 0
+    n_out = np.int64(0)      # (a literal 0 would compile _outputs a second time)
     nx = X_out.shape[0]
     x_step = -1
     Q = np.empty((n, DI.shape[0] + 3 if dop else DI.shape[1]))
