@@ -137,9 +137,22 @@ class _Runner:
         self.slices = mm.model.state_slices
         self._variants: dict[frozenset, Any] = {}
         self._loaded: dict[tuple, Any] = {}     # configured models with friction laws
+        self._valued: dict[tuple, tuple] = {}   # (model, values) -> (model, its variant)
         self.switches: list[Switch] = []
 
     # -- graphs, parameters and states ---------------------------------------------------
+    def with_values(self, v, vals: dict):
+        """``v.with_parameters(vals)``, made once per model and values: the modes of a
+        run recur (each rebound between two stops, each stick and slip), and a new model
+        builds its evaluation again (about 7 ms for a pendulum, most of a switch's cost)."""
+        if not vals:
+            return v
+        key = (id(v), tuple(sorted(vals.items())))
+        got = self._valued.get(key)
+        if got is None or got[0] is not v:      # (the model kept: its id stays its own)
+            got = self._valued[key] = (v, v.with_parameters(vals))
+        return got[1]
+
     def variant(self, held: frozenset, laws: dict | None = None):
         """The mechanism model with the ports ``held`` locked (its drives, e.g. a
         prescribed motion's, and the user's parameter values carried over), and the
@@ -185,7 +198,7 @@ class _Runner:
                 c = damper.parameters["c"]
                 vals[c] = base[c] if p.contact.get(damper.side, False) else 0.0
         if not loaded:
-            return v.with_parameters(vals) if vals else v
+            return self.with_values(v, vals)
         key = (held, tuple((p.axis.port, p.slide) for p in loaded),
                tuple(sorted(vals.items())))
         w = self._loaded.get(key)
@@ -312,7 +325,7 @@ class _Runner:
         v = self.configured(modes, plain=True)
         xv = self.to_variant(v, x)
         key = v.index.one(Kind.LOCK, p.axis.port).parameters["effort"]
-        probe = v.with_parameters({key: v.parameters[key] + 1.0})
+        probe = self.with_values(v, {key: v.parameters[key] + 1.0})
         d = probe.model.rhs(t, xv) - v.model.rhs(t, xv)
         mask = np.zeros_like(d, dtype=bool)
         for b in v.mechanism.bodies.values():

@@ -168,6 +168,48 @@ def test_pendulum_bounces_off_an_impact_stop_with_restitution():
     assert np.abs(led.balance - led.dissipated["J.impacts"] - led.balance[0]).max() > 0.1
 
 
+def test_the_models_of_recurring_modes_are_made_once(monkeypatch):
+    """A pendulum with Coulomb friction bouncing between two stops (e = 0.9, 11 impacts
+    in 3 s): each impact used to make two models with new parameter values (the swing's
+    friction effort, whose sign follows the rate, and the unit impulse's probe), each
+    building its evaluation again (most of the run's time). Models are now made once per
+    model and values: a handful for the whole run, and the run is the one with new
+    models at every impact (to rounding: a kept model keeps its pivot order), each
+    rebound -e times its impact speed. (A cache that ignored the values, handing the
+    swing one way the other way's friction, moves the third impact by 1.5 ms.)"""
+    from elements import MechanismModel
+    import elements.running.hybrid as hybrid
+
+    e = 0.9
+    mech, j = pendulum(lower=-0.3, upper=0.3, restitution=e)
+    j.add_friction(0.05)                    # (its lock effort's sign follows the rate)
+    mm = mech.assemble()
+    made = []
+    original = MechanismModel.with_parameters
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(MechanismModel, "with_parameters", counted)
+    res = mm.simulate((0, 3), q={"J": 0.0}, qd={"J": 4.0}, **RUN)
+    impacts = [s for s in res.switches if s.what.startswith("impact")]
+    assert res.success and len(impacts) >= 10
+    assert len(made) <= 4, len(made)
+    for s in impacts:
+        assert abs(s.rate_after + e * s.rate_before) < 1e-8 * abs(s.rate_before)
+
+    def uncached(self, v, vals):            # (the runner as it was: a new model each time)
+        return v.with_parameters(vals) if vals else v
+    monkeypatch.setattr(hybrid._Runner, "with_values", uncached)
+    ref = mm.simulate((0, 3), q={"J": 0.0}, qd={"J": 4.0}, **RUN)
+    assert len(made) > 2 * len(impacts)
+    assert [s.what for s in ref.switches] == [s.what for s in res.switches]
+    assert np.allclose([s.t for s in ref.switches], [s.t for s in res.switches],
+                       rtol=0, atol=1e-9)
+    scale = np.abs(ref.raw.x).max(axis=1, keepdims=True) + 1e-300
+    assert np.abs((res.raw.x - ref.raw.x) / scale).max() < 1e-8
+
+
 def test_a_motor_presses_the_pendulum_onto_the_stop_until_it_rests():
     tau, qs, l = 20.0, 0.4, 0.5
     mech, j = pendulum(upper=qs, restitution=0.3)
