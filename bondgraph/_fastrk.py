@@ -284,9 +284,10 @@ class CompiledLoop:
         :meth:`bondgraph._events.EventTracker.scan`); the solver is then left at the
         end of that step, as if the call had stopped there.
 
-        DOP853 without events: where the last step will be interpolated (an output time
-        inside it, or ``dense``: every step's interpolant is kept), the call also
-        evaluates its extra stages, which :meth:`dense_output` then uses.
+        DOP853: where the last step will be interpolated (an output time inside it, or
+        ``dense``: every step's interpolant is kept), the call also evaluates its extra
+        stages, which :meth:`dense_output` then uses (with events, unless the scan cuts
+        the call back to an earlier step: then they are dropped, and not counted).
 
         ``output`` (a :class:`bondgraph._output.OutputGrid`; without ``scan`` and
         ``dense``): the call fills the grid's times that its steps reach (from each
@@ -311,7 +312,7 @@ class CompiledLoop:
         mon[:] = (stiffness.count, stiffness.calm, stiffness.limited, stiffness.h_lambda,
                   np.nan if stiffness.stiff_at is None else stiffness.stiff_at)
         rec = self._records(solver, max_k if scan is not None else 0)
-        extra = self._extras(solver, n, dop and scan is None)
+        extra = self._extras(solver, n, dop)
         if output is not None and scan is None and not dense:
             G_t, G_y = output.pending()
             t_stop = np.inf
@@ -333,7 +334,9 @@ class CompiledLoop:
             T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec = rec
             cut = scan(T_rec[:k], Y_rec[:k])
             if cut is not None and cut < k - 1:      # back to the end of step `cut`
-                k, code, stiff = cut + 1, K.DONE, False
+                # (the extra stages made, if any, are the last step's: not kept, nor
+                # counted: the evaluations are those up to step `cut`)
+                k, code, stiff, done = cut + 1, K.DONE, False, False
                 t, y, f = float(T_rec[cut]), Y_rec[cut].copy(), K_rec[cut, -1].copy()
                 h_abs, h_prev, nev = float(H_rec[cut, 0]), float(H_rec[cut, 1]), \
                     int(N_rec[cut])
