@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -126,6 +127,10 @@ class _Stretch:
         self.variant, self.ts, self.xs = variant, ts, xs
 
 
+_KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""Per mechanism model: (its variants by held ports, its models by new values)."""
+
+
 class _Runner:
     def __init__(self, mm, stab, t_span=(0.0, 1.0)):
         self.mm, self.stab = mm, stab
@@ -135,9 +140,14 @@ class _Runner:
                       for ax in j.axes if ax.switched]
         self.names = mm.model.state_names
         self.slices = mm.model.state_slices
-        self._variants: dict[frozenset, Any] = {}
+        # the models of held ports and of new parameter values, kept with the model
+        # for its later runs too (a model never changes: with_parameters makes another)
+        kept = _KEPT.get(mm)
+        if kept is None:
+            kept = _KEPT[mm] = ({}, {})
+        self._variants: dict[frozenset, Any] = kept[0]
+        self._valued: dict[tuple, tuple] = kept[1]  # (model, values) -> (model, variant)
         self._loaded: dict[tuple, Any] = {}     # configured models with friction laws
-        self._valued: dict[tuple, tuple] = {}   # (model, values) -> (model, its variant)
         self.switches: list[Switch] = []
 
     # -- graphs, parameters and states ---------------------------------------------------
@@ -237,6 +247,19 @@ class _Runner:
         h = 1e-6
         return (self.qd(v, xv + h * f, p) - self.qd(v, xv - h * f, p)) / (2.0 * h)
 
+    def evaluation(self, v, t, xv):
+        """Every bond value of the graph ``v`` at (t, xv): the sparse evaluation (about
+        0.1 ms), else (not applicable, singular or not finite) the dense one (about 1 ms
+        for a two-link chain), which handles redundant constraints and explains a
+        failure. The events of a held port read it at every step's end."""
+        sp = v.model.sparse()
+        if sp.applicable:
+            with np.errstate(all="ignore"):
+                ev = sp.evaluate(t, xv, self.stab)
+            if ev is not None and np.all(np.isfinite(ev.bond_values)):
+                return ev
+        return v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
+
     def holding(self, v, t, xv, p: PortMode) -> float:
         """The effort of a held port's lock (along +q on the child; N or N m)."""
         return self.hold_and_limit(v, t, xv, p)[0]
@@ -245,7 +268,7 @@ class _Runner:
         """A held port's holding effort (along +q on the child) and the largest it may
         be before the port slides (its static friction, with the load part under the
         transverse reaction of the same evaluation), N or N m."""
-        ev = v.model.evaluate(t, xv, stabilization=self.stab, redundancy_ok=True)
+        ev = self.evaluation(v, t, xv)
         e, _ = v.model.bond_slices[v.index.one(Kind.LOCK, p.axis.port).bond]
         return float(ev.bond_values[e][0]), static_limit(v, p.axis, ev.bond_values, xv)
 

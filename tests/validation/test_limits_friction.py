@@ -210,6 +210,36 @@ def test_the_models_of_recurring_modes_are_made_once(monkeypatch):
     assert np.abs((res.raw.x - ref.raw.x) / scale).max() < 1e-8
 
 
+def test_a_second_run_of_a_model_makes_no_new_model(monkeypatch):
+    """The models of a hybrid run's modes (held ports, new parameter values) are kept
+    with the mechanism model: a second run of it (a study's next case, another initial
+    state) makes none, and is the first run again (to rounding: its holds are read
+    through the sparse evaluation, whose pivot order a kept model keeps). A block
+    thrown down an incline onto a stop rebounds, then friction stops it and it sticks:
+    the second run made those models anew before."""
+    from elements import MechanismModel
+
+    mech = incline(0.2, 0.35)
+    mech.joints["J"].add_limit(upper=0.3, restitution=0.2)
+    mm = mech.assemble()
+    made = []
+    for name in ("__init__", "with_parameters"):
+        original = getattr(MechanismModel, name)
+
+        def counted(self, *args, _original=original, _name=name, **kwargs):
+            made.append(_name)
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(MechanismModel, name, counted)
+    first = mm.simulate((0, 2), q={"J": 0.0}, qd={"J": 2.0}, **RUN)
+    assert first.success and len(first.switches) >= 2 and made
+    made.clear()
+    again = mm.simulate((0, 2), q={"J": 0.0}, qd={"J": 2.0}, **RUN)
+    assert not made, made
+    assert [s.what for s in again.switches] == [s.what for s in first.switches]
+    scale = np.abs(first.raw.x).max(axis=1, keepdims=True) + 1e-300
+    assert np.abs((again.raw.x - first.raw.x) / scale).max() < 1e-10
+
+
 def test_a_motor_presses_the_pendulum_onto_the_stop_until_it_rests():
     tau, qs, l = 20.0, 0.4, 0.5
     mech, j = pendulum(upper=qs, restitution=0.3)
