@@ -140,8 +140,7 @@ class _Runner:
                       for ax in j.axes if ax.switched]
         self.names = mm.model.state_names
         self.slices = mm.model.state_slices
-        # the models of held ports and of new parameter values, kept with the model
-        # for its later runs too (a model never changes: with_parameters makes another)
+        # (kept with the model for its later runs: with_parameters makes another model)
         kept = _KEPT.get(mm)
         if kept is None:
             kept = _KEPT[mm] = ({}, {})
@@ -152,9 +151,8 @@ class _Runner:
 
     # -- graphs, parameters and states ---------------------------------------------------
     def with_values(self, v, vals: dict):
-        """``v.with_parameters(vals)``, made once per model and values: the modes of a
-        run recur (each rebound between two stops, each stick and slip), and a new model
-        builds its evaluation again (about 7 ms for a pendulum, most of a switch's cost)."""
+        """``v.with_parameters(vals)``, made once per model and values: modes recur
+        (rebounds, sticks and slips), and a new model builds its evaluation again."""
         if not vals:
             return v
         key = (id(v), tuple(sorted(vals.items())))
@@ -248,10 +246,9 @@ class _Runner:
         return (self.qd(v, xv + h * f, p) - self.qd(v, xv - h * f, p)) / (2.0 * h)
 
     def evaluation(self, v, t, xv):
-        """Every bond value of the graph ``v`` at (t, xv): the sparse evaluation (about
-        0.1 ms), else (not applicable, singular or not finite) the dense one (about 1 ms
-        for a two-link chain), which handles redundant constraints and explains a
-        failure. The events of a held port read it at every step's end."""
+        """Every bond value of the graph ``v`` at (t, xv), read by a held port's events
+        at every step's end: the sparse evaluation, else (not applicable, singular or
+        not finite) the dense one, which handles redundancy and explains a failure."""
         sp = v.model.sparse()
         if sp.applicable:
             with np.errstate(all="ignore"):
