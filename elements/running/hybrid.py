@@ -127,8 +127,11 @@ class _Stretch:
         self.variant, self.ts, self.xs = variant, ts, xs
 
 
-_KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-"""Per mechanism model: (its variants by held ports, its models by new values)."""
+# kept with a mechanism model for its later runs (with_parameters makes another model):
+# its variants by held ports, and each model's copies with new values by those values
+# (weak keys: what a model keeps never refers to it, so it goes when its user drops it)
+_VARIANTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_VALUED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _Runner:
@@ -140,12 +143,7 @@ class _Runner:
                       for ax in j.axes if ax.switched]
         self.names = mm.model.state_names
         self.slices = mm.model.state_slices
-        # (kept with the model for its later runs: with_parameters makes another model)
-        kept = _KEPT.get(mm)
-        if kept is None:
-            kept = _KEPT[mm] = ({}, {})
-        self._variants: dict[frozenset, Any] = kept[0]
-        self._valued: dict[tuple, tuple] = kept[1]  # (model, values) -> (model, variant)
+        self._variants: dict[frozenset, Any] = _VARIANTS.setdefault(mm, {})
         self._loaded: dict[tuple, Any] = {}     # configured models with friction laws
         self.switches: list[Switch] = []
 
@@ -155,11 +153,11 @@ class _Runner:
         (rebounds, sticks and slips), and a new model builds its evaluation again."""
         if not vals:
             return v
-        key = (id(v), tuple(sorted(vals.items())))
-        got = self._valued.get(key)
-        if got is None or got[0] is not v:      # (the model kept: its id stays its own)
-            got = self._valued[key] = (v, v.with_parameters(vals))
-        return got[1]
+        kept = _VALUED.setdefault(v, {})
+        key = tuple(sorted(vals.items()))
+        if key not in kept:
+            kept[key] = v.with_parameters(vals)
+        return kept[key]
 
     def variant(self, held: frozenset, laws: dict | None = None):
         """The mechanism model with the ports ``held`` locked (its drives, e.g. a

@@ -216,7 +216,7 @@ def test_a_second_run_of_a_model_makes_no_new_model(monkeypatch):
     state) makes none, and is the first run again (to rounding: its holds are read
     through the sparse evaluation, whose pivot order a kept model keeps). A block
     thrown down an incline onto a stop rebounds, then friction stops it and it sticks:
-    the second run made those models anew before."""
+    the second run made those models anew before. Dropping the model frees them."""
     from elements import MechanismModel
 
     mech = incline(0.2, 0.35)
@@ -238,6 +238,13 @@ def test_a_second_run_of_a_model_makes_no_new_model(monkeypatch):
     assert [s.what for s in again.switches] == [s.what for s in first.switches]
     scale = np.abs(first.raw.x).max(axis=1, keepdims=True) + 1e-300
     assert np.abs((again.raw.x - first.raw.x) / scale).max() < 1e-10
+    # what is kept does not keep the model alive (a study's thousand models would stay)
+    import gc
+    import weakref
+    gone = weakref.ref(mm)
+    del mm, first, again
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_motor_presses_the_pendulum_onto_the_stop_until_it_rests():
