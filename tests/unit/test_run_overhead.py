@@ -25,6 +25,20 @@ from bondgraph import nominal_scales
 from bondgraph.fastlu import enabled
 
 
+def _python_evaluations(monkeypatch) -> list:
+    """The times at which the Python right-hand side is called from now on (a list that
+    grows)."""
+    from bondgraph._rhs import RightHandSide
+    calls = []
+    original = RightHandSide.__call__
+
+    def counted(self, t, x):
+        calls.append(t)
+        return original(self, t, x)
+    monkeypatch.setattr(RightHandSide, "__call__", counted)
+    return calls
+
+
 def test_nominal_scales_are_the_models_own():
     from elements import models as emodels
 
@@ -96,20 +110,13 @@ def test_dop853_interpolants_come_from_the_compiled_loop(monkeypatch, dense):
     loop's: the same evaluations counted, the same outputs to 1e-13 of each state's
     largest (the same sums; seen 0.0), with output times inside steps and with
     dense output."""
-    from bondgraph._rhs import RightHandSide
     from elements import models as emodels
 
     mm = emodels.three_body_prismatic().assemble()
     grid = np.linspace(0.0, 0.5, 101)
     ref = mm.simulate((0.0, 0.5), t_eval=grid, method="DOP853", dense_output=dense,
                       compiled_loop=False).raw
-    calls = []
-    original = RightHandSide.__call__
-
-    def counted(self, t, x):
-        calls.append(t)
-        return original(self, t, x)
-    monkeypatch.setattr(RightHandSide, "__call__", counted)
+    calls = _python_evaluations(monkeypatch)
     res = mm.simulate((0.0, 0.5), t_eval=grid, method="DOP853", dense_output=dense).raw
     assert res.diagnostics["compiled_steps"] > 20 and res.diagnostics["compiled_fallbacks"] == 0
     assert len(calls) <= 2, len(calls)
@@ -176,7 +183,6 @@ def test_with_events_dop853_interpolants_come_from_the_compiled_loop(monkeypatch
     events' scan cuts the call back to an earlier step. Python is called about once per
     stretch (scipy's start), and the run is the scipy loop's: the same switches and
     evaluations, the same states (seen bit for bit; 1e-13 allowed)."""
-    from bondgraph._rhs import RightHandSide
     from elements import models as emodels
 
     mech, _ = emodels.chain(1)
@@ -188,13 +194,7 @@ def test_with_events_dop853_interpolants_come_from_the_compiled_loop(monkeypatch
         return mm.simulate((0.0, 5.0), q={j.name: 0.0}, qd={j.name: 3.0}, method="DOP853",
                            **kw)
     ref = run(compiled_loop=False)
-    calls = []
-    original = RightHandSide.__call__
-
-    def counted(self, t, x):
-        calls.append(t)
-        return original(self, t, x)
-    monkeypatch.setattr(RightHandSide, "__call__", counted)
+    calls = _python_evaluations(monkeypatch)
     res = run()
     stretches = len(res.switches) + 1
     assert len(res.switches) >= 20 and res.raw.nfev == ref.raw.nfev
