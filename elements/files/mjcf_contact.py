@@ -34,6 +34,7 @@ report under ``approximated``):
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from typing import Any
 
@@ -69,7 +70,9 @@ def _tree_masses(mech) -> dict[str, float]:
             for c in adj[todo.pop()] - seen:
                 seen.add(c)
                 todo.append(c)
-        total = sum(mech.bodies[c].mass for c in seen)
+        # (fsum: exact, so the same whatever order the set gives, which changes with
+        # Python's hash seed; a plain sum made runs differ from process to process)
+        total = math.fsum(mech.bodies[c].mass for c in seen)
         out.update({c: total for c in seen})
     return out
 

@@ -245,3 +245,57 @@ def test_the_quadrupeds_torso_is_an_ellipsoid():
     torso = mech.shapes["torso"]
     assert isinstance(torso, Ellipsoid)
     assert np.allclose(torso.semi_axes, [0.3, 0.27, 0.2])
+
+
+# a free tree of six bodies whose masses add up differently in different orders
+# ((0.1 + 0.2) + 0.3 != 0.1 + (0.2 + 0.3)), on a floor
+_TREE = """<mujoco><option gravity="0 0 -9.81"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <body name="b0" pos="0 0 0.3"><freejoint/>
+      <geom type="sphere" size="0.05" mass="0.1"/>
+      <body name="b1" pos="0.1 0 0"><joint type="hinge" axis="0 1 0"/>
+        <geom type="sphere" size="0.05" mass="0.2"/>
+        <body name="b2" pos="0.1 0 0"><joint type="hinge" axis="0 1 0"/>
+          <geom type="sphere" size="0.05" mass="0.3"/></body></body>
+      <body name="b3" pos="-0.1 0 0"><joint type="hinge" axis="0 1 0"/>
+        <geom type="sphere" size="0.05" mass="0.7"/>
+        <body name="b4" pos="-0.1 0 0"><joint type="hinge" axis="0 1 0"/>
+          <geom type="sphere" size="0.05" mass="1.1"/>
+          <body name="b5" pos="-0.1 0 0"><joint type="hinge" axis="0 1 0"/>
+            <geom type="sphere" size="0.05" mass="1.3"/></body></body></body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+_DIGEST = """
+import hashlib, sys, warnings
+import numpy as np
+from bondgraph.element import StateView
+from elements import loads_mjcf
+warnings.simplefilter("ignore")
+mm = loads_mjcf(sys.stdin.read()).assemble()
+m = mm.model
+laws = [law for _, _, law in m.source_plan()[2] if law.compiled is not None]
+ints, flts, _ = laws[0].compiled.pack(m.state_slices)
+print(hashlib.sha256(np.asarray(flts).tobytes()).hexdigest())
+"""
+
+
+def test_a_model_is_the_same_whatever_python_s_hash_seed():
+    """A model read from a file is the same, bit for bit, in every process: Python
+    orders sets of names by a hash seeded per process, so a sum over such a set (the
+    tree masses behind MJCF contact stiffnesses) gave runs of gymnasium's ant that
+    differed from one process to the next (3110 or 3242 evaluations over 1 s). The
+    contact kernel's packed parameters (masses, laws), under six seeds."""
+    import os
+    import subprocess
+    import sys
+    got = set()
+    for seed in range(6):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed))
+        run = subprocess.run([sys.executable, "-c", _DIGEST], input=_TREE, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        got.add(run.stdout.strip())
+    assert len(got) == 1, got
