@@ -43,6 +43,7 @@ import numpy as np
 from scipy.integrate import DOP853, RK45
 
 from . import fastlu
+from .primitives.sources import CompiledFamilies
 
 __all__ = ["CompiledLoop", "compiled_loop", "CHUNK", "SCAN_STEPS"]
 
@@ -408,33 +409,8 @@ def _compiled_sources(model, varying) -> tuple:
     (:class:`~bondgraph.primitives.sources.CompiledSource`)."""
     got = [(name, sl, law.compiled) for name, sl, law in varying
            if law.state_dependent and law.compiled is not None]
-    K = _kernels()
-    families: dict[int, Any] = {}
-    for _, _, c in got:
-        families.setdefault(id(c.family), c)
-    off = np.zeros((3, K.MAX_FAMILIES + 1), dtype=np.int64)
-    kernels, ints, flts, first, sizes = [], [], [], {}, {}
-    for k, c in enumerate(families.values()):
-        i, f, size = c.pack(model.state_slices)
-        sizes[id(c.family)] = int(size)
-        ints.append(np.asarray(i, dtype=np.int64).ravel())
-        flts.append(np.asarray(f, dtype=np.float64).ravel())
-        kernels.append(c.kernel())
-        first[id(c.family)] = off[2, k]
-        off[:, k + 1] = off[:, k] + (ints[-1].size, flts[-1].size, int(size))
-    off[:, len(families) + 1:] = off[:, len(families):len(families) + 1]
-    dest, src = [], []
-    for name, sl, c in got:
-        entries = np.asarray(c.entries, dtype=np.int64).ravel()
-        if entries.size != sl.stop - sl.start or entries.size and \
-                not 0 <= entries.min() <= entries.max() < sizes[id(c.family)]:
-            raise AssertionError(f"source '{name}': its compiled entries do not fit")
-        dest.append(np.arange(sl.start, sl.stop, dtype=np.int64))
-        src.append(entries + first[id(c.family)])
-    none = np.zeros(0, dtype=np.int64)
-    return (tuple(kernels), off, np.concatenate([none, *ints]),
-            np.concatenate([np.zeros(0), *flts]),
-            np.concatenate([none, *dest]), np.concatenate([none, *src]))
+    f = CompiledFamilies.pack(got, model.state_slices, _kernels().MAX_FAMILIES)
+    return f.kernels, f.offsets, f.ints, f.flts, f.dest, f.src
 
 
 def diagnostics(loop: "CompiledLoop | None", reason: str, rhs=None) -> dict[str, Any]:

@@ -481,8 +481,10 @@ class StateFunction:
         Names of the states read (checked when the model is assembled).
     compiled : CompiledSource or None
         The same value by a compiled kernel
-        (:class:`bondgraph.primitives.sources.CompiledSource`), which the compiled
-        Runge-Kutta loop calls instead of ``value``; None: the loop does not take a
+        (:class:`bondgraph.primitives.sources.CompiledSource`), which every
+        evaluation calls instead of ``value`` where numba is enabled (the compiled
+        Runge-Kutta loop, and the Python right-hand side of the other methods; the
+        first evaluation checks that both agree); None: the loop does not take a
         model with this source.
     """
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from . import fastlu
 from ._gc import paused
 from .branches import Branch
 from .causality import CausalGraph
@@ -49,6 +50,7 @@ from ._newton import loop_slope, solve_resistor_loop
 from .junction import JunctionLayout, PowerPlan
 from .moduli import StateFunctions
 from .parameters import Parameter, ParameterSet
+from .primitives.sources import plan_sources
 from .stabilization import Baumgarte
 from .primitives import (
     KinematicState, StorageBase, UnknownEffort, WorkState, ZeroJunction,
@@ -322,10 +324,14 @@ class StateSpaceModel:
     def source_values(self, t: float, s: StateView, rates: bool = True
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """U_1 and dU_1/dt (NaN where a source has no rate, all if not ``rates``) at t (s).
-        Constant sources are written once (when first needed); only others are called."""
-        U1c, dU1c, varying = self.source_plan()
+        Constant sources are written once (when first needed); compiled ones by one
+        kernel call per family; only the others' laws are called."""
+        U1c, dU1c, _ = self.source_plan()
         U1, dU1 = U1c.copy(), dU1c.copy()
-        for _, sl, law in varying:
+        families, python = self._source_plan[3:]
+        if families is not None:
+            families.fill(t, s, U1)
+        for _, sl, law in python:
             U1[sl] = law.value(t, s)
             if law.rate is not None:
                 dU1[sl] = law.rate(t, s) if rates else np.nan
@@ -333,20 +339,13 @@ class StateSpaceModel:
 
     def source_plan(self) -> tuple[np.ndarray, np.ndarray, list]:
         """(U_1 with the constant sources' values, else 0; dU_1/dt likewise, NaN for a
-        varying source without a rate; the varying ones as (name, U_1 slice, law)), once."""
+        varying source without a rate; the varying ones as (name, U_1 slice, law)), once
+        (:func:`~bondgraph.primitives.sources.plan_sources`)."""
         if self._source_plan is None:
-            U1c, dU1c, varying, start = np.zeros(self.n_u1), np.zeros(self.n_u1), [], 0
-            for name, law in self.sources.items():
-                sl = slice(start, start + self._elements[name].dim)
-                start = sl.stop
-                if law.constant is not None:
-                    U1c[sl] = law.constant
-                else:
-                    varying.append((name, sl, law))
-                    if law.rate is None:
-                        dU1c[sl] = np.nan
-            self._source_plan = (U1c, dU1c, varying)
-        return self._source_plan
+            self._source_plan = plan_sources(
+                self.sources, {n: self._elements[n].dim for n in self.sources},
+                self.state_slices, fastlu.enabled())
+        return self._source_plan[:3]
 
     def evaluate(self, t: float, x: np.ndarray, *, stabilization: Baumgarte | None = None,
                  redundancy_ok: bool = True, rank_reference: float = 0.0) -> Evaluation:

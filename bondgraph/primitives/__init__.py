@@ -41,12 +41,14 @@ from .fields import EJS, C, EulerBase, I, R, ResistorBase, StorageBase
 from .junctions import (
     JunctionBase, KinematicState, OneJunction, PositionConstraint, WorkState, ZeroJunction,
 )
-from .sources import CompiledSource, Se, SourceBase, SourceLaw, Sf, UnknownEffort
+from .sources import (
+    CompiledFamilies, CompiledSource, Se, SourceBase, SourceLaw, Sf, UnknownEffort,
+)
 from .two_ports import GY, MGY, MTF, TF, Modulus, ModulusContext, TwoPortBase
 
 __all__ = [
     "SourceBase", "StorageBase", "ResistorBase", "EulerBase", "TwoPortBase", "JunctionBase",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
     "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint",
-    "Modulus", "ModulusContext", "SourceLaw", "CompiledSource", "MAX_DIM",
+    "Modulus", "ModulusContext", "SourceLaw", "CompiledSource", "CompiledFamilies", "MAX_DIM",
 ]

@@ -21,10 +21,11 @@ from ._common import _check_dim, _short
 
 @dataclass(frozen=True, eq=False)
 class CompiledSource:
-    """A state-dependent source's value computed by a compiled kernel, which a compiled
-    caller (the compiled Runge-Kutta loop, :mod:`bondgraph._fastrk`) calls instead of
-    the law's Python ``value``; both give the same numbers (the Python value may call
-    the same kernel).
+    """A state-dependent source's value computed by a compiled kernel, which
+    evaluations call instead of the law's Python ``value`` where numba is enabled: the
+    compiled Runge-Kutta loop (:mod:`bondgraph._fastrk`) and the Python right-hand side
+    (:meth:`CompiledFamilies.fill`). Both must give the same numbers (the Python value
+    may call the same kernel); the first evaluation of a model checks it.
 
     One kernel call serves a family of sources (e.g. every contact wrench of a
     mechanism): the sources whose ``family`` is the same object share it.
@@ -50,6 +51,148 @@ class CompiledSource:
     kernel: Callable[[], Any]
     pack: Callable[[Mapping[str, slice]], tuple[np.ndarray, np.ndarray, int]]
     entries: np.ndarray
+
+
+@dataclass(eq=False)
+class CompiledFamilies:
+    """The compiled sources of a model packed for their kernels: one kernel call per
+    family fills the outputs of all its sources, which are then copied into U_1.
+
+    Made by :meth:`pack`; the compiled Runge-Kutta loop passes these arrays to its
+    kernels, and :meth:`fill` makes the same calls from Python (the right-hand side of
+    implicit methods, event runs and the dense path), so that both paths compute a
+    compiled source with one kernel. Made by :meth:`split`, the first :meth:`fill`
+    also calls the sources' own ``value`` functions and raises
+    :class:`~bondgraph.errors.ModelError` naming a source whose kernel disagrees.
+
+    Attributes
+    ----------
+    kernels : tuple
+        One numba function per family (see :class:`CompiledSource`).
+    offsets : ndarray of int, shape (3, width + 1)
+        Each family's start in ``ints``, ``flts`` and the outputs (families beyond
+        those there are empty).
+    ints, flts : ndarray
+        The families' packed arrays, one after another.
+    dest, src : ndarray of int
+        U_1 entries, and the outputs that fill them.
+    laws : tuple
+        (name, U_1 slice, :class:`SourceLaw`) of the sources, for the first call's
+        check (empty: no check).
+    """
+
+    kernels: tuple
+    offsets: np.ndarray
+    ints: np.ndarray
+    flts: np.ndarray
+    dest: np.ndarray
+    src: np.ndarray
+    laws: tuple = ()
+    checked: bool = False
+
+    CHECK_RTOL = 1e-9
+    """The first call's check: a kernel's value may differ from the source's own by this
+    much of the largest value of the sources there (sums in another order)."""
+
+    @classmethod
+    def pack(cls, sources: list[tuple[str, slice, CompiledSource]],
+             state_slices: Mapping[str, slice], width: int = 0) -> "CompiledFamilies":
+        """Pack ``sources`` (name, U_1 slice, compiled source), grouped by family, for a
+        model with these state slices; ``width``: the number of families the offsets
+        leave room for (at least the families there)."""
+        families: dict[int, CompiledSource] = {}
+        for _, _, c in sources:
+            families.setdefault(id(c.family), c)
+        width = max(width, len(families))
+        off = np.zeros((3, width + 1), dtype=np.int64)
+        kernels, ints, flts, first, sizes = [], [], [], {}, {}
+        for k, c in enumerate(families.values()):
+            i, f, size = c.pack(state_slices)
+            sizes[id(c.family)] = int(size)
+            ints.append(np.asarray(i, dtype=np.int64).ravel())
+            flts.append(np.asarray(f, dtype=np.float64).ravel())
+            kernels.append(c.kernel())
+            first[id(c.family)] = off[2, k]
+            off[:, k + 1] = off[:, k] + (ints[-1].size, flts[-1].size, int(size))
+        off[:, len(families) + 1:] = off[:, len(families):len(families) + 1]
+        dest, src = [], []
+        for name, sl, c in sources:
+            entries = np.asarray(c.entries, dtype=np.int64).ravel()
+            if entries.size != sl.stop - sl.start or entries.size and \
+                    not 0 <= entries.min() <= entries.max() < sizes[id(c.family)]:
+                raise AssertionError(f"source '{name}': its compiled entries do not fit")
+            dest.append(np.arange(sl.start, sl.stop, dtype=np.int64))
+            src.append(entries + first[id(c.family)])
+        none = np.zeros(0, dtype=np.int64)
+        return cls(tuple(kernels), off, np.concatenate([none, *ints]),
+                   np.concatenate([np.zeros(0), *flts]), np.concatenate([none, *dest]),
+                   np.concatenate([none, *src]))
+
+    def fill(self, t: float, s: StateView, U1: np.ndarray) -> None:
+        """Write the sources' values at time ``t`` (s) and state ``s`` into ``U1``."""
+        x = s.array
+        if not (x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable):
+            x = np.array(x, dtype=np.float64)       # (the kernels' fixed types)
+        off = self.offsets
+        out = np.empty(int(off[2, -1]))
+        for k, kernel in enumerate(self.kernels):
+            kernel(float(t), x, self.ints[off[0, k]:off[0, k + 1]],
+                   self.flts[off[1, k]:off[1, k + 1]], out[off[2, k]:off[2, k + 1]])
+        U1[self.dest] = out[self.src]
+        if not self.checked and self.laws:
+            self._check(t, s, U1)
+            self.checked = True
+
+    def _check(self, t: float, s: StateView, U1: np.ndarray) -> None:
+        own = [np.asarray(law.value(t, s), dtype=float).ravel() for _, _, law in self.laws]
+        scale = max([float(np.abs(U1[self.dest]).max(initial=0.0))] +
+                    [float(np.abs(v).max(initial=0.0)) for v in own])
+        for (name, sl, _), v in zip(self.laws, own):
+            got = U1[sl]
+            if v.shape != got.shape or not np.all(
+                    np.abs(got - v) <= self.CHECK_RTOL * scale):
+                raise ModelError(
+                    f"source '{name}': its compiled kernel gives {np.array2string(got)} "
+                    f"at t = {t:g} s where its value function gives {np.array2string(v)}; "
+                    f"a CompiledSource must compute the same value as the source's "
+                    f"function (to {self.CHECK_RTOL:g} of the largest value)")
+
+    @classmethod
+    def split(cls, varying: list, state_slices: Mapping[str, slice], enabled: bool
+              ) -> "tuple[CompiledFamilies | None, list]":
+        """(the families of the state-dependent sources among ``varying`` (name, U_1
+        slice, :class:`SourceLaw`) that have a compiled kernel, if ``enabled`` (numba
+        is: :func:`bondgraph.fastlu.enabled`) and there are any, else None; the other
+        sources, in order)."""
+        got = [(n, sl, law.compiled) for n, sl, law in varying
+               if law.state_dependent and law.compiled is not None] if enabled else []
+        if not got:
+            return None, list(varying)
+        names = {n for n, _, _ in got}
+        families = cls.pack(got, state_slices)
+        families.laws = tuple(v for v in varying if v[0] in names)
+        return families, [v for v in varying if v[0] not in names]
+
+
+def plan_sources(laws: Mapping[str, "SourceLaw"], dims: Mapping[str, int],
+                 state_slices: Mapping[str, slice], compiled: bool) -> tuple:
+    """A model's known sources made ready for evaluation, from their ``laws`` and
+    dimensions in U_1 order: (U_1 with the constant sources' values, else 0; dU_1/dt
+    likewise, NaN for a varying source without a rate; the varying sources as (name,
+    U_1 slice, law); the :class:`CompiledFamilies` of those with a compiled kernel,
+    where ``compiled`` (numba is enabled), else None; the other varying sources)."""
+    n = sum(dims[name] for name in laws)
+    U1c, dU1c, varying, start = np.zeros(n), np.zeros(n), [], 0
+    for name, law in laws.items():
+        sl = slice(start, start + dims[name])
+        start = sl.stop
+        if law.constant is not None:
+            U1c[sl] = law.constant
+        else:
+            varying.append((name, sl, law))
+            if law.rate is None:
+                dU1c[sl] = np.nan
+    return (U1c, dU1c, varying, *CompiledFamilies.split(varying, state_slices, compiled))
 
 
 @dataclass(frozen=True)

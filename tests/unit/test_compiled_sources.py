@@ -93,9 +93,9 @@ def test_compliant_stops_are_compiled_sources_too():
     _assert_same_run(ref, fast)
 
 
-def test_a_wrong_compiled_source_is_caught(monkeypatch):
-    """The comparison sees a compiled contact source with the sign of one force
-    component flipped (the rod's elastic force along z: the floor's push)."""
+def _flip_the_floors_push(monkeypatch):
+    """Make every contact wrench's compiled kernel flip the sign of one force
+    component (the rod's elastic force along z: the floor's push)."""
     from numba import njit, types
 
     import elements.contact.compiled as cc
@@ -115,9 +115,72 @@ def test_a_wrong_compiled_source_is_caught(monkeypatch):
         return None if c is None else type(c)(c.family, lambda: flipped, c.pack,
                                                c.entries)
     monkeypatch.setattr(dynamics.BoundContacts, "compiled_source", wrong)
-    ref, fast = _runs(_swing(), 0.6, q={"J1": 0.6})
-    assert fast.diagnostics["compiled_loop"]
-    assert not (fast.nfev == ref.nfev and _same(ref.x, fast.x))
+
+
+def _kernel_against_laws(model, states):
+    """The largest difference, over ``states``, between the compiled sources' values
+    as the right-hand side's Python path computes them (one kernel call per family,
+    ``model.source_values``) and the sources' own value functions, relative to the
+    largest value; and that largest value."""
+    from bondgraph.element import StateView
+    laws = [(n, sl, law) for n, sl, law in model.source_plan()[2]
+            if law.compiled is not None]
+    assert laws
+    worst, scale = 0.0, 0.0
+    for x in states:
+        s = StateView(x, model.state_slices)
+        U1, _ = model.source_values(0.0, s)
+        for _, sl, law in laws:
+            own = np.asarray(law.value(0.0, s), dtype=float)
+            worst = max(worst, float(np.abs(U1[sl] - own).max()))
+            scale = max(scale, float(np.abs(own).max()))
+    return worst / scale, scale
+
+
+def test_the_python_path_computes_compiled_sources_with_their_kernels(monkeypatch):
+    """Implicit methods (and event runs, the dense path) evaluate the right-hand side
+    from Python; there a compiled source is filled by its family's kernel (one call per
+    family), not by its Python function (36 calls a state on gymnasium's ant, half of
+    a Radau run's time), and the functions are called only at the start. The values:
+    those of the sources' own functions, at 41 states of a run that scrapes the floor
+    (RTOL_EQUAL of the largest force)."""
+    from elements.contact import dynamics
+    mm = _swing().assemble()
+    calls = []
+    original = dynamics.BoundContacts.wrench
+
+    def counted(self, s):
+        calls.append(1)
+        return original(self, s)
+    monkeypatch.setattr(dynamics.BoundContacts, "wrench", counted)
+    res = mm.simulate((0.0, 0.6), q={"J1": 0.6}, method="Radau", rtol=1e-6, atol=1e-8,
+                      t_eval=np.linspace(0.0, 0.6, 41)).raw
+    assert res.success
+    n_laws = sum(law.compiled is not None for _, _, law in mm.model.source_plan()[2])
+    assert n_laws == 4 and res.nfev > 500
+    # (only at the start: the tolerances' scales read each source twice, the first
+    # evaluation's check once; before, every evaluation called each)
+    assert len(calls) <= 3 * n_laws
+    monkeypatch.setattr(dynamics.BoundContacts, "wrench", original)
+    worst, scale = _kernel_against_laws(mm.model, res.x.T)
+    assert scale > 1.0                         # (in contact: the floor pushes)
+    assert worst <= RTOL_EQUAL
+
+
+def test_a_wrong_compiled_source_is_caught(monkeypatch):
+    """A compiled contact source with the sign of one force component flipped: the
+    first evaluation's check names it where the run starts in contact; the comparison
+    above sees it along a run that reaches the floor."""
+    from bondgraph import ModelError
+    ref = _swing().assemble().simulate((0.0, 0.6), q={"J1": 0.6}, rtol=1e-6, atol=1e-8,
+                                       t_eval=np.linspace(0.0, 0.6, 41)).raw
+    _flip_the_floors_push(monkeypatch)
+    mm = _swing().assemble()
+    with pytest.raises(ModelError, match=r"source 'rod\.contact\.elastic_force': its "
+                                         r"compiled kernel gives"):
+        mm.simulate((0.0, 0.1), q={"J1": 0.0}, method="Radau")
+    worst, _ = _kernel_against_laws(_swing().assemble().model, ref.x.T)
+    assert worst > 1.0                          # (the push, reversed: twice its size)
 
 
 def _shot(v, compiled, **kw):
