@@ -19,16 +19,19 @@ report under ``approximated``):
   ``torsion``, with ``condim`` 6 also the rolling one (``friction[2]``) as its
   ``rolling``: regularised moments where MuJoCo has constraints (reported); with
   ``condim`` 3 (MuJoCo's default, which uses neither) they are listed as not imported.
-- ``solref`` (time constant tau, damping ratio zeta) and ``solimp`` (d0, dmax): MuJoCo's
-  soft contact pulls the penetration r back with the reference acceleration
-  ``r / (dmax tau zeta)^2``, mixed with the free motion by the impedance d (d0 at
-  contact), so that a body rests at ``r = (1 - d0) / d0 g (dmax tau zeta)^2`` whatever
-  its mass. Here the stiffness is linear (exponent 1), ``k = m d0 / (1 - d0) /
-  (dmax tau zeta)^2`` with m the mass of the body's whole tree, so that one contact
-  point carrying the tree's weight rests at MuJoCo's r (N points share it: r / N), and
-  Hunt and Crossley's damping lambda gives that spring the damping ratio zeta at that
-  weight: ``lambda = 2 zeta sqrt(k m) / (m g)``. Negative ``solref`` (direct stiffness
-  and damping per unit mass) is read as such.
+- ``solref`` (time constant tau, damping ratio zeta) and ``solimp`` (dmin, dmax, width,
+  midpoint, power): MuJoCo's soft contact has the reference acceleration
+  ``-b v - k d r`` (k = 1 / (dmax tau zeta)^2, b = 2 / (dmax tau), d the impedance at
+  the penetration r: dmin at contact, dmax from ``width`` on, MuJoCo's sigmoid between)
+  and mixes it with the free motion by d, so that a body resting on one point sinks to
+  the r where ``d(r)^2 k r = (1 - d(r)) g``, whatever its mass. Here the stiffness is
+  linear (exponent 1): ``k_lin = m g / r`` with that r and m the mass of the body's
+  whole tree, so that one contact point carrying the tree's weight rests at MuJoCo's r
+  (N points share it: about r / N), and Hunt and Crossley's damping lambda gives that
+  spring the damping ratio zeta at that weight: ``lambda = 2 zeta sqrt(k_lin m) /
+  (m g)``. Negative ``solref`` (direct stiffness and damping per unit mass, k =
+  -solref[0] / dmax^2, b = -solref[1] / dmax) is read as such, with MuJoCo's damping
+  d b m at rest.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
+from bondgraph import ModelError
 from bondgraph.spatial import quat_to_matrix
 
 from elements.contact import (
@@ -151,24 +156,76 @@ def add_contacts(mech, model: Any, geom_names: list[str], body_names: list[str],
     _pairs(mech, model, geom_names, body_names, added, approx)
 
 
+_MINIMP, _MAXIMP = 1e-4, 0.9999
+"""MuJoCo's bounds of an impedance (mjMINIMP, mjMAXIMP)."""
+_DSBL_REFSAFE = 1 << 12
+"""mjtDisableBit.mjDSBL_REFSAFE: unless set, MuJoCo raises a time constant below two
+time steps to two time steps."""
+
+
+def _impedance(solimp, r: float) -> float:
+    """MuJoCo's impedance d at a penetration ``r`` >= 0 (m), for a ``solimp`` (dmin,
+    dmax, width (m), midpoint, power): dmin at contact, dmax from ``width`` on, and
+    between them its polynomial sigmoid (a x^p below the midpoint, 1 - b (1 - x)^p
+    above, x = r / width), with MuJoCo's clamps of each parameter."""
+    dmin, dmax = (min(max(float(v), _MINIMP), _MAXIMP) for v in solimp[:2])
+    width = max(float(solimp[2]), 1e-15)
+    mid = min(max(float(solimp[3]), _MINIMP), _MAXIMP)
+    power = max(float(solimp[4]), 1.0)
+    x = r / width
+    if x >= 1.0:
+        return dmax
+    y = x ** power / mid ** (power - 1.0) if x < mid else \
+        1.0 - (1.0 - x) ** power / (1.0 - mid) ** (power - 1.0)
+    return min(max(dmin + y * (dmax - dmin), min(dmin, dmax)), max(dmin, dmax))
+
+
+def _rest_penetration(solimp, k_ref: float, g: float) -> float:
+    """The penetration r (m) at which MuJoCo's soft contact alone carries a body's
+    weight, with k_ref the reference stiffness per unit mass (1/s^2) and d(r) the
+    impedance there (:func:`_impedance`). MuJoCo's reference acceleration is
+    -b v - k_ref d r, and its constraint gives the acceleration (1 - d) a_0 + d a_ref
+    (a_0 the unconstrained one, -g): at rest d^2 k_ref r = (1 - d) g."""
+    def excess(r: float) -> float:
+        d = _impedance(solimp, r)
+        return d * d * k_ref * r - (1.0 - d) * g
+    dmax = _impedance(solimp, math.inf)
+    hi = 2.0 * max(float(solimp[2]), (1.0 - dmax) / dmax ** 2 * g / k_ref) + 1e-12
+    return float(brentq(excess, 0.0, hi, xtol=1e-16, rtol=1e-13))
+
+
 def _law(model, i: int, mass: float, g: float, approx, name: str) -> ContactLaw:
     """The contact law of geom ``i`` from its solref, solimp and friction (see the module
     docstring)."""
     tau, zeta = (float(v) for v in model.geom_solref[i][:2])
-    d0, dmax = (float(v) for v in model.geom_solimp[i][:2])
+    if tau > 0 and not int(model.opt.disableflags) & _DSBL_REFSAFE:
+        tau = max(tau, 2.0 * float(model.opt.timestep))     # (MuJoCo's refsafe)
+    solimp = [float(v) for v in model.geom_solimp[i][:5]]
+    dmax = min(max(solimp[1], _MINIMP), _MAXIMP)
     mu = float(model.geom_friction[i][0])
-    if tau > 0:
-        # MuJoCo's reference acceleration k r per unit mass, with k = 1 / (dmax tau
-        # zeta)^2, rests where d (k r) = (1 - d) g (d the impedance, d0 at contact)
-        k = mass * d0 / (1.0 - d0) / (dmax * tau * zeta) ** 2 if d0 < 1 else \
-            mass / (dmax * tau * zeta) ** 2
-        c = 2.0 * zeta * np.sqrt(k * mass)
-    else:           # direct stiffness and damping (negative solref), per unit mass
-        k, c = -tau * mass / dmax, -zeta * mass / dmax
+    if tau > 0:      # MuJoCo's reference stiffness and damping per unit mass
+        k_ref, b_ref = 1.0 / (dmax * tau * zeta) ** 2, 2.0 / (dmax * tau)
+    else:            # direct stiffness and damping (negative solref), per unit mass
+        k_ref, b_ref = -tau / dmax ** 2, -zeta / dmax
+    if not (k_ref > 0 and math.isfinite(k_ref)):
+        raise ModelError(f"geom '{name}': its solref {tau:g} {zeta:g} gives no contact "
+                        f"stiffness (valid: a time constant > 0 and a damping ratio > 0, "
+                        f"or a direct stiffness < 0)")
+    # the linear spring resting where MuJoCo rests when one point carries the tree's
+    # weight, with MuJoCo's damping there: d b_ref per unit mass (the damping ratio
+    # zeta, where solref gives a time constant)
+    r = _rest_penetration(solimp, k_ref, g)
+    k = mass * g / r
+    c = 2.0 * zeta * np.sqrt(k * mass) if tau > 0 else _impedance(solimp, r) * b_ref * mass
     approx.setdefault("solref/solimp as a linear spring (resting at MuJoCo's penetration "
                       "when one point carries the tree's weight) with Hunt and Crossley "
                       "damping of the same damping ratio at that weight", []).append(name)
-    return ContactLaw(k, 1.0, c / (mass * g), mu, 1e-3)
+    try:
+        return ContactLaw(k, 1.0, c / (mass * g), mu, 1e-3)
+    except ModelError as exc:
+        raise ModelError(f"geom '{name}' (solref {tau:g} {zeta:g}, solimp "
+                         f"{' '.join(f'{v:g}' for v in solimp)}, friction {mu:g}): "
+                         f"{exc}") from None
 
 
 def _pairs(mech, model, geom_names, body_names, added: dict[int, str], approx) -> None:

@@ -1,10 +1,11 @@
 """MJCF geoms as collision shapes (elements.files.mjcf_contact), against MuJoCo.
 
-MuJoCo's soft contact and the law here differ (its impedance varies over its solimp
-width; ours is a linear spring with Hunt and Crossley damping that rests where MuJoCo
-rests at the impedance d0), so the rest heights are compared to a fraction of MuJoCo's
-rest penetration, (1 - d0) / d0 g (dmax tau)^2 = 0.39 mm for the defaults: within
-0.05 mm; the normal forces balance the weights exactly.
+MuJoCo's soft contact and the law here differ (its impedance varies with the
+penetration; ours is a linear spring with Hunt and Crossley damping that rests where
+MuJoCo rests when one point carries the weight): one ball rests at MuJoCo's penetration
+to 1e-9 m; a box on four corners within 0.05 mm of MuJoCo's height (its rest
+penetration, 0.37 mm for the defaults, shared by the corners differently); the normal
+forces balance the weights exactly.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-from elements import RobotImportWarning, loads_mjcf, mujoco_coordinates  # noqa: E402
+from elements import RobotImportWarning, load_mjcf, loads_mjcf, mujoco_coordinates  # noqa: E402
 from elements.contact import Box, Plane, Sphere  # noqa: E402
 
 SCENE = """<mujoco><option gravity="0 0 -9.81"/>
@@ -72,6 +73,72 @@ def test_bodies_at_rest_press_their_weights_at_mujocos_rest_heights():
     # the ghost sphere has no shape: it falls through the floor, as in MuJoCo
     ghost = data.xpos[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "ghost")][2]
     assert ghost < -10 and res.body("ghost").position[2, -1] < -10
+
+
+_ONE_BALL = """<mujoco><option gravity="0 0 -9.81" timestep="{dt}"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" solimp="{solimp}" solref="{solref}"/>
+    <body name="ball" pos="0 0 0.1"><freejoint/>
+      <geom name="s" type="sphere" size="0.1" mass="2" solimp="{solimp}"
+            solref="{solref}"/></body>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("solimp, solref, dt", [
+    ("0.9 0.95 0.001 0.5 2", "0.02 1", 0.001),      # MuJoCo's defaults
+    ("0 0.9 0.01 0.5 2", "0.02 1", 0.001),          # dm_control's finger
+    ("0.5 0.99 0.005 0.3 3", "0.02 1", 0.001),      # a steep sigmoid
+    ("0.2 0.8 0.02 0.5 1", "0.02 1", 0.001),        # a linear ramp
+    ("0.9 0.95 0.001 0.5 2", "-5000 -50", 0.001),   # direct stiffness and damping
+    ("0.9 0.95 0.001 0.5 2", "0.005 1", 0.005)])    # a time constant below 2 steps
+def test_a_ball_rests_at_mujocos_penetration(solimp, solref, dt):
+    """One contact point carrying a ball's weight: the imported linear spring rests
+    where MuJoCo's soft contact does, with the impedance MuJoCo has at that
+    penetration (its sigmoid over solimp's width), not the one at contact; with
+    direct solref (k = -solref[0] / dmax^2) and with a time constant raised to two
+    time steps (MuJoCo's refsafe). dm_control finger's solimp (0 0.9 0.01: no impedance
+    at contact) gave no stiffness at all and refused the file. MuJoCo's rest after 4 s
+    and ours (Radau, rtol 1e-8) are both the root of d(r)^2 k r = (1 - d(r)) g: within
+    1e-9 m (below 1e-12 seen; the impedance at contact instead missed by 2.6e-5 m for
+    the defaults, d(r) k r = (1 - d(r)) g by 2.4e-5 to 2.9e-3 m)."""
+    xml = _ONE_BALL.format(solimp=solimp, solref=solref, dt=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RobotImportWarning)
+        mech = loads_mjcf(xml)
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    q, qd, free = mujoco_coordinates(mech, model, data.qpos, data.qvel)
+    while data.time < 4.0:
+        mujoco.mj_step(model, data)
+    assert abs(data.qvel[2]) < 1e-8                     # (MuJoCo at rest)
+    res = mech.assemble().simulate((0.0, 4.0), q, qd, free=free, t_eval=[0.0, 4.0],
+                                   method="Radau", rtol=1e-8, atol=1e-10)
+    assert res.success
+    assert 0.1 - data.xpos[1][2] > 5e-5                 # (a soft contact, sunk in)
+    assert abs(res.body("ball").position[2, -1] - data.xpos[1][2]) < 1e-9
+
+
+def test_every_dm_control_suite_model_loads_with_its_contacts():
+    """DeepMind's control suite, loaded as a user loads it (contacts on): every file
+    loads, and those with geoms that collide get their shapes (finger.xml's solimp
+    "0 0.9 0.01" used to give a stiffness of 0 and refuse the file)."""
+    import glob
+    import os
+    dm_control = pytest.importorskip("dm_control", reason="dm_control is not installed "
+                                     "(pip install -e '.[test]' installs it)")
+    paths = sorted(glob.glob(os.path.join(os.path.dirname(dm_control.__file__), "suite",
+                                          "*.xml")))
+    assert len(paths) >= 19
+    shapes = {}
+    for path in paths:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RobotImportWarning)
+            mech = load_mjcf(path)
+        shapes[os.path.basename(path)] = len(mech.shapes)
+    assert shapes["finger.xml"] == 7 and shapes["walker.xml"] == 8, shapes
+    assert all(law.stiffness > 0 for law in mech.contact_laws.values())
 
 
 def test_contacts_false_leaves_them_out_and_says_so():
