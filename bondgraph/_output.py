@@ -13,7 +13,7 @@ from functools import partial
 
 import numpy as np
 
-from .errors import caused_by_interrupt
+from .errors import ModelError, caused_by_interrupt
 from .results import SimulationResult
 
 __all__ = ["OutputGrid", "collect", "derived_outputs"]
@@ -26,8 +26,16 @@ class OutputGrid:
 
     def __init__(self, grid: np.ndarray, t0: float, x0: np.ndarray):
         self.grid = grid
-        self._T = np.empty(grid.size + 1)
-        self._X = np.empty((grid.size + 1, np.size(x0)))
+        try:
+            self._T = np.empty(grid.size + 1)
+            self._X = np.empty((grid.size + 1, np.size(x0)))
+        except MemoryError:
+            need = (grid.size + 1) * (np.size(x0) + 1) * 8
+            raise ModelError(
+                f"t_eval: {grid.size:,} output times of {np.size(x0)} states need "
+                f"{need / 2 ** 30:.1f} GiB to keep, more than can be allocated here; "
+                f"valid: fewer output times (e.g. 10001), or dense_output=True to "
+                f"evaluate the solution at any time afterwards") from None
         self._n = 0
         self._k = 0
         # (the times at t0 up to rounding, relative to the times' size: a span of

@@ -551,3 +551,30 @@ def test_temporary_files_are_created_exclusively(tmp_path, monkeypatch):
         "the user's own file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["victim", "x.json",
                                                           "x.json.aaaa.tmp"]
+
+
+def test_output_times_that_do_not_fit_in_memory_are_named(monkeypatch):
+    """A t_eval whose states cannot be kept (numpy's MemoryError when the output grid's
+    arrays are made) ends in a ModelError naming t_eval, its size and what would do,
+    not in numpy's bare "Unable to allocate". numpy's allocation is made to fail above
+    a million values here (a real one needs more memory than the machine has)."""
+    import types
+
+    from bondgraph import ModelError
+    from bondgraph import _output
+
+    def empty(shape, *args, **kwargs):
+        if int(np.prod(shape)) > 1_000_000:
+            raise MemoryError(f"Unable to allocate an array with shape {shape}")
+        return np.empty(shape, *args, **kwargs)
+    fake = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np)
+                                    if not k.startswith("__")})
+    fake.empty = empty
+    monkeypatch.setattr(_output, "np", fake)
+    m = assemble(assign_causality(models.mass_spring_damper(1.0, 1.0, 1.0, 1.0)))
+    x0 = np.zeros(m.n_states)
+    small = simulate(m, (0.0, 0.01), x0, t_eval=np.linspace(0.0, 0.01, 11))
+    assert small.success and small.x.shape == (m.n_states, 11)
+    with pytest.raises(ModelError, match=r"t_eval: 1,000,000 output times of \d+ states need "
+                                         r"[\d.]+ GiB to keep.*dense_output=True"):
+        simulate(m, (0.0, 0.01), x0, t_eval=np.linspace(0.0, 0.01, 1_000_000))
