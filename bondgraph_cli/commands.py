@@ -490,9 +490,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="simulate a model file and write every output",
-                       description="Simulate MODEL (a TOML model file) and write bodies.csv, "
-                       "joints.csv, energy.csv, units.json, mechanism.json, summary.json, the "
-                       "MAT file, the bond graph diagram and the plots into DIR. A bond graph file "
+                       description="Simulate MODEL (a TOML model file, or a URDF or MJCF "
+                       "file: 1 s from its pose at rest) and write bodies.csv, joints.csv, "
+                       "energy.csv, units.json, mechanism.json, summary.json, the MAT file, "
+                       "the bond graph diagram and the plots into DIR. A bond graph file "
                        "(a [bondgraph] table) writes states.csv, bonds.csv, "
                        "constraint_forces.csv, summary.json and the diagram.")
     r.add_argument("model")
@@ -581,11 +582,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no contact force arrows (the collision shapes are drawn)")
     a.set_defaults(func=cmd_animate)
     lz = sub.add_parser("linearize", help="the linear model about an operating point",
-                        description="Linearise MODEL (a TOML model file) about an operating "
-                        "point in independent joint coordinates: states <joint>.q, "
-                        "<joint>.qd (and subsystem states), the inputs and outputs named; "
-                        "write A, B, C, D with their names into DIR (CSV, MAT, JSON) and print "
-                        "the modes at an equilibrium. See docs/linearization.md.")
+                        description="Linearise MODEL (a TOML model file, or a URDF or MJCF "
+                        "file) about an operating point in independent joint coordinates: "
+                        "states <joint>.q, <joint>.qd (and subsystem states), the inputs and "
+                        "outputs named; write A, B, C, D with their names into DIR (CSV, MAT, "
+                        "JSON) and print the modes at an equilibrium. See "
+                        "docs/linearization.md.")
     lz.add_argument("model")
     lz.add_argument("--out", required=True, help="output directory")
     lz.add_argument("--at", action="append", metavar="JOINT=VALUE[,...]",

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from elements.files.modelfile import ModelFileError, loads_model
+from elements.files.modelfile import ModelFileError, load_model, loads_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -322,6 +322,31 @@ def test_a_robot_description_in_a_model_file(tmp_path):
         got = np.array([float(row[f"{name}.q"]) for row in rows])
         assert np.allclose(got, res.joint(name).q, rtol=1e-9, atol=1e-12), name
     assert abs(res.joint("hinge1").q[-1]) > 1e-3          # (it moved)
+
+
+def test_a_robot_description_runs_as_a_model_file(tmp_path):
+    """`bondgraph run robot.xml` (or .urdf): a robot description where a model file is
+    expected is read as ``[robot] file = ...`` with ``[solver] t_end = 1``; the outputs
+    equal, value for value, those of that model file written out. Before, the command
+    said the file was not valid TOML."""
+    import shutil
+    from elements.files.modelfile import ROBOT_FILE_SPAN
+    src = os.path.join(ROOT, "tests", "validation", "mjcf", "pendulum_chain.xml")
+    shutil.copy(src, tmp_path / "chain.xml")
+    (tmp_path / "chain.toml").write_text(
+        f'[robot]\nfile = "chain.xml"\n[solver]\nt_end = {ROBOT_FILE_SPAN}\n')
+    spec = load_model(str(tmp_path / "chain.xml"))
+    assert spec.solver.t_end == 1.0
+    assert set(spec.mechanism.joints) >= {"hinge1", "hinge3", "slide4"}
+    out = {}
+    for name in ("chain.xml", "chain.toml"):
+        r = cli("run", str(tmp_path / name), "--out", str(tmp_path / name.replace(".", "_")),
+                "--quiet", "--no-animation")
+        assert r.returncode == 0, r.stderr
+        out[name] = (tmp_path / name.replace(".", "_") / "joints.csv").read_text()
+    assert out["chain.xml"] == out["chain.toml"]
+    rows = out["chain.xml"].splitlines()
+    assert len(rows) > 50 and rows[1] != rows[-1]         # (it moved)
 
 
 def test_a_coupling_in_a_model_file(tmp_path):

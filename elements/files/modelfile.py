@@ -99,6 +99,7 @@ may be a 3-vector.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -654,8 +655,15 @@ def _output(c: TableReader, o: dict) -> OutputSettings:
     return out
 
 
+ROBOT_FILE_SPAN = 1.0
+"""The span (s) of a run of a robot description given where a model file is expected."""
+
+
 def load_model(path: str) -> ModelSpec:
-    """Read a model file.
+    """Read a model file, or a robot description (URDF or MJCF: a file whose text starts
+    with ``<``) read as the model file ``[robot] file = "<that file>"``, ``[solver]
+    t_end = ROBOT_FILE_SPAN``: the robot released at rest from its file's pose, with the
+    default solver settings and outputs.
 
     Raises
     ------
@@ -663,4 +671,7 @@ def load_model(path: str) -> ModelSpec:
         Naming the file, the table and the key, and saying what is valid.
     """
     text = read_text(path, "model file", ModelFileError)
+    if text.removeprefix("\ufeff").lstrip().startswith("<"):
+        text = (f"[robot]\nfile = {json.dumps(os.path.basename(path))}\n"
+                f"[solver]\nt_end = {ROBOT_FILE_SPAN!r}\n")
     return loads_model(text, path)
