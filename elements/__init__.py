@@ -5,7 +5,9 @@ Bodies and loads
 Joints (the contract, the registry, the library's kinds)
     Joint, JointAxis, AxisMotion (a coordinate as a rotation or a translation), register_joint, joint_type, joint_types,
     RevoluteJoint, PrismaticJoint, CylindricalJoint, ScrewJoint, UniversalJoint,
-    GimbalJoint (three angles about axes meeting at a point), PlanarJoint, SphericalJoint, FixedJoint, FreeJoint (6 DOF: a free body as a joint),
+    GimbalJoint (three angles about axes meeting at a point), PlanarJoint,
+    TranslationJoint (two or three slides), SphericalJoint, FixedJoint,
+    FreeJoint (6 DOF: a free body as a joint),
     ChainJoint, ChainAxis (any chain of revolutes and slides through massless links),
     AxisSpring, AxisDamper, AxisActuator, AxisRotor, AxisLimit, AxisFriction
 Couplings between joints (gears, racks, mimic joints)
@@ -68,7 +70,7 @@ from elements.joints.kinds import (
     AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisMotion, AxisRotor, AxisSpring, CylindricalJoint, FixedJoint, FreeJoint,
     Joint,
     JointAxis, PlanarJoint, PrismaticJoint, RevoluteJoint, ScrewJoint, SphericalJoint,
-    UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
+    TranslationJoint, UniversalJoint, GimbalJoint, joint_type, joint_types, register_joint,
 )
 from elements.running.switch import Hold, Switch, SwitchKind
 from elements.running.joint_load import FrictionLoopError
@@ -92,7 +94,7 @@ __all__ = [
     "RigidBody", "Inertia", "Ground", "PointForce", "BodyMoment", "Load", "PointVelocityMTF",
     "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FixedJoint", "FreeJoint", "Joint",
     "CylindricalJoint", "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint",
-    "ChainJoint", "ChainAxis",
+    "TranslationJoint", "ChainJoint", "ChainAxis",
     "JointAxis",
     "register_joint", "joint_type", "joint_types", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit", "AxisFriction", "AxisMotion", "JointCoupling", "Switch", "SwitchKind", "Hold", "FrictionLoopError", "BuildIndex", "Attachment", "Kind", "Mechanism", "MechanismModel",
     "AssemblyError", "MechanismResult", "BodyResult", "JointResult", "EnergyLedger", "models",

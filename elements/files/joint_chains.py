@@ -13,9 +13,10 @@ inertia, so a massless link cannot be a body. The chain is one joint instead, ex
   and third not parallel at rest: :class:`~elements.joints.GimbalJoint`;
 - two perpendicular slides and then a revolute perpendicular to both:
   :class:`~elements.joints.PlanarJoint`;
-- any other chain of at most six members (two slides alone, hinges whose axes do not
-  meet, proper-Euler gimbals, slide-hinge-slide...): :class:`~elements.joints.chain.
-  ChainJoint`, the general serial chain (evaluated numerically, no compiled kernel).
+- two or three slides along independent axes: :class:`~elements.joints.TranslationJoint`;
+- any other chain of at most six members (hinges whose axes do not meet, proper-Euler
+  gimbals, slide-hinge-slide...): :class:`~elements.joints.chain.ChainJoint`, the
+  general serial chain (evaluated numerically, no compiled kernel).
 
 Refused (:func:`compose_chain`, with the reason): chains of more than six members, and
 chains whose members' motions are dependent at rest (coaxial revolutes, parallel
@@ -34,7 +35,7 @@ from bondgraph import ModelError
 
 from elements.joints.chain import MAX_MEMBERS, ChainAxis, ChainJoint
 from elements.joints.contract import Joint
-from elements.joints.kinds import GimbalJoint, PlanarJoint, UniversalJoint
+from elements.joints.kinds import GimbalJoint, PlanarJoint, TranslationJoint, UniversalJoint
 
 __all__ = ["ChainMember", "compose_chain"]
 
@@ -113,6 +114,13 @@ def compose_chain(members: list[ChainMember]) -> tuple[type[Joint], dict[str, An
         return PlanarJoint, dict(axis=axes[2], x_axis=axes[0], y_axis=axes[1],
                                  point=np.asarray(members[2].point, dtype=float)), \
             ("x", "y", "angle")
+    if kinds in (("prismatic",) * 2, ("prismatic",) * 3):
+        sv = np.linalg.svd(np.column_stack(axes), compute_uv=False)
+        if sv[-1] >= 1e-6 * sv[0]:
+            extra = {"axis3": axes[2]} if len(axes) == 3 else {}
+            return TranslationJoint, dict(axis=axes[0], axis2=axes[1], **extra,
+                                          point=np.asarray(members[0].point, dtype=float)), \
+                tuple(f"slide{k + 1}" for k in range(len(axes)))
     return _general(members)
 
 

@@ -5,7 +5,7 @@ between them. Its coordinates are the members' angles (rad) and slides (m), in o
 
 The special kinds (:class:`~elements.joints.UniversalJoint`, ``GimbalJoint``,
 ``PlanarJoint``) write their chains in closed form; this kind covers every other chain
-(two slides alone, hinges whose axes do not meet, proper-Euler gimbals, slide-hinge-slide)
+(hinges whose axes do not meet, proper-Euler gimbals, slide-hinge-slide)
 at the price of evaluating it numerically (no compiled kernel).
 
 Formulation (parent coordinates, positions relative to the joint point P)

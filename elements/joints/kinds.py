@@ -9,6 +9,7 @@ register_joint`) under its ``type_name``:
 - :class:`GimbalJoint` (3; three angles about axes meeting at the joint point, each
   perpendicular to the next: a spherical joint with a port per angle).
 - :class:`PlanarJoint` (3; two slides in a plane and the angle about its normal).
+- :class:`TranslationJoint` (4 or 3; two or three slides along independent axes).
 - :class:`SphericalJoint` (3 constraints; its rotation has no axis port).
 - :class:`FixedJoint` (6 constraints).
 - :class:`FreeJoint` (no constraint: 6 freedoms, the free body's motion written as a
@@ -45,7 +46,8 @@ from elements.joints.contract import (
 from elements.parts.rigid_body import RigidBody
 
 __all__ = ["Joint", "JointAxis", "RevoluteJoint", "PrismaticJoint", "CylindricalJoint",
-           "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint", "SphericalJoint", "FixedJoint",
+           "ScrewJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint", "TranslationJoint",
+           "SphericalJoint", "FixedJoint",
            "FreeJoint",
            "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
            "AxisFriction", "attachment_name",
@@ -465,6 +467,76 @@ class PlanarJoint(Joint):
         Rrel, d = self._relative(A_a, r_a, A_b, r_b)
         ex, ey = self.slide_axes
         return np.array([ex @ d, ey @ d, _angle_about(self.Fa, Rrel)])
+
+
+@register_joint
+class TranslationJoint(Joint):
+    """Translation joint: the child slides along two or three independent axes without
+    turning, as MuJoCo writes a point mass's or a target's x and y slides (3 rotational
+    constraints, and with two axes 1 translational: no slide across their plane).
+    Coordinates ``slide1``, ``slide2`` (and ``slide3``; m): Q's displacement from P is
+    ``slide1 axis + slide2 axis2 (+ slide3 axis3)``, unit axes in parent coordinates
+    that need not be perpendicular (a slide's rate is then the displacement's rate
+    along the axes' dual basis, not its projection on the axis)."""
+
+    type_name = "translation"
+    coordinates = (("slide1", "m"), ("slide2", "m"))
+    needs_axis = False
+    options = {"axis2": "vector", "axis3": "vector"}
+
+    def __init__(self, name: str, parent: RigidBody, child: RigidBody, *, axis: Any = None,
+                 axis2: Any = None, axis3: Any = None, **kwargs: Any):
+        if axis is None or axis2 is None:
+            raise ModelError(f"translation joint '{name}' needs axis and axis2 (and axis3 "
+                             f"for three slides; parent coordinates)")
+        n = 2 if axis3 is None else 3
+        self.coordinates = tuple((f"slide{k + 1}", "m") for k in range(n))
+        self.n_free = n
+        super().__init__(name, parent, child, **kwargs)
+        E = np.column_stack([self._vector(a, w) for a, w in
+                             zip((axis, axis2, axis3)[:n], ("axis", "axis2", "axis3"))])
+        sv = np.linalg.svd(E, compute_uv=False)
+        if sv[-1] < 1e-6 * sv[0]:
+            raise ModelError(f"translation joint '{name}': its axes "
+                             f"{np.round(E.T, 6).tolist()} are dependent (parallel, or "
+                             f"three in a plane); give independent axes")
+        self.slide_axes = tuple(E.T.copy())
+        self.dual_axes = tuple(np.linalg.pinv(E))      # e*_k . e_j = delta_kj
+        if n == 2:       # the joint frame's axis: the normal to the slides' plane
+            normal = np.cross(E[:, 0], E[:, 1])
+            self._set_frame(_frame(normal / np.linalg.norm(normal), E[:, 0]))
+
+    def axis_motions(self):
+        return tuple(AxisMotion.translation(self.Fa.T @ e) for e in self.slide_axes)
+
+    def constraint_blocks(self) -> list[Block]:
+        if self.n_free == 3:
+            return [orientation_block(self)]
+        return [across_block(self, self.Fb[:, 2:3]), orientation_block(self)]
+
+    def axis_blocks(self) -> list[Block]:
+        return [slide_port(self, ax, e, exact=True)
+                for ax, e in zip(self.axes, self.dual_axes)]
+
+    def child_pose(self, A_a, r_a, q):
+        q = np.asarray(q, dtype=float)
+        return self._place(A_a, r_a, np.eye(3), np.column_stack(self.slide_axes) @ q)
+
+    def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
+        qd = np.asarray(qd, dtype=float)
+        return self._move(A_a, r_a, w_a, v_a, A_b, r_b, np.zeros(3),
+                          np.column_stack(self.slide_axes) @ qd)
+
+    def coordinate(self, A_a, r_a, A_b, r_b):
+        return np.vstack(self.dual_axes) @ self._relative(A_a, r_a, A_b, r_b)[1]
+
+
+def _frame(axis: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The frame (columns d1, d2, axis) with d1 along ``first``'s part normal to
+    ``axis`` (unit vectors)."""
+    d1 = first - axis * (first @ axis)
+    d1 = d1 / np.linalg.norm(d1)
+    return np.column_stack([d1, np.cross(axis, d1), axis])
 
 
 @register_joint

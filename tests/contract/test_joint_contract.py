@@ -44,13 +44,17 @@ SAMPLES = {
                                  ("revolute", (np.sqrt(3.0), 0.0, 1.0)),
                                  ("revolute", (0.25 * np.sqrt(3.0), -np.sqrt(3.0) / 2,
                                                0.25))]),
+    "translation": dict(axis=(1.0, 0.2, 0.0), axis2=(0.3, 1.0, 0.5)),
+    "translation_3": dict(axis=(1.0, 0.2, 0.0), axis2=(0.3, 1.0, 0.5),
+                          axis3=(0.1, -0.2, 1.0)),
     "spherical": dict(),
     "fixed": dict(),
     "free": dict(),
 }
 
 # samples of one kind with other options (the sample's name -> the kind)
-KIND = {"universal_oblique": "universal", "chain_euler": "chain"}
+KIND = {"universal_oblique": "universal", "chain_euler": "chain",
+        "translation_3": "translation"}
 
 REST = as_rotation([0.3, -0.2, 0.5])
 

@@ -81,15 +81,17 @@ def _mujoco_model(text: str):
 
 
 def test_chains_equal_mj_forward():
-    """Each of the four chains is one chain joint whose coordinates are the file's
-    joints; qacc and every body's acceleration equal mj_forward at 8 random states."""
+    """Each of the four chains is one joint whose coordinates are the file's joints
+    (the two slides a translation joint, the others chain joints); qacc and every
+    body's acceleration equal mj_forward at 8 random states."""
     pytest.importorskip("mujoco")
     from mujoco_reference import compare
     mech = _mjcf(CHAINS_XML)
     report = mech.import_report
     assert report.composed == {m[0]: m for m in CHAIN_OF.values()}
-    for members in CHAIN_OF.values():
-        assert mech.joint(members[0]).type_name == "chain"
+    for body, members in CHAIN_OF.items():
+        assert mech.joint(members[0]).type_name == ("translation" if body == "sled"
+                                                    else "chain")
     mm = mech.assemble()
     model = _mujoco_model(CHAINS_XML)
     rng = np.random.default_rng(21)

@@ -1,5 +1,5 @@
 """The joint kinds with several or coupled coordinates (PlanarJoint, CylindricalJoint,
-ScrewJoint, UniversalJoint) against second routes: Lagrangian models derived here with
+ScrewJoint, UniversalJoint, TranslationJoint) against second routes: Lagrangian models derived here with
 sympy, the Cardan velocity ratio of a universal joint closing a loop, and the closed form
 of a nut falling along a screw.
 
@@ -27,7 +27,7 @@ from bondgraph import ModelError
 
 from elements import (
     AxisSpring, CylindricalJoint, Inertia, Mechanism, PlanarJoint, RevoluteJoint, RigidBody,
-    ScrewJoint, UniversalJoint, prescribed_motion,
+    ScrewJoint, TranslationJoint, UniversalJoint, prescribed_motion,
 )
 
 R = sp.Rational
@@ -208,8 +208,27 @@ def universal_case(swap=False):
         {"R": -1.0, "K": [1.5, 2.0]}
 
 
+def translation_case():
+    """Two slides along unit axes that are not perpendicular (cosine 4/21), on the
+    swinging arm: the child keeps the arm's orientation, its joint point displaced by
+    q1 e1 + q2 e2 (so each port must read its own coordinate, not a projection)."""
+    e1, e2, P1 = rat([2, 3, 6], 7), rat([1, 4, 8], 9), rat([12, -20, 5], 100)
+    mech = Mechanism("translation", gravity=num(G))
+    lg = Lagrange(3)
+    parent, arm_body, arm_springs = arm(mech, lg)
+    j = mech.add_joint(TranslationJoint("K", parent, child(mech), parent_point=num(P1),
+                                        child_point=num(Q_C), axis=num(e1),
+                                        axis2=num(e2)))
+    sprs = arm_springs + springs(j, 1, [("slide1", 30, R(1, 20)),
+                                       ("slide2", 20, R(-1, 50))])
+    bodies = [arm_body, on(arm_body[2:], P1, e1 * lg.q[1] + e2 * lg.q[2],
+                           np.eye(3, dtype=int))]
+    return mech, sprs, lg, bodies, {"R": 0.3, "K": [0.05, -0.1]}, \
+        {"R": -1.0, "K": [0.4, 0.3]}
+
+
 CASES = {"planar": planar_case, "cylindrical": cylindrical_case, "screw": screw_case,
-         "universal": universal_case}
+         "universal": universal_case, "translation": translation_case}
 
 
 def both_routes(case):
@@ -387,3 +406,49 @@ def test_universal_axis2_is_in_parent_coordinates_at_rest():
     child = axis_angle_matrix(a1, 0.3) @ axis_angle_matrix(R0 @ a2, 0.5) @ R0
     assert np.abs(A - parent).max() < 1e-14
     assert np.abs(A - child).max() > 0.4
+
+
+def test_a_translation_joint_from_a_file_and_its_bad_axes():
+    """``type = "translation"`` in a model file is the same joint as the API's (the
+    same accelerations); axes that are parallel, or three in a plane, and a missing
+    axis2 are refused naming the joint."""
+    from elements import direct_dynamics
+    from elements.files.modelfile import ModelFileError, loads_model
+    text = """[model]
+name = "slides"
+gravity = [0.3, -1.0, -9.81]
+[[body]]
+name = "b"
+mass = 2.0
+inertia = { principal = [0.1, 0.2, 0.3] }
+[[joint]]
+name = "J"
+type = "translation"
+parent = "ground"
+child = "b"
+parent_point = [0.1, 0.2, 0.3]
+axis = [1.0, 0.2, 0.0]
+axis2 = [0.3, 1.0, 0.5]
+spring = { slide1 = 40.0 }
+[solver]
+t_end = 1.0
+"""
+    spec = loads_model(text, "slides.toml")
+    j = spec.mechanism.joints["J"]
+    assert isinstance(j, TranslationJoint) and j.coordinate_names == ("slide1", "slide2")
+    mech = Mechanism("slides", gravity=(0.3, -1.0, -9.81))
+    b = mech.add_body(RigidBody("b", 2.0, Inertia.principal(0.1, 0.2, 0.3)))
+    mech.add_joint(TranslationJoint("J", mech.ground, b, parent_point=(0.1, 0.2, 0.3),
+                                    axis=(1.0, 0.2, 0.0), axis2=(0.3, 1.0, 0.5)))
+    mech.joints["J"].add_spring(AxisSpring(40.0), coordinate="slide1")
+    q, qd = {"J": [0.2, -0.1]}, {"J": [0.5, 0.3]}
+    a_file = direct_dynamics(spec.mechanism.assemble(), q, qd, {})["J"]
+    a_api = direct_dynamics(mech.assemble(), q, qd, {})["J"]
+    assert np.allclose(a_file, a_api, rtol=1e-12, atol=1e-12) and abs(a_api).max() > 1
+    for old, new, words in [
+            ("axis2 = [0.3, 1.0, 0.5]", "axis2 = [-2.0, -0.4, 0.0]", "are dependent"),
+            ("axis2 = [0.3, 1.0, 0.5]", "axis2 = [0.3, 1.0, 0.5]\naxis3 = [1.3, 1.2, 0.5]",
+             "are dependent"),
+            ("axis2 = [0.3, 1.0, 0.5]\n", "", "needs axis and axis2")]:
+        with pytest.raises(ModelFileError, match=rf"translation joint 'J'.*{words}"):
+            loads_model(text.replace(old, new), "slides.toml")

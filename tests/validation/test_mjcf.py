@@ -79,9 +79,9 @@ DM_LOADS = {"acrobot", "cartpole", "finger", "pendulum", "reacher",
             # 2-DOF hips (universal), 3-DOF hips and shoulders (gimbal)
             "cheetah", "fish", "hopper", "humanoid_CMU", "manipulator", "quadruped",
             "stacker", "swimmer", "walker",
-            # general chains (elements.joints.chain): two slides alone (ball_in_cup's
-            # cup_x, cup_z; point_mass's root_x, root_y), hinges whose axes do not meet
-            # (dog's scapulae: three; humanoid's ankles: two)
+            # two slides alone, translation joints (ball_in_cup's cup_x, cup_z;
+            # point_mass's root_x, root_y); general chains (elements.joints.chain):
+            # hinges whose axes do not meet (dog's scapulae: three; humanoid's ankles: two)
             "ball_in_cup", "point_mass", "dog", "humanoid"}
 """The dm_control suite models that load (lqr has no body that moves)."""
 DM_REFUSED: dict[str, str] = {}

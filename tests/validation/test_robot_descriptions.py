@@ -642,7 +642,8 @@ def test_a_urdf_planar_joint_equals_pinocchio(tmp_path):
 
 def test_chains_that_form_no_joint_are_refused_naming_them():
     """A point mass off the axes on both sides, and two parallel slides, are refused with
-    the joints named and the reason (two slides alone are a chain joint: they load)."""
+    the joints named and the reason (two slides alone are a translation joint: they
+    load)."""
     off = CHAINS.replace('<origin xyz="0 0 0.07"/><mass value="0.3"/>',
                          '<origin xyz="0.05 0 0.07"/><mass value="0.3"/>')
     with pytest.raises(URDFError, match=r"link\(s\) v1: a point mass \(0.3 kg, no "
@@ -650,7 +651,7 @@ def test_chains_that_form_no_joint_are_refused_naming_them():
         loads_urdf(off)
     slides = CHAINS.replace(urdf_joint("p3", "v5", "C", "0 0 0", "0 0 1"),
                             urdf_joint("p3", "v5", "C", "0 0 0", "0 0 1", kind="fixed"))
-    assert loads_urdf(slides).joint("p1").type_name == "chain"
+    assert loads_urdf(slides).joint("p1").type_name == "translation"
     parallel = slides.replace(urdf_joint("p2", "v4", "v5", "0 0 0", "0 -1 0",
                                         kind="prismatic"),
                               urdf_joint("p2", "v4", "v5", "0 0 0", "1 0 0",
