@@ -145,12 +145,13 @@ class CompiledFamilies:
 
     def _check(self, t: float, s: StateView, U1: np.ndarray) -> None:
         own = [np.asarray(law.value(t, s), dtype=float).ravel() for _, _, law in self.laws]
-        scale = max([float(np.abs(U1[self.dest]).max(initial=0.0))] +
-                    [float(np.abs(v).max(initial=0.0)) for v in own])
+        def largest(a: np.ndarray) -> float:          # (of the finite values)
+            return float(np.abs(a[np.isfinite(a)]).max(initial=0.0))
+        scale = max([largest(U1[self.dest])] + [largest(v) for v in own])
         for (name, sl, _), v in zip(self.laws, own):
             got = U1[sl]
-            if v.shape != got.shape or not np.all(
-                    np.abs(got - v) <= self.CHECK_RTOL * scale):
+            if v.shape != got.shape or not np.all(np.isclose(
+                    got, v, rtol=0.0, atol=self.CHECK_RTOL * scale, equal_nan=True)):
                 raise ModelError(
                     f"source '{name}': its compiled kernel gives {np.array2string(got)} "
                     f"at t = {t:g} s where its value function gives {np.array2string(v)}; "
