@@ -270,3 +270,34 @@ def test_events_on_the_compiled_loops_steps_are_found_as_on_the_scipy_path(monke
     assert fast.n_steps == ref.n_steps and fast.nfev == ref.nfev
     np.testing.assert_array_equal(fast.t, ref.t)
     assert _same(ref.x, fast.x)
+
+
+def test_the_first_evaluations_check_compares_values_not_nans():
+    """The check of a kernel against its source's function (CompiledFamilies' first
+    fill): values within 1e-9 of the largest finite one agree; NaN where both give NaN
+    agrees (a degenerate state is the evaluation's to handle); NaN against a number, or
+    a difference of 5 % of the largest, is named."""
+    from bondgraph import ModelError
+    from bondgraph.element import StateView
+    from bondgraph.primitives.sources import CompiledFamilies, SourceLaw
+
+    def fill(kernel_values, function_values):
+        kv = np.array(kernel_values, dtype=float)
+
+        def kernel(t, x, ints, flts, out):
+            out[:] = kv
+        law = SourceLaw(lambda t, s: np.array(function_values, dtype=float), None, True)
+        n = kv.size
+        fam = CompiledFamilies((kernel,), np.array([[0, 0], [0, 0], [0, n]]),
+                               np.zeros(0, dtype=np.int64), np.zeros(0),
+                               np.arange(n), np.arange(n), laws=(("S", slice(0, n), law),))
+        U1 = np.zeros(n)
+        fam.fill(0.0, StateView(np.zeros(1), {}), U1)
+        return U1
+
+    assert np.isnan(fill([1.0, np.nan], [1.0, np.nan])[1])
+    assert fill([1.0, 2.0], [1.0, 2.0 + 1e-12])[1] == 2.0
+    for kernel_values, function_values in (([1.0, np.nan], [1.0, 2.0]),
+                                           ([1.0, 2.0], [1.0, 2.1])):
+        with pytest.raises(ModelError, match="source 'S': its compiled kernel gives"):
+            fill(kernel_values, function_values)
