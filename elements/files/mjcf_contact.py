@@ -208,7 +208,7 @@ def _law(model, i: int, mass: float, g: float, approx, name: str) -> ContactLaw:
     if tau > 0 and not int(model.opt.disableflags) & _DSBL_REFSAFE:
         tau = max(tau, 2.0 * float(model.opt.timestep))     # (MuJoCo's refsafe)
     solimp = [float(v) for v in model.geom_solimp[i][:5]]
-    dmax = min(max(solimp[1], _MINIMP), _MAXIMP)
+    dmax = _impedance(solimp, math.inf)          # (solimp's dmax, MuJoCo's clamps)
     mu = float(model.geom_friction[i][0])
     if tau > 0:      # MuJoCo's reference stiffness and damping per unit mass
         k_ref, b_ref = 1.0 / (dmax * tau * zeta) ** 2, 2.0 / (dmax * tau)
