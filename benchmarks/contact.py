@@ -1,7 +1,7 @@
 """Contact on real MJCF files, beside MuJoCo in one run.
 
-For each model (gymnasium's ant and hopper, dm_control's hopper and walker when
-installed): load it with its geoms as collision shapes (``load_mjcf``, contact laws from
+For each model (gymnasium's ant and hopper, dm_control's hopper, walker and humanoid
+when installed): load it with its geoms as collision shapes (``load_mjcf``, contact laws from
 solref/solimp) and its joint ranges as compliant stops, start both from the file's pose
 at rest, simulate the span (default 5 s) with ours and with MuJoCo's own stepping, and
 print the wall times, their ratio, and the root body's height at the end on both sides
@@ -9,6 +9,7 @@ print the wall times, their ratio, and the root body's height at the end on both
 
     python benchmarks/contact.py                 # 5 s each
     python benchmarks/contact.py --span 1 --method Radau
+    python benchmarks/contact.py --models "dm humanoid" --span 2
 
 The machine is shared: compare the ratio of one run, not times from another day.
 """
@@ -42,9 +43,10 @@ def models() -> dict[str, str]:
         import dm_control
         suite = Path(dm_control.__file__).parent / "suite"
         out.update({"dm hopper": str(suite / "hopper.xml"),
-                    "dm walker": str(suite / "walker.xml")})
+                    "dm walker": str(suite / "walker.xml"),
+                    "dm humanoid": str(suite / "humanoid.xml")})
     except ImportError:
-        print("dm_control is not installed: its hopper and walker are skipped")
+        print("dm_control is not installed: its hopper, walker and humanoid are skipped")
     return out
 
 
@@ -92,11 +94,21 @@ def main(argv=None) -> int:
     ap.add_argument("--method", default="DOP853", help="our solver (DOP853)")
     ap.add_argument("--stiffness", type=float, default=50.0,
                     help="the stops' stiffness (N m/rad or N/m) for the joint ranges")
+    ap.add_argument("--models", default=None,
+                    help="comma-separated names (default: all that are installed)")
     ap.add_argument("--results", default=str(HERE / "results"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    chosen = models()
+    if args.models:
+        wanted = [m.strip() for m in args.models.split(",")]
+        unknown = [m for m in wanted if m not in chosen]
+        if unknown:
+            ap.error(f"--models: {', '.join(unknown)} not available; choose from "
+                     f"{', '.join(chosen)}")
+        chosen = {m: chosen[m] for m in wanted}
     rows = [run(n, p, args.span, args.method, {"stiffness": args.stiffness, "damping": 1.0})
-            for n, p in models().items()]
+            for n, p in chosen.items()]
     print(f"{'model':<12}{'bodies':>7}{'shapes':>7}{'ours s':>9}{'MuJoCo s':>10}"
           f"{'ratio':>8}  root z ours / MuJoCo (m)   status")
     for r in rows:
@@ -104,7 +116,9 @@ def main(argv=None) -> int:
               f"{r['mujoco_s']:>10.4f}{r['ratio']:>8.0f}  {r['root_z_ours']:.3f} / "
               f"{r['root_z_mujoco']:.3f}   {r['status']}")
     os.makedirs(args.results, exist_ok=True)
-    out = Path(args.results) / "contact.json"
+    out = Path(args.results) / ("contact.json" if not args.models else
+                                "contact_" + "_".join(m.replace(" ", "-") for m in chosen)
+                                + ".json")
     out.write_text(json.dumps({"command": " ".join(sys.argv), "span": args.span,
                                "method": args.method, "rows": rows}, indent=1))
     print(f"wrote {out}")

@@ -449,13 +449,22 @@ def _universal_gimbal_screw():
     mech.add_joint(ScrewJoint("S", g, nut, parent_point=(-1.0, 0.0, 0.0),
                               child_point=(0.006, -0.004, 0.01), axis=(0.1, 0.0, 1.0),
                               pitch=0.01, spring=40.0, rotor=0.002))
-    q = {"U": [0.3, -0.2], "UO": [0.4, 0.5], "G": [0.2, 0.3, -0.1], "S": 0.5}
-    qd = {"U": [0.5, -0.4], "UO": [-0.3, 0.8], "G": [0.5, -0.3, 0.4], "S": 1.0}
+    # two revolutes whose axes do not meet (an ankle: GapRow and GapLength)
+    foot = mech.add_body(RigidBody("foot", 0.6, I2))
+    mech.add_joint(UniversalJoint("UF", u2, foot, parent_point=(0.0, 0.0, -0.15),
+                                  child_point=(0.02, 0.0, 0.05), axis=(1, 0, 0.2),
+                                  axis2=(0, 1, 0), axis2_offset=(0.0, 0.03, -0.04),
+                                  spring={"angle1": 1.5, "angle2": 1.0},
+                                  rotor={"angle2": 0.005}))
+    q = {"U": [0.3, -0.2], "UO": [0.4, 0.5], "G": [0.2, 0.3, -0.1], "S": 0.5,
+         "UF": [0.2, -0.3]}
+    qd = {"U": [0.5, -0.4], "UO": [-0.3, 0.8], "G": [0.5, -0.3, 0.4], "S": 1.0,
+          "UF": [0.6, -0.5]}
     return mech.assemble(), q, qd
 
 
 UGS_PORTS = ["U.angle1", "U.angle2", "UO.angle1", "UO.angle2", "G.angle1", "G.angle2",
-             "G.angle3", "S"]
+             "G.angle3", "S", "UF.angle1", "UF.angle2"]
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,16 @@ costs nothing; in the bond graph's maximal coordinates every body needs an inver
 inertia, so a massless link cannot be a body. The chain is one joint instead, exactly
 (the massless links carry no dynamics):
 
-- two revolutes whose axes meet at a point, not parallel: :class:`~elements.joints.
-  UniversalJoint` (the axes at any angle);
+- two revolutes whose axes are not parallel: :class:`~elements.joints.UniversalJoint`
+  (the axes at any angle; where they do not meet, with ``axis2_offset``, the link
+  between them held at its length);
 - three revolutes whose axes meet at a point, each perpendicular to the next, the first
   and third not parallel at rest: :class:`~elements.joints.GimbalJoint`;
 - two perpendicular slides and then a revolute perpendicular to both:
   :class:`~elements.joints.PlanarJoint`;
 - two or three slides along independent axes: :class:`~elements.joints.TranslationJoint`;
-- any other chain of at most six members (hinges whose axes do not meet, proper-Euler
-  gimbals, slide-hinge-slide...): :class:`~elements.joints.chain.ChainJoint`, the
+- any other chain of at most six members (two parallel hinges, three hinges whose axes
+  do not meet, proper-Euler gimbals, slide-hinge-slide...): :class:`~elements.joints.chain.ChainJoint`, the
   general serial chain (evaluated numerically, no compiled kernel).
 
 Refused (:func:`compose_chain`, with the reason): chains of more than six members, and
@@ -97,11 +98,15 @@ def compose_chain(members: list[ChainMember]) -> tuple[type[Joint], dict[str, An
     """
     kinds = tuple(m.kind for m in members)
     axes = [np.asarray(m.axis, dtype=float) for m in members]
-    if kinds == ("revolute", "revolute"):
+    if kinds == ("revolute", "revolute") and abs(axes[0] @ axes[1]) <= 1.0 - 1e-9:
         X = _meet(members)
-        if X is not None and abs(axes[0] @ axes[1]) <= 1.0 - 1e-9:
+        if X is not None:
             return UniversalJoint, dict(axis=axes[0], axis2=axes[1], point=X), \
                 ("angle1", "angle2")
+        P1 = np.asarray(members[0].point, dtype=float)
+        return UniversalJoint, dict(axis=axes[0], axis2=axes[1], point=P1,
+                                    axis2_offset=np.asarray(members[1].point, dtype=float) - P1), \
+            ("angle1", "angle2")
     if kinds == ("revolute",) * 3:
         X = _meet(members)
         perpendicular = abs(axes[0] @ axes[1]) <= PERPENDICULAR and \

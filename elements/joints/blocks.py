@@ -14,10 +14,12 @@ import numpy as np
 from bondgraph.spatial import skew
 
 from elements.kernels.blocks import Block, Junction, Term
-from elements.kernels.geometry import OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap
+from elements.kernels.geometry import (
+    GapLength, GapRow, OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, SlideGap,
+)
 
 __all__ = ["body_terms", "kernel_bodies", "spherical_block", "orientation_block", "tilt_block", "across_block",
-           "turn_port", "slide_port"]
+           "offset_blocks", "turn_port", "slide_port"]
 
 
 def body_terms(j: Any, pairs) -> list[Term]:
@@ -68,12 +70,15 @@ def tilt_block(j) -> Block:
     return Block(f"{j.name}.r", 2, terms, j._bodies(),
                  RevoluteGap(a, b, j.Fa[:, 2], D), True, f"{j.name}.r")
 
-def across_block(j, D: np.ndarray) -> Block:
+def across_block(j, D: np.ndarray, P: Any = None, Q: Any = None, suffix: str = "t") -> Block:
     """No slide along the directions ``D`` fixed on the child (child coordinates,
     (3, k)): Phi = D^T A_b^T (r_P - r_Q) (the seed's Eqs. (1)-(4) for a prismatic
-    joint's d1, d2); its rate carries -h^T d~ omega_beta of the turning directions."""
+    joint's d1, d2); its rate carries -h^T d~ omega_beta of the turning directions.
+    ``P``, ``Q``: the points (parent and child coordinates, m; default the joint's);
+    the block is named ``<joint>.<suffix>``."""
     a, b = kernel_bodies(j)
-    P, Q = j.P, j.Q
+    P = j.P if P is None else np.asarray(P, dtype=float)
+    Q = j.Q if Q is None else np.asarray(Q, dtype=float)
     E = np.eye(3)
     pairs = [
         (j.parent, "v", Sandwich(D.T, b, None, E), None),
@@ -82,8 +87,39 @@ def across_block(j, D: np.ndarray) -> Block:
     ]
     if np.any(P):
         pairs.insert(1, (j.parent, "w", Sandwich(-D.T, b, a, skew(P)), None))
-    return Block(f"{j.name}.t", D.shape[1], body_terms(j, pairs), j._bodies(),
-                 SlideGap(a, b, D, P, Q), True, f"{j.name}.t")
+    return Block(f"{j.name}.{suffix}", D.shape[1], body_terms(j, pairs), j._bodies(),
+                 SlideGap(a, b, D, P, Q), True, f"{j.name}.{suffix}")
+
+
+def offset_blocks(j, a1: np.ndarray, b2: np.ndarray, X1: np.ndarray, X2: np.ndarray,
+                  d: float) -> list[Block]:
+    """Two revolute axes joined by a rigid massless link, in place of a spherical
+    block: ``a1`` through ``X1`` on the parent (parent coordinates), ``b2`` through
+    ``X2`` on the child (child coordinates), X1 and X2 the feet of the axes' common
+    perpendicular, ``d`` > 0 apart (m). Three rows: X2 - X1 normal to a2
+    (``<joint>.t2``) and to a1 (``<joint>.t1``), and |X2 - X1| = d (``<joint>.span``,
+    Phi = (|h|^2 - d^2) / (2 d), h = X1 - X2). With the axes' angle held (the
+    universal joint's cross) they leave the two turns free; each row is its Phi's exact
+    rate."""
+    a, b = kernel_bodies(j)
+    E = np.eye(3)
+    # a1 . (X2 - X1), a1 on the parent: the child-side across block with the roles swapped
+    e = np.asarray(a1, dtype=float)[None, :]
+    along = Block(f"{j.name}.t1", 1, body_terms(j, [
+        (j.parent, "v", Sandwich(-e, a, None, E), None),
+        (j.parent, "w", PrismaticRotation(b, a, e.T, X2, X1), None),
+        (j.child, "v", Sandwich(e, a, None, E), None),
+        (j.child, "w", Sandwich(-e, a, b, skew(X2)), None),
+    ]), j._bodies(), SlideGap(b, a, e.T, X2, X1), True, f"{j.name}.t1")
+    # d/dt |h|^2 / (2 d) = h . dh/dt / d; on omega_a: (X1 x h_a)^T / d, on omega_b:
+    # -(X2 x h_b)^T / d, each a PrismaticRotation with D = -X / d
+    span = Block(f"{j.name}.span", 1, body_terms(j, [
+        (j.parent, "v", GapRow(a, b, X1, X2, 1.0 / d), None),
+        (j.parent, "w", PrismaticRotation(b, a, (-X1 / d)[:, None], X2, X1), None),
+        (j.child, "v", GapRow(a, b, X1, X2, -1.0 / d), None),
+        (j.child, "w", PrismaticRotation(a, b, (-X2 / d)[:, None], X1, X2), None),
+    ]), j._bodies(), GapLength(a, b, X1, X2, d), True, f"{j.name}.span")
+    return [across_block(j, np.asarray(b2, dtype=float)[:, None], X1, X2, "t2"), along, span]
 
 def turn_port(j, ax: Any, b_vec: np.ndarray) -> Block:
     """The rate of turning about ``b_vec`` fixed on the child (child coordinates):

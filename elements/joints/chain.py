@@ -5,7 +5,8 @@ between them. Its coordinates are the members' angles (rad) and slides (m), in o
 
 The special kinds (:class:`~elements.joints.UniversalJoint`, ``GimbalJoint``,
 ``PlanarJoint``) write their chains in closed form; this kind covers every other chain
-(hinges whose axes do not meet, proper-Euler gimbals, slide-hinge-slide)
+(two parallel hinges, three hinges whose axes do not meet, proper-Euler gimbals,
+slide-hinge-slide)
 at the price of evaluating it numerically (no compiled kernel).
 
 Formulation (parent coordinates, positions relative to the joint point P)

@@ -35,7 +35,8 @@ from bondgraph.spatial import as_rotation, skew
 from elements.kernels.blocks import Block
 from elements.kernels.geometry import AxesCombination, AxesCross, AxesDot, GimbalRate, Sandwich, ScrewGap
 from elements.joints.blocks import (
-    across_block, body_terms, kernel_bodies, orientation_block, slide_port, spherical_block,
+    across_block, body_terms, kernel_bodies, offset_blocks, orientation_block, slide_port,
+    spherical_block,
     tilt_block, turn_port,
 )
 from elements.joints.free import FreeJoint
@@ -217,14 +218,23 @@ class UniversalJoint(Joint):
     ``axis2`` (rad): the child's rotation from its rest is R(axis, angle1) R(axis2,
     angle2). Both axes in parent coordinates at coordinates 0; perpendicular for a
     Cardan joint, or at any other angle but parallel (two revolutes through a massless
-    link, as robot descriptions write a 2-DOF wrist)."""
+    link, as robot descriptions write a 2-DOF wrist).
+
+    ``axis2_offset`` (parent coordinates at coordinates 0, m; default none) is a point
+    on the second axis relative to the joint point, for two revolutes whose axes do not
+    meet (an ankle or a shoulder whose second axis is set off from the first): the
+    first axis passes through the joint point, the second through the joint point plus
+    the offset, and a rigid massless link holds the feet X1, X2 of their common
+    perpendicular (length d > 0) apart. Its constraints are then X2 - X1 normal to
+    both axes and |X2 - X1| = d (in place of the coinciding points) with the axes'
+    angle held; the child's rotation is the same R(axis, angle1) R(axis2, angle2)."""
 
     type_name = "universal"
     coordinates = (("angle1", "rad"), ("angle2", "rad"))
-    options = {"axis2": "vector"}
+    options = {"axis2": "vector", "axis2_offset": "vector"}
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
-                 axis2: Any = None, **kwargs: Any):
+                 axis2: Any = None, axis2_offset: Any = None, **kwargs: Any):
         super().__init__(name, parent, child, **kwargs)
         if axis2 is None:
             raise ModelError(f"universal joint '{name}' needs axis2, the cross's second "
@@ -242,10 +252,41 @@ class UniversalJoint(Joint):
         e = a2 - self.cos_axes * a1
         e /= np.linalg.norm(e)
         self._set_frame(np.column_stack([e, np.cross(a1, e), a1]))
+        self.axis2_offset, self.span, self._feet = np.zeros(3), 0.0, None
+        if axis2_offset is not None:
+            self._set_offset(axis2_offset)
+
+    def _set_offset(self, value: Any) -> None:
+        """The second axis through the joint point plus ``value`` (parent coordinates,
+        m): the feet of the common perpendicular and its length, or the plain cross
+        where the axes meet at the joint point."""
+        try:
+            o = np.array(value, dtype=float)
+            if o.shape != (3,) or not np.all(np.isfinite(o)):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ModelError(f"universal joint '{self.name}': axis2_offset must be 3 finite "
+                             f"numbers (m, parent coordinates: a point on axis2 relative "
+                             f"to the joint point), got {value!r}") from None
+        a1, a2, c = self.Fa[:, 2], self.axis2, float(self.Fa[:, 2] @ self.axis2)
+        t1 = (a1 @ o - c * (a2 @ o)) / (1.0 - c * c)      # the feet: P + t1 a1, P + o + t2 a2
+        t2 = (c * (a1 @ o) - a2 @ o) / (1.0 - c * c)
+        F1, F2 = t1 * a1, o + t2 * a2
+        span = float(np.linalg.norm(F2 - F1))
+        tol = 1e-9 * max(1.0, float(np.abs(o).max()))
+        if span <= tol:
+            if abs(t1) > tol:
+                raise ModelError(f"universal joint '{self.name}': its axes meet at "
+                                 f"{np.round(self.P + F1, 9).tolist()} (parent coordinates), "
+                                 f"not at the joint point; give that point as the joint "
+                                 f"point and no axis2_offset")
+            return
+        self.axis2_offset, self.span = o, span
+        self._feet = (self.P + F1, self.Q + self.R0.T @ F2)
 
     def axis_motions(self):
         return (AxisMotion.rotation((0.0, 0.0, 1.0)),
-                AxisMotion.rotation(self.Fa.T @ self.axis2))
+                AxisMotion.rotation(self.Fa.T @ self.axis2, self.Fa.T @ self.axis2_offset))
 
     def constraint_blocks(self) -> list[Block]:
         a, b = kernel_bodies(self)
@@ -256,7 +297,9 @@ class UniversalJoint(Joint):
         ])
         cross = Block(f"{self.name}.cross", 1, terms, self._bodies(),
                       AxesDot(a, b, a1, b2, self.cos_axes), True, f"{self.name}.cross")
-        return [spherical_block(self), cross]
+        if self._feet is None:
+            return [spherical_block(self), cross]
+        return offset_blocks(self, a1, b2, *self._feet, self.span) + [cross]
 
     def axis_blocks(self) -> list[Block]:
         a, b = kernel_bodies(self)
@@ -281,13 +324,23 @@ class UniversalJoint(Joint):
         return _turn(self.Fa[:, 2], q[0]) @ _turn(self.axis2, q[1])
 
     def child_pose(self, A_a, r_a, q):
-        return self._place(A_a, r_a, self._rotation(q), np.zeros(3))
+        R = self._rotation(q)
+        if self._feet is None:
+            return self._place(A_a, r_a, R, np.zeros(3))
+        o, R1 = self.axis2_offset, _turn(self.Fa[:, 2], np.asarray(q, dtype=float)[0])
+        return self._place(A_a, r_a, R, R1 @ o - R @ o)     # (about the moved axis2)
 
     def child_twist(self, A_a, r_a, w_a, v_a, A_b, r_b, qd):
         qd = np.asarray(qd, dtype=float)
-        A_rel = A_a.T @ A_b @ self.R0.T
-        w_rel = self.Fa[:, 2] * qd[0] + A_rel @ self.axis2 * qd[1]
-        return self._move(A_a, r_a, w_a, v_a, A_b, r_b, w_rel, np.zeros(3))
+        Rrel, d = self._relative(A_a, r_a, A_b, r_b)
+        a2 = Rrel @ self.axis2                               # axis2 as turned (parent axes)
+        w_rel = self.Fa[:, 2] * qd[0] + a2 * qd[1]
+        d_rate = np.zeros(3)
+        if self._feet is not None:     # Q turning about a1 through P and about a2 through o2
+            o2 = _turn(self.Fa[:, 2], self.coordinate(A_a, r_a, A_b, r_b)[0]) @ \
+                self.axis2_offset
+            d_rate = np.cross(self.Fa[:, 2], d) * qd[0] + np.cross(a2, d - o2) * qd[1]
+        return self._move(A_a, r_a, w_a, v_a, A_b, r_b, w_rel, d_rate)
 
     def coordinate(self, A_a, r_a, A_b, r_b):
         Rrel = self._relative(A_a, r_a, A_b, r_b)[0]

@@ -32,7 +32,8 @@ import numpy as np
 from bondgraph import MTF, TF, BondGraph, ModulusContext, PositionConstraint, ZeroJunction
 
 from elements.kernels.geometry import (
-    AxesCombination, AxesCross, AxesDot, GimbalLockError, GimbalRate, Geometry, Kernel,
+    AxesCombination, AxesCross, AxesDot, GapLength, GapRow, GimbalLockError, GimbalRate,
+    Geometry, Kernel,
     OrientationGap, PointGap, PrismaticRotation, RevoluteGap, Sandwich, ScrewGap, SlideGap,
     _index_of, _rows,
 )
@@ -192,8 +193,11 @@ _COMPILED_KERNELS = {
     ScrewGap: lambda m, g, rate, ia, ib, p, *o: m.screw_gap(g.A, g.r, ia, ib, *p, *o),
     GimbalRate: lambda m, g, rate, ia, ib, p, *o: m.gimbal_rate(
         g.A, g.Adot if rate else g.A, rate, ia, ib, *p, *o),
+    GapRow: lambda m, g, rate, ia, ib, p, *o: m.gap_row(
+        g.A, g.r, g.w if rate else g.r, g.v if rate else g.r, rate, ia, ib, *p, *o),
+    GapLength: lambda m, g, rate, ia, ib, p, *o: m.gap_length(g.A, g.r, ia, ib, *p, *o),
 }
-_RATES_COMPILED = (PrismaticRotation, AxesCross, AxesCombination, GimbalRate)
+_RATES_COMPILED = (PrismaticRotation, AxesCross, AxesCombination, GimbalRate, GapRow)
 
 
 def _compiles(kernel: Kernel, rate: bool) -> bool:
@@ -300,7 +304,7 @@ class _Program:
 
     _CODES = {Sandwich: 0, PointGap: 1, RevoluteGap: 2, SlideGap: 3, OrientationGap: 4,
               PrismaticRotation: 5, AxesCross: 6, AxesDot: 7, AxesCombination: 8,
-              ScrewGap: 9, GimbalRate: 10}
+              ScrewGap: 9, GimbalRate: 10, GapRow: 11, GapLength: 12}
 
     def __init__(self, module, index: dict[str, int], outputs, rate: bool):
         C = module

@@ -151,6 +151,24 @@ def _gap3(A, r, a, b, P, Q, i):
 
 
 @njit(cache=True, inline="always")
+def _gap_rate3(A, w, v, a, b, P, Q, i):
+    """dh/dt = (v_a + A_a (w_a x P_i)) - (v_b + A_b (w_b x Q_i)), w body axes."""
+    cp = np.empty(3)
+    cq = np.empty(3)
+    cp[0] = w[a, 1] * P[i, 2] - w[a, 2] * P[i, 1]
+    cp[1] = w[a, 2] * P[i, 0] - w[a, 0] * P[i, 2]
+    cp[2] = w[a, 0] * P[i, 1] - w[a, 1] * P[i, 0]
+    cq[0] = w[b, 1] * Q[i, 2] - w[b, 2] * Q[i, 1]
+    cq[1] = w[b, 2] * Q[i, 0] - w[b, 0] * Q[i, 2]
+    cq[2] = w[b, 0] * Q[i, 1] - w[b, 1] * Q[i, 0]
+    dh = np.empty(3)
+    for k in range(3):
+        dh[k] = (v[a, k] + (A[a, k, 0] * cp[0] + A[a, k, 1] * cp[1] + A[a, k, 2] * cp[2])) \
+            - (v[b, k] + (A[b, k, 0] * cq[0] + A[b, k, 1] * cq[1] + A[b, k, 2] * cq[2]))
+    return dh
+
+
+@njit(cache=True, inline="always")
 def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
     """:class:`elements.kernels.geometry.PrismaticRotation`: D^T u~ with u = Q + A_b^T h, or its
     rate D^T (du/dt)~ with du/dt = A_b^T dh/dt - omega_b x (u - Q); D (n, 3, k)."""
@@ -162,19 +180,7 @@ def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
         for k in range(3):
             u[k] = Q[i, k] + (A[b, 0, k] * h[0] + A[b, 1, k] * h[1] + A[b, 2, k] * h[2])
         if rate:
-            # dh/dt = (v_a + A_a (w_a x P)) - (v_b + A_b (w_b x Q))
-            cp = np.empty(3)
-            cq = np.empty(3)
-            cp[0] = w[a, 1] * P[i, 2] - w[a, 2] * P[i, 1]
-            cp[1] = w[a, 2] * P[i, 0] - w[a, 0] * P[i, 2]
-            cp[2] = w[a, 0] * P[i, 1] - w[a, 1] * P[i, 0]
-            cq[0] = w[b, 1] * Q[i, 2] - w[b, 2] * Q[i, 1]
-            cq[1] = w[b, 2] * Q[i, 0] - w[b, 0] * Q[i, 2]
-            cq[2] = w[b, 0] * Q[i, 1] - w[b, 1] * Q[i, 0]
-            dh = np.empty(3)
-            for k in range(3):
-                dh[k] = (v[a, k] + (A[a, k, 0] * cp[0] + A[a, k, 1] * cp[1] + A[a, k, 2] * cp[2])) \
-                    - (v[b, k] + (A[b, k, 0] * cq[0] + A[b, k, 1] * cq[1] + A[b, k, 2] * cq[2]))
+            dh = _gap_rate3(A, w, v, a, b, P, Q, i)
             e0, e1, e2 = u[0] - Q[i, 0], u[1] - Q[i, 1], u[2] - Q[i, 2]
             c0 = w[b, 1] * e2 - w[b, 2] * e1
             c1 = w[b, 2] * e0 - w[b, 0] * e2
@@ -193,6 +199,30 @@ def prismatic_rotation(A, r, w, v, rate, ia, ib, D, P, Q, dest, sign, out):
             out[dest[i, 3 * row + 0]] = sign * (d1 * x2 - d2 * x1)
             out[dest[i, 3 * row + 1]] = sign * (-d0 * x2 + d2 * x0)
             out[dest[i, 3 * row + 2]] = sign * (d0 * x1 - d1 * x0)
+
+
+@njit(cache=True, inline="always")
+def gap_row(A, r, w, v, rate, ia, ib, P, Q, scale, dest, sign, out):
+    """:class:`elements.kernels.geometry.GapRow`: scale h^T, or its rate scale dh/dt^T
+    with dh/dt = (v_a + A_a (w_a x P)) - (v_b + A_b (w_b x Q))."""
+    for i in range(ia.size):
+        a, b = ia[i], ib[i]
+        if rate:
+            h = _gap_rate3(A, w, v, a, b, P, Q, i)
+        else:
+            h = _gap3(A, r, a, b, P, Q, i)
+        for k in range(3):
+            out[dest[i, k]] = sign * (scale[i, 0] * h[k])
+
+
+@njit(cache=True, inline="always")
+def gap_length(A, r, ia, ib, P, Q, d, dest, sign, out):
+    """:class:`elements.kernels.geometry.GapLength`: (h . h - d^2) / (2 d)."""
+    for i in range(ia.size):
+        h = _gap3(A, r, ia[i], ib[i], P, Q, i)
+        di = d[i, 0]
+        out[dest[i, 0]] = sign * (((h[0] * h[0] + h[1] * h[1]) + h[2] * h[2] - di * di)
+                                  / (2.0 * di))
 
 
 @njit(cache=True, inline="always")
@@ -455,7 +485,8 @@ def quat_rates(q, om):
 # another from D_F0: D_F1 and D_F2 give the second and third, a screw's further ones
 # follow its third).
 (SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION,
- AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE) = range(11)
+ AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE, GAP_ROW,
+ GAP_LENGTH) = range(13)
 (D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
  D_F2, D_FORM) = range(14)
 D_COLUMNS = 14
@@ -546,6 +577,14 @@ def program(states, state_rates, rate, desc, ints, flts, out0, out1):
                       flts[f2:f2 + 3 * n].reshape((n, 3)),
                       flts[f3:f3 + 3 * n].reshape((n, 3)), flts[f4:f4 + n].reshape((n, 1)),
                       ints[i0:i0 + n].reshape((n, 1)), sign, out)
+        elif code == GAP_ROW:
+            gap_row(A, r, w, v, rate, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                    flts[f1:f1 + 3 * n].reshape((n, 3)), flts[f2:f2 + n].reshape((n, 1)),
+                    ints[i0:i0 + 3 * n].reshape((n, 3)), sign, out)
+        elif code == GAP_LENGTH:
+            gap_length(A, r, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
+                       flts[f1:f1 + 3 * n].reshape((n, 3)), flts[f2:f2 + n].reshape((n, 1)),
+                       ints[i0:i0 + n].reshape((n, 1)), sign, out)
         else:
             bad = gimbal_rate(A, Adot, rate, ia, ib, flts[f0:f0 + 3 * n].reshape((n, 3)),
                               flts[f1:f1 + 3 * n].reshape((n, 3)),

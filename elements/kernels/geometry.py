@@ -11,7 +11,9 @@ written once for stacks of instances.
   (universal joints, with :class:`AxesCross` their constraint row and
   :class:`AxesCombination` their rates when the axes are not perpendicular) and
   :class:`ScrewGap`;
-  :class:`GimbalRate`, a gimbal joint's coordinate rates.
+  :class:`GimbalRate`, a gimbal joint's coordinate rates; :class:`GapRow` and
+  :class:`GapLength`, a distance between two bodies' points held (a universal joint
+  whose axes do not meet).
 
 :mod:`elements.kernels.blocks` builds blocks of them into the bond graph, and batches them
 (with :mod:`elements.kernels.compiled` where numba is enabled).
@@ -28,7 +30,8 @@ from bondgraph import ModelError
 from bondgraph.spatial import body_rate_from_quat_rate, cross3, quat_to_matrix, skew, vee
 
 __all__ = ["Geometry", "Kernel", "Sandwich", "PrismaticRotation", "PointGap",
-           "OrientationGap", "RevoluteGap", "SlideGap", "AxesCross", "AxesDot", "AxesCombination", "ScrewGap", "GimbalRate", "GimbalLockError"]
+           "OrientationGap", "RevoluteGap", "SlideGap", "AxesCross", "AxesDot", "AxesCombination", "ScrewGap", "GimbalRate", "GimbalLockError",
+           "GapRow", "GapLength"]
 
 
 def _T(m: np.ndarray) -> np.ndarray:
@@ -289,6 +292,40 @@ class SlideGap(Kernel):
     @staticmethod
     def compute(geo, ia, ib, D, P, Q, *, rate):
         return _mv(_T(D) @ _T(geo.A[ib]), _gap(geo, ia, ib, P, Q))
+
+
+class GapRow(Kernel):
+    """G = scale h^T (1 x 3, global), h = r_P - r_Q the point P on a less Q on b (m):
+    the row of a held distance on a body's centre velocity (global; ``scale`` 1/d on
+    a's, -1/d on b's). Its rate is scale (dh/dt)^T."""
+
+    def __init__(self, a: str | None, b: str, P: Any, Q: Any, scale: float):
+        self.bodies = (a, b)
+        self.params = (np.asarray(P, dtype=float), np.asarray(Q, dtype=float),
+                       np.array([float(scale)]))
+        self.shape = (1, 3)
+
+    @staticmethod
+    def compute(geo, ia, ib, P, Q, scale, *, rate):
+        h = _gap_rate(geo, ia, ib, P, Q) if rate else _gap(geo, ia, ib, P, Q)
+        return (scale[:, 0:1] * h)[:, None, :]
+
+
+class GapLength(Kernel):
+    """Phi = (|h|^2 - d^2) / (2 d) (m, |h| - d to first order), h = r_P - r_Q: zero where
+    P on a and Q on b are ``d`` apart (d > 0)."""
+
+    def __init__(self, a: str | None, b: str, P: Any, Q: Any, d: float):
+        self.bodies = (a, b)
+        self.params = (np.asarray(P, dtype=float), np.asarray(Q, dtype=float),
+                       np.array([float(d)]))
+        self.shape = (1,)
+
+    @staticmethod
+    def compute(geo, ia, ib, P, Q, d, *, rate):
+        h = _gap(geo, ia, ib, P, Q)
+        d = d[:, 0]
+        return ((np.einsum("ni,ni->n", h, h) - d * d) / (2.0 * d))[:, None]
 
 
 class OrientationGap(Kernel):

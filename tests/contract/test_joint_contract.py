@@ -33,6 +33,8 @@ SAMPLES = {
     "screw": dict(axis=(0.2, 1.0, -0.3), pitch=0.03),
     "universal": dict(axis=(0.0, 0.0, 1.0), axis2=(1.0, 1.0, 0.0)),
     "universal_oblique": dict(axis=(0.0, 0.0, 1.0), axis2=(1.0, 1.0, 0.7)),
+    "universal_offset": dict(axis=(0.0, 0.0, 1.0), axis2=(1.0, 1.0, 0.7),
+                             axis2_offset=(0.03, -0.02, 0.05)),
     "gimbal": dict(axis=(0.0, 0.0, 1.0), axis2=(1.0, 1.0, 0.0), axis3=(1.0, -1.0, 0.2)),
     "planar": dict(axis=(0.0, 0.3, 1.0), x_axis=(1.0, 0.0, 0.0),
                    y_axis=(0.0, -1.0, 0.3)),
@@ -53,7 +55,8 @@ SAMPLES = {
 }
 
 # samples of one kind with other options (the sample's name -> the kind)
-KIND = {"universal_oblique": "universal", "chain_euler": "chain",
+KIND = {"universal_oblique": "universal", "universal_offset": "universal",
+        "chain_euler": "chain",
         "translation_3": "translation"}
 
 REST = as_rotation([0.3, -0.2, 0.5])

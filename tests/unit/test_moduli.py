@@ -34,7 +34,7 @@ def _every_kind():
     and every load in both frames."""
     m = Mechanism("every_kind", gravity=(0.0, 0.0, -9.81))
     box = Inertia.principal(0.01, 0.02, 0.03)
-    bodies = [m.add_body(RigidBody(f"b{i}", 1.0 + 0.1 * i, box)) for i in range(13)]
+    bodies = [m.add_body(RigidBody(f"b{i}", 1.0 + 0.1 * i, box)) for i in range(15)]
     g = m.ground
     m.add_joint(RevoluteJoint("R0", g, bodies[0], child_point=(0.0, 0.0, 0.1), axis=(0, 0, 1)))
     m.add_joint(RevoluteJoint("R1", bodies[0], bodies[1], parent_point=(0.1, 0, 0),
@@ -64,6 +64,15 @@ def _every_kind():
     m.add_joint(ScrewJoint("W1", bodies[11], bodies[12], child_point=(0.0, 0.0, 0.1),
                            axis=(0.2, 1.0, -0.3), pitch=-0.03,
                            rest_rotation=as_rotation([0.1, 0.2, 0.3])))
+    # universal joints whose axes do not meet (GapRow, GapLength), from the ground and
+    # from a body
+    m.add_joint(UniversalJoint("V0", g, bodies[13], parent_point=(0.3, 0.0, 0.5),
+                               child_point=(0.0, 0.05, 0.1), axis=(0, 1, 0),
+                               axis2=(1, 0, 0.3), axis2_offset=(0.02, 0.03, -0.06)))
+    m.add_joint(UniversalJoint("V1", bodies[13], bodies[14], parent_point=(0, 0, -0.1),
+                               child_point=(0.01, 0.0, 0.1), axis=(1, 0, 0.2),
+                               axis2=(0, 1, 0), axis2_offset=(0.0, 0.04, -0.05),
+                               rest_rotation=as_rotation([0.1, 0.2, -0.3])))
     m.add_load(PointForce("fg", bodies[1], (0.1, 0.0, 0.2), [1.0, 0.0, -2.0]))
     m.add_load(PointForce("fb", bodies[3], (0.0, 0.1, 0.0), [0.0, 3.0, 1.0], frame="body"))
     m.add_load(PointForce("f0", bodies[0], (0.0, 0.0, 0.0), [0.5, 0.0, 0.0], frame="body"))

@@ -27,7 +27,7 @@ from mechanisms import urdf_inertial, urdf_joint        # (tests/helpers)
 TOL = 1e-8
 
 # four chains, one per body: two slides (not perpendicular); two hinges whose axes miss
-# each other (offset 5 cm); a proper-Euler gimbal (z, then an axis at 60 degrees to it,
+# each other (offset 5 cm: a universal joint with axis2_offset); a proper-Euler gimbal (z, then an axis at 60 degrees to it,
 # then one at 60 degrees to that, meeting at a point); slide, hinge, slide. A pendulum
 # hangs from the first so that the chain carries a moving subtree.
 CHAINS_XML = """<mujoco model="chains">
@@ -82,16 +82,17 @@ def _mujoco_model(text: str):
 
 def test_chains_equal_mj_forward():
     """Each of the four chains is one joint whose coordinates are the file's joints
-    (the two slides a translation joint, the others chain joints); qacc and every
-    body's acceleration equal mj_forward at 8 random states."""
+    (the two slides a translation joint, the skew hinges a universal joint with an
+    offset, the others chain joints); qacc and every body's acceleration equal
+    mj_forward at 8 random states."""
     pytest.importorskip("mujoco")
     from mujoco_reference import compare
     mech = _mjcf(CHAINS_XML)
     report = mech.import_report
     assert report.composed == {m[0]: m for m in CHAIN_OF.values()}
+    kinds = {"sled": "translation", "skew": "universal"}
     for body, members in CHAIN_OF.items():
-        assert mech.joint(members[0]).type_name == ("translation" if body == "sled"
-                                                    else "chain")
+        assert mech.joint(members[0]).type_name == kinds.get(body, "chain")
     mm = mech.assemble()
     model = _mujoco_model(CHAINS_XML)
     rng = np.random.default_rng(21)
@@ -130,9 +131,9 @@ URDF_CHAINS = f"""<robot name="skew_chains">
 
 @pytest.mark.parametrize("floating", [False, True])
 def test_urdf_chains_through_massless_links_equal_pinocchio(tmp_path, floating):
-    """Two revolutes whose axes miss each other, and revolute, slide, revolute with
-    offsets, through massless URDF links: chain joints whose forward dynamics equal
-    Pinocchio's ABA at 20 random states to 1e-8 relative."""
+    """Two revolutes whose axes miss each other (a universal joint with an offset), and
+    revolute, slide, revolute with offsets (a chain joint), through massless URDF links:
+    forward dynamics equal to Pinocchio's ABA at 20 random states to 1e-8 relative."""
     pin = pytest.importorskip("pinocchio")
     from pinocchio_reference import compare
     from elements.files.urdf import load_urdf
@@ -143,7 +144,8 @@ def test_urdf_chains_through_massless_links_equal_pinocchio(tmp_path, floating):
         mech = load_urdf(str(path), floating_base=floating)
     report = mech.import_report
     assert report.composed == {"w1": ["w1", "w2"], "r1": ["r1", "r2", "r3"]}
-    assert {mech.joint(j).type_name for j in report.composed} == {"chain"}
+    assert {j: mech.joint(j).type_name for j in report.composed} == \
+        {"w1": "universal", "r1": "chain"}
     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating \
         else pin.buildModelFromUrdf(str(path))
     data = model.createData()

@@ -208,6 +208,28 @@ def universal_case(swap=False):
         {"R": -1.0, "K": [1.5, 2.0]}
 
 
+def universal_offset_case():
+    """Two revolutes whose axes do not meet (the second set off from the first by a
+    massless link, as dm_control's humanoid ankle): the child turns about a1 through P1
+    and about a2 through P1 + o, so its joint point moves by R1 o - R1 R2 o."""
+    a1, a2, P1 = rat([2, 3, 6], 7), rat([3, -6, 2], 7), rat([12, -20, 5], 100)
+    o = rat([6, 2, -9], 110)
+    mech = Mechanism("universal_offset", gravity=num(G))
+    lg = Lagrange(3)
+    parent, arm_body, arm_springs = arm(mech, lg)
+    j = mech.add_joint(UniversalJoint("K", parent, child(mech), parent_point=num(P1),
+                                      child_point=num(Q_C), axis=num(a1), axis2=num(a2),
+                                      axis2_offset=num(o)))
+    sprs = arm_springs + springs(j, 1, [("angle1", R(1, 2), R(-3, 10)),
+                                       ("angle2", R(4, 5), R(1, 4))])
+    R1, R2 = lg.rot(a1, 1), lg.rot(a2, 2)
+    R12 = lg.mul(R1, R2)
+    d = lg.mul(R1, o) - lg.mul(R12, o)
+    bodies = [arm_body, on(arm_body[2:], P1, d, R12)]
+    return mech, sprs, lg, bodies, {"R": 0.4, "K": [0.3, -0.5]}, \
+        {"R": -1.0, "K": [1.5, 2.0]}
+
+
 def translation_case():
     """Two slides along unit axes that are not perpendicular (cosine 4/21), on the
     swinging arm: the child keeps the arm's orientation, its joint point displaced by
@@ -228,7 +250,8 @@ def translation_case():
 
 
 CASES = {"planar": planar_case, "cylindrical": cylindrical_case, "screw": screw_case,
-         "universal": universal_case, "translation": translation_case}
+         "universal": universal_case, "universal_offset": universal_offset_case,
+         "translation": translation_case}
 
 
 def both_routes(case):
@@ -270,6 +293,42 @@ def test_a_wrong_universal_reference_fails():
     the comparison above can fail."""
     got, ref = both_routes(universal_case(swap=True))
     assert np.abs(got - ref).max() > 1e-3
+
+
+def test_a_universal_offset_reference_without_the_offset_fails():
+    """The deliberate fault for the offset case: a reference whose child turns about
+    axis2 through the joint point (the offset dropped) misses the library's motion by
+    far more than the tolerance."""
+    mech, sprs, lg, bodies, q0, qd0 = universal_offset_case()
+    A_arm, r_arm = bodies[0][2:]
+    R1, R2 = lg.rot(rat([2, 3, 6], 7), 1), lg.rot(rat([3, -6, 2], 7), 2)
+    R12 = lg.mul(R1, R2)
+    bodies[1] = on((A_arm, r_arm), rat([12, -20, 5], 100), np.zeros(3, dtype=int), R12)
+    got, ref = both_routes((mech, sprs, lg, bodies, q0, qd0))
+    assert np.abs(got - ref).max() > 1e-3
+
+
+def test_a_universal_offset_is_checked():
+    """``axis2_offset``: an offset along axis2 (the axes still meet at the joint point)
+    is the plain universal joint (the same blocks); one whose axes meet elsewhere, and
+    one that is not 3 finite numbers, are refused naming the joint."""
+    mech = Mechanism("u")
+    b = mech.add_body(RigidBody("b", 1.0, Inertia.principal(0.1, 0.2, 0.3)))
+    a1, a2 = (0.0, 0.0, 1.0), (1.0, 0.0, 0.0)
+    plain = UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2)
+    along = UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2,
+                           axis2_offset=(0.3, 0.0, 0.0))
+    assert along.span == 0.0 and [k.name for k in along.constraint_blocks()] == \
+        [k.name for k in plain.constraint_blocks()] == ["U.t", "U.cross"]
+    off = UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2, axis2_offset=(0.1, 0.05, 0.2))
+    assert off.span == pytest.approx(0.05, abs=1e-15)
+    assert [k.name for k in off.constraint_blocks()] == ["U.t2", "U.t1", "U.span", "U.cross"]
+    with pytest.raises(ModelError, match="universal joint 'U': its axes meet at .* not at "
+                                         "the joint point"):
+        UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2, axis2_offset=(0.0, 0.0, 0.2))
+    with pytest.raises(ModelError, match="universal joint 'U': axis2_offset must be 3 "
+                                         "finite numbers"):
+        UniversalJoint("U", mech.ground, b, axis=a1, axis2=a2, axis2_offset=(0.0, np.nan, 0.2))
 
 
 def cardan_ratio(theta1, b, wrong=False):

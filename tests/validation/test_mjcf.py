@@ -81,7 +81,8 @@ DM_LOADS = {"acrobot", "cartpole", "finger", "pendulum", "reacher",
             "stacker", "swimmer", "walker",
             # two slides alone, translation joints (ball_in_cup's cup_x, cup_z;
             # point_mass's root_x, root_y); general chains (elements.joints.chain):
-            # hinges whose axes do not meet (dog's scapulae: three; humanoid's ankles: two)
+            # three hinges whose axes do not meet (dog's scapulae); the humanoid's ankles,
+            # two hinges whose axes miss each other, are universal joints with an offset
             "ball_in_cup", "point_mass", "dog", "humanoid"}
 """The dm_control suite models that load (lqr has no body that moves)."""
 DM_REFUSED: dict[str, str] = {}
@@ -147,8 +148,9 @@ def test_what_is_not_imported_is_reported_by_name():
 def test_two_joints_in_a_body_are_one_composite_joint():
     """Two hinges in one body (axes meeting at their pos) load as one universal joint
     whose coordinates are the hinges' (equal mj_forward at five states); moved apart so
-    that the axes miss each other, a general chain joint (equal mj_forward); made
-    coaxial, they are refused naming both joints."""
+    that the axes miss each other, a universal joint with an offset (equal mj_forward);
+    made parallel there, a general chain joint (equal mj_forward); made coaxial, they
+    are refused naming both joints."""
     path = os.path.join(HERE, "two_hinges_one_body.xml")
     mech = _load(path)
     report = mech.import_report
@@ -162,19 +164,25 @@ def test_two_joints_in_a_body_are_one_composite_joint():
     for _ in range(5):
         err, _ = compare(model, mech, mm, rng)
         assert err < TOL
-    # axes that miss each other by 2 cm: a general chain joint, still equal to mj_forward
-    text = open(path).read().replace('pos="0 0 0.01" axis="0 1 0"', 'pos="0 0 0.03" '
-                                     'axis="0 1 0"')
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RobotImportWarning)
-        mech = loads_mjcf(text)
-    assert mech.joint("gimbal_hinge_x").type_name == "chain"
-    mm = mech.assemble()
+    # axes that miss each other by 2 cm: a universal joint whose second axis is set off
+    # (its link held at 2 cm), still equal to mj_forward; parallel axes 2 cm apart: a
+    # general chain joint
     from elements.files.mjcf import _compile
-    model = comparable(_compile(text, None, "two_hinges_apart"))
-    for _ in range(3):
-        err, _ = compare(model, mech, mm, rng)
-        assert err < TOL
+    for axis, kind in (("0 1 0", "universal"), ("1 0 0", "chain")):
+        text = open(path).read().replace('pos="0 0 0.01" axis="0 1 0"', 'pos="0 0 0.03" '
+                                         f'axis="{axis}"')
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RobotImportWarning)
+            mech = loads_mjcf(text)
+        joint = mech.joint("gimbal_hinge_x")
+        assert joint.type_name == kind
+        if kind == "universal":
+            assert joint.span == pytest.approx(0.02, abs=1e-12)
+        mm = mech.assemble()
+        model = comparable(_compile(text, None, "two_hinges_apart"))
+        for _ in range(3):
+            err, _ = compare(model, mech, mm, rng)
+            assert err < TOL
     # coaxial hinges are dependent: refused naming both joints
     text = open(path).read().replace('pos="0 0 0.01" axis="0 1 0"', 'pos="0 0 0.01" '
                                      'axis="1 0 0"')

@@ -1,6 +1,7 @@
 /* The element library's program in C (elements/kernels/compiled.py: program, frames, rates and
    the kernels sandwich, point_gap, revolute_gap, slide_gap, orientation_gap,
-   prismatic_rotation, axes_cross, axes_dot, axes_combination, screw_gap, gimbal_rate),
+   prismatic_rotation, axes_cross, axes_dot, axes_combination, screw_gap, gimbal_rate,
+   gap_row, gap_length),
    for an exported FMU (bondgraph/fmu/c/bg_fused.h declares
    bg_program). The same sums in the same order as the compiled Python. The quaternion
    formulas (bg_quat_matrix_entries, bg_body_rate_entries) are written before this text
@@ -8,7 +9,7 @@
    3, 3) with the ground in row 0, r, w, v (n + 1, 3). */
 
 enum { SANDWICH, POINT_GAP, REVOLUTE_GAP, SLIDE_GAP, ORIENTATION_GAP, PRISMATIC_ROTATION,
-       AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE };
+       AXES_CROSS, AXES_DOT, AXES_COMBINATION, SCREW_GAP, GIMBAL_RATE, GAP_ROW, GAP_LENGTH };
 enum { D_CODE, D_N, D_TARGET, D_SIGN, D_K, D_IA, D_IB, D_DEST, D_NROW, D_NCOL, D_F0, D_F1,
        D_F2, D_FORM, D_COLUMNS };
 
@@ -118,6 +119,23 @@ static void gap3(const double *A, const double *r, int64_t a, int64_t b, const d
                                M3(A, b, k, 2) * V3(Q, i, 2)));
 }
 
+/* dh/dt = (v_a + A_a (w_a x P_i)) - (v_b + A_b (w_b x Q_i)), w in body axes */
+static void gap_rate3(const double *A, const double *w, const double *v, int64_t a,
+                      int64_t b, const double *P, const double *Q, int64_t i, double dh[3]) {
+    double cp[3], cq[3];
+    cp[0] = V3(w, a, 1) * V3(P, i, 2) - V3(w, a, 2) * V3(P, i, 1);
+    cp[1] = V3(w, a, 2) * V3(P, i, 0) - V3(w, a, 0) * V3(P, i, 2);
+    cp[2] = V3(w, a, 0) * V3(P, i, 1) - V3(w, a, 1) * V3(P, i, 0);
+    cq[0] = V3(w, b, 1) * V3(Q, i, 2) - V3(w, b, 2) * V3(Q, i, 1);
+    cq[1] = V3(w, b, 2) * V3(Q, i, 0) - V3(w, b, 0) * V3(Q, i, 2);
+    cq[2] = V3(w, b, 0) * V3(Q, i, 1) - V3(w, b, 1) * V3(Q, i, 0);
+    for (int k = 0; k < 3; k++)
+        dh[k] = (V3(v, a, k) + (M3(A, a, k, 0) * cp[0] + M3(A, a, k, 1) * cp[1] +
+                                M3(A, a, k, 2) * cp[2])) -
+                (V3(v, b, k) + (M3(A, b, k, 0) * cq[0] + M3(A, b, k, 1) * cq[1] +
+                                M3(A, b, k, 2) * cq[2]));
+}
+
 static void prismatic_rotation(const double *A, const double *r, const double *w,
                                const double *v, int rate, int64_t n, const int64_t *ia,
                                const int64_t *ib, int64_t K, const double *D, const double *P,
@@ -131,18 +149,8 @@ static void prismatic_rotation(const double *A, const double *r, const double *w
             u[k] = V3(Q, i, k) + (M3(A, b, 0, k) * h[0] + M3(A, b, 1, k) * h[1] +
                                   M3(A, b, 2, k) * h[2]);
         if (rate) {
-            double cp[3], cq[3], dh[3];
-            cp[0] = V3(w, a, 1) * V3(P, i, 2) - V3(w, a, 2) * V3(P, i, 1);
-            cp[1] = V3(w, a, 2) * V3(P, i, 0) - V3(w, a, 0) * V3(P, i, 2);
-            cp[2] = V3(w, a, 0) * V3(P, i, 1) - V3(w, a, 1) * V3(P, i, 0);
-            cq[0] = V3(w, b, 1) * V3(Q, i, 2) - V3(w, b, 2) * V3(Q, i, 1);
-            cq[1] = V3(w, b, 2) * V3(Q, i, 0) - V3(w, b, 0) * V3(Q, i, 2);
-            cq[2] = V3(w, b, 0) * V3(Q, i, 1) - V3(w, b, 1) * V3(Q, i, 0);
-            for (int k = 0; k < 3; k++)
-                dh[k] = (V3(v, a, k) + (M3(A, a, k, 0) * cp[0] + M3(A, a, k, 1) * cp[1] +
-                                        M3(A, a, k, 2) * cp[2])) -
-                        (V3(v, b, k) + (M3(A, b, k, 0) * cq[0] + M3(A, b, k, 1) * cq[1] +
-                                        M3(A, b, k, 2) * cq[2]));
+            double dh[3];
+            gap_rate3(A, w, v, a, b, P, Q, i, dh);
             double e0 = u[0] - V3(Q, i, 0), e1 = u[1] - V3(Q, i, 1), e2 = u[2] - V3(Q, i, 2);
             double c0 = V3(w, b, 1) * e2 - V3(w, b, 2) * e1;
             double c1 = V3(w, b, 2) * e0 - V3(w, b, 0) * e2;
@@ -167,6 +175,34 @@ static void prismatic_rotation(const double *A, const double *r, const double *w
             out[dest[3 * K * i + 3 * row + 1]] = sign * (-d0 * x2 + d2 * x0);
             out[dest[3 * K * i + 3 * row + 2]] = sign * (d0 * x1 - d1 * x0);
         }
+    }
+}
+
+static void gap_row(const double *A, const double *r, const double *w, const double *v,
+                    int rate, int64_t n, const int64_t *ia, const int64_t *ib,
+                    const double *P, const double *Q, const double *scale,
+                    const int64_t *dest, double sign, double *out) {
+    double h[3];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ia[i], b = ib[i];
+        if (rate) {
+            gap_rate3(A, w, v, a, b, P, Q, i, h);
+        } else {
+            gap3(A, r, a, b, P, Q, i, h);
+        }
+        for (int k = 0; k < 3; k++) out[dest[3 * i + k]] = sign * (scale[i] * h[k]);
+    }
+}
+
+static void gap_length(const double *A, const double *r, int64_t n, const int64_t *ia,
+                       const int64_t *ib, const double *P, const double *Q, const double *d,
+                       const int64_t *dest, double sign, double *out) {
+    double h[3];
+    for (int64_t i = 0; i < n; i++) {
+        gap3(A, r, ia[i], ib[i], P, Q, i, h);
+        double di = d[i];
+        out[dest[i]] = sign * (((h[0] * h[0] + h[1] * h[1]) + h[2] * h[2] - di * di) /
+                               (2.0 * di));
     }
 }
 
@@ -457,6 +493,12 @@ void bg_program(int64_t n, const double *states, const double *rates, int rate,
             break;
         case SCREW_GAP:
             screw_gap(A, r, cnt, ia, ib, f0, dest, sign, out);
+            break;
+        case GAP_ROW:
+            gap_row(A, r, w, v, rate, cnt, ia, ib, f0, f1, f2, dest, sign, out);
+            break;
+        case GAP_LENGTH:
+            gap_length(A, r, cnt, ia, ib, f0, f1, f2, dest, sign, out);
             break;
         default:
             gimbal_rate(A, Adot, rate, cnt, ia, ib, f0, f1, f2, dest, sign, out);
