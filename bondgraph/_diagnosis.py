@@ -60,7 +60,10 @@ class StiffnessMonitor:
     mode, not by the accuracy of the smooth solution (an accuracy-limited step has
     h |lambda| well inside the boundary). 15 such steps with never 6 ordinary ones in a
     row between them (dopri5's rule) make the run *stiff*: :attr:`message` then suggests
-    an implicit method.
+    an implicit method, with what its Jacobians would cost (an implicit method is not
+    always cheaper: on contact mechanisms, whose Jacobians are formed by differences over
+    most states and re-formed whenever a contact switches, Radau takes 1.4 to 3 times
+    DOP853's time, benchmarks/README.md).
 
     Parameters
     ----------
@@ -68,12 +71,15 @@ class StiffnessMonitor:
         The run's solver class (a monitor of any other class never fires).
     span : float
         The run's length (s).
+    jacobian_cost : callable, optional
+        () -> the evaluations one finite-difference Jacobian of the model costs (its
+        column groups), or None; called once, when the message is first made.
     """
 
     STIFF_STEPS = 15
     RESET_AFTER = 6
 
-    def __init__(self, solver_cls, span: float):
+    def __init__(self, solver_cls, span: float, jacobian_cost=None):
         self.boundary = next((b for cls, b in STABILITY_BOUNDARY.items()
                               if issubclass(solver_cls, cls)), None)
         self.span = float(span)
@@ -82,6 +88,8 @@ class StiffnessMonitor:
         self.limited = 0           # stability-limited steps in all
         self.stiff_at: float | None = None
         self.h_lambda = 0.0
+        self._jacobian_cost = jacobian_cost
+        self._cost: str | None = None         # (the Jacobian's cost in words, made once)
 
     @property
     def active(self) -> bool:
@@ -116,11 +124,30 @@ class StiffnessMonitor:
 
     @property
     def message(self) -> str:
-        """Why the run looks stiff ("" while it does not)."""
+        """Why the run looks stiff, and what an implicit method would cost ("" while it
+        does not look stiff)."""
         if self.stiff_at is None:
             return ""
-        return (f"the run looks stiff from t = {self.stiff_at:.6g} s: the step size is "
+        if self._cost is None:
+            self._cost = -1                  # (unknown)
+            if self._jacobian_cost is not None:
+                try:
+                    self._cost = int(self._jacobian_cost())
+                except Exception as exc:     # (a model the pattern cannot read: no count)
+                    if caused_by_interrupt(exc):
+                        raise KeyboardInterrupt from exc
+        head = (f"the run looks stiff from t = {self.stiff_at:.6g} s: the step size is "
                 f"limited by the explicit method's stability (h |lambda| up to "
                 f"{self.h_lambda:.3g} > {self.boundary:g}), not by accuracy; "
-                f"{self.limited} such steps; an implicit method is far cheaper here: "
-                f"method=\"Radau\" (or \"BDF\")")
+                f"{self.limited} such steps; ")
+        if self._cost == 0:
+            return head + ("an implicit method is far cheaper here: method=\"Radau\" (or "
+                           "\"BDF\"), with the linear model's exact, constant Jacobian")
+        each = f"{self._cost} evaluations" if self._cost > 0 else \
+            "an evaluation per group of states"
+        return head + (f"an implicit method (method=\"Radau\" or \"BDF\") steps at the "
+                       f"accuracy the motion needs instead, but each Jacobian it forms "
+                       f"costs {each} here (finite differences): it is cheaper where it "
+                       f"keeps its Jacobians (smooth stiff modes) and can be slower where "
+                       f"contact or switching forces make it form them again and again; "
+                       f"compare both on a short span")

@@ -51,7 +51,7 @@ from scipy.integrate import BDF, LSODA, OdeSolver, Radau
 
 from .errors import BondGraphError
 
-__all__ = ["jacobian_options", "linear_jacobian", "jacobian_sparsity", "Sparsity",
+__all__ = ["jacobian_options", "linear_jacobian", "jacobian_cost", "jacobian_sparsity", "Sparsity",
            "GroupedDifferences", "IMPLICIT", "SPARSE_ABOVE"]
 
 IMPLICIT: tuple[type[OdeSolver], ...] = (Radau, BDF, LSODA)
@@ -140,12 +140,8 @@ class GroupedDifferences:
         return J
 
 
-def linear_jacobian(model, rhs, t0: float, x0: np.ndarray
-                    ) -> tuple[np.ndarray | None, str]:
-    """(A, "") where dX/dt = A X + b(t) holds exactly with A = T_X, else (None, the
-    reason). ``rhs(t, x)`` is the run's right-hand side: two evaluations of it check
-    linearity along a fixed trial direction, a guard against a model kind this test does
-    not know (the structural conditions are the proof)."""
+def _not_linear(model) -> list[str]:
+    """Why ``model``'s structure is not that of a linear model (empty: it is)."""
     why = []
     if model.n_kinematic:
         why.append("kinematic states")
@@ -164,6 +160,25 @@ def linear_jacobian(model, rhs, t0: float, x0: np.ndarray
         why.append("nonlinear constitutive laws")
     if not (isinstance(model.F, np.ndarray) and isinstance(model.R, np.ndarray)):
         why.append("fields that are not constant matrices")
+    return why
+
+
+def jacobian_cost(model) -> int:
+    """The evaluations one finite-difference Jacobian of ``model`` costs in an implicit
+    run (its pattern's column groups; every state where the pattern is dense), or 0
+    where the model is linear (its Jacobian is T_X, exact and constant)."""
+    if not _not_linear(model):
+        return 0
+    return jacobian_sparsity(model).groups
+
+
+def linear_jacobian(model, rhs, t0: float, x0: np.ndarray
+                    ) -> tuple[np.ndarray | None, str]:
+    """(A, "") where dX/dt = A X + b(t) holds exactly with A = T_X, else (None, the
+    reason). ``rhs(t, x)`` is the run's right-hand side: two evaluations of it check
+    linearity along a fixed trial direction, a guard against a model kind this test does
+    not know (the structural conditions are the proof)."""
+    why = _not_linear(model)
     if why:
         return None, "not a linear model: " + ", ".join(why)
     with np.errstate(all="ignore"):

@@ -33,7 +33,7 @@ from ._diagnosis import StiffnessMonitor, singularity
 from ._events import EventTracker
 from ._fastrk import compiled_loop
 from ._fastrk import diagnostics as loop_diagnostics
-from ._jacobian import jacobian_options
+from ._jacobian import jacobian_cost, jacobian_options
 from ._output import OutputGrid, collect
 from ._progress import RunProgress
 from ._rhs import RightHandSide
@@ -340,7 +340,7 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     solver = steps.solver(rhs, t0, x_init, steps.breaks[0] if steps.breaks else t1, True)
     output = OutputGrid(grid, t0, x_init)
     tracker = EventTracker(events, t0, x_init, max_events)
-    stiffness = StiffnessMonitor(steps.solver_cls, t1 - t0)
+    stiffness = StiffnessMonitor(steps.solver_cls, t1 - t0, lambda: jacobian_cost(model))
     run = step_until_done(solver, rhs, output, tracker, steps, progress, dense_output,
                            stiffness, t1)
     solver = run.solver

@@ -76,6 +76,36 @@ def test_an_explicit_run_of_the_stiff_motor_says_it_is_stiff(method):
     assert "limited by the explicit method's stability" in r.diagnostics["stiffness"]
 
 
+def test_the_stiffness_message_says_what_an_implicit_methods_jacobian_costs():
+    """An implicit method is not always cheaper (on contact mechanisms Radau takes 1.4 to 3
+    times DOP853's time: benchmarks/README.md), so the message of a nonlinear
+    model gives the cost of its Jacobian instead of promising a saving: for a two-link
+    pendulum whose second joint has a stiff damper (200 N m s/rad), the evaluations one
+    Jacobian costs, which is what a Radau run then spends per Jacobian (its column
+    groups; plus the unperturbed evaluation). The linear motor's message (an exact,
+    constant Jacobian) still says an implicit method is far cheaper."""
+    import re
+    from elements import AxisDamper
+    from elements import models as mechanisms
+    mech = mechanisms.chain(2)[0]
+    mech.joints["J2"].add_damper(AxisDamper(200.0))
+    mm = mech.assemble()
+    q0 = {"J1": 0.5, "J2": -0.3}
+    with pytest.warns(IntegrationWarning, match="looks stiff"):
+        r = mm.simulate((0.0, 0.2), q0, {}, method="DOP853", rtol=1e-6).raw
+    text = r.diagnostics["stiffness"]
+    assert "far cheaper" not in text and "compare both on a short span" in text
+    cost = int(re.search(r"each Jacobian it forms costs (\d+) evaluations", text).group(1))
+    radau = mm.simulate((0.0, 0.2), q0, {}, method="Radau", rtol=1e-6).raw
+    assert radau.success and radau.diagnostics["jacobian_evaluations"] >= 1
+    assert cost == radau.diagnostics["evaluations_per_jacobian"] - 1 == \
+        jacobian_sparsity(mm.model).groups
+    with pytest.warns(IntegrationWarning, match="looks stiff"):
+        r = simulate(motor(), (0.0, 0.02), np.zeros(2), method="RK45")
+    assert "an implicit method is far cheaper here" in r.diagnostics["stiffness"]
+    assert "exact, constant Jacobian" in r.diagnostics["stiffness"]
+
+
 @pytest.mark.parametrize("k, span, rtol", [
     (4.0, 30.0, 1e-8),          # ten periods, accurate
     (4.0, 30.0, 1e-3),          # loose: the steps grow toward the stability limit
