@@ -3,6 +3,9 @@ without Python per step, for models whose whole evaluation is compiled.
 
 - :func:`compiled_loop`: the :class:`CompiledLoop` of a run, or the reason it does not
   apply (then the run steps with scipy's solver as before).
+- :func:`compiled_evaluation`: for a run that steps in Python (an implicit method,
+  events scipy locates), the same compiled right-hand side as one call from Python
+  (:meth:`CompiledLoop.evaluate`), where the model's conditions below hold.
 - :class:`CompiledLoop`: advances a scipy ``RK45``/``DOP853`` solver object by many
   steps in one compiled call (:func:`bondgraph._rk_kernels.rk_advance`) and writes
   the state back into it: t, y, f, the next step size, the last step's stages,
@@ -45,7 +48,7 @@ from scipy.integrate import DOP853, RK45
 from . import fastlu
 from .primitives.sources import CompiledFamilies
 
-__all__ = ["CompiledLoop", "compiled_loop", "CHUNK", "SCAN_STEPS"]
+__all__ = ["CompiledLoop", "compiled_loop", "compiled_evaluation", "CHUNK", "SCAN_STEPS"]
 
 SCAN_STEPS = "scan_steps"
 """The attribute (True) of an event that the compiled loop may take: one whose value
@@ -111,6 +114,26 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
                       f"DOP853")
     if any(not getattr(e, SCAN_STEPS, False) for e in events):
         return None, "events are located by the scipy path"
+    parts, why = _applies(model, rhs, constant_sources, affine_phi)
+    if parts is None:
+        return None, why
+    return CompiledLoop(model, rhs.fast, rhs, stabilization, solver_cls, parts), ""
+
+
+def compiled_evaluation(model, rhs, stabilization) -> "CompiledLoop | None":
+    """The compiled right-hand side of a run that steps in Python (an implicit method,
+    events located by scipy), for :class:`~bondgraph._rhs.RightHandSide` to call
+    (:meth:`CompiledLoop.evaluate`), or None where the compiled loop's conditions on the
+    model (all but the method and the events) do not hold."""
+    parts, _ = _applies(model, rhs, True, False)
+    if parts is None:
+        return None
+    return CompiledLoop(model, rhs.fast, rhs, stabilization, None, parts)
+
+
+def _applies(model, rhs, constant_sources: bool, affine_phi: bool) -> tuple:
+    """(the model's compiled parts, "") where its whole evaluation is compiled (see
+    :func:`compiled_loop`), else (None, why not)."""
     if not fastlu.enabled():
         return None, "numba is not enabled"
     fast = rhs.fast
@@ -141,7 +164,7 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
         return None, why
     if parts["phi_affine"] is not None and not affine_phi:
         return None, "couplings' position constraints are computed outside the program"
-    return CompiledLoop(model, fast, rhs, stabilization, solver_cls, parts), ""
+    return parts, ""
 
 
 class CompiledLoop:
@@ -162,7 +185,8 @@ class CompiledLoop:
 
     def __init__(self, model, fast, rhs, stabilization, solver_cls, parts: dict):
         self.model, self.fast, self.rhs = model, fast, rhs
-        self.tableau = _tableau(solver_cls)
+        # (solver_cls None: the evaluation alone, :func:`compiled_evaluation`)
+        self.tableau = _tableau(solver_cls) if solver_cls is not None else None
         self.parts = parts
         self.steps = 0
         self.fallbacks = 0
@@ -197,6 +221,8 @@ class CompiledLoop:
             first_class(k, K.SOURCE_SIGNATURE) for k in
             (*self._sources[0],
              *(K.no_sources,) * (K.MAX_FAMILIES - len(self._sources[0]))))
+        self._listed = None                   # evaluate()'s typed lists (made once)
+        self.evaluations = 0                  # evaluate()'s answers
         self._mon = np.zeros(5)
         self._head = self._tail = None        # pack()'s constant parts (made once)
         self._rec = None                      # advance()'s records of the steps
@@ -205,6 +231,28 @@ class CompiledLoop:
         # (the interpolant's coefficients: RK45's P, DOP853's D; scipy's own arrays)
         self._interpolation = np.ascontiguousarray(
             DOP853.D if solver_cls is DOP853 else RK45.P, dtype=float)
+
+    def evaluate(self, t: float, x: np.ndarray) -> np.ndarray | None:
+        """dX/dt by the compiled right-hand side, called from Python (:func:`bondgraph.
+        _rk_kernels.fused_rhs_listed`), or None where it cannot answer (the caller then
+        takes the Python path, which handles the failure). The same arithmetic as the
+        Python path's, bit for bit where both answer."""
+        got = self.pack()
+        if got is None:
+            return None
+        D, lu_state = got
+        if lu_state is not None:              # (one factorisation, as the Python path's)
+            lu_state.since_setup += 1
+        K = _kernels()
+        if self._listed is None:
+            self._listed = K.kernel_lists(self._program, self._qrate,
+                                          *self._source_kernels)
+        xdot, ok = K.fused_rhs_listed(float(t), np.ascontiguousarray(x, dtype=float),
+                                      *self._listed, D)
+        if not ok:
+            return None
+        self.evaluations += 1
+        return xdot
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.
@@ -417,9 +465,13 @@ def diagnostics(loop: "CompiledLoop | None", reason: str, rhs=None) -> dict[str,
     """The run's diagnostics of the compiled loop: whether it ran, why not, its steps,
     the times it handed a step to scipy (``compiled_fallbacks``), and the evaluations
     of the one-call compiled path whose pivot order failed its checks
-    (``pivot_fallbacks``, from the run's workspace ``rhs.workspace``; 0 without one)."""
+    (``pivot_fallbacks``, from the run's workspace ``rhs.workspace``; 0 without one),
+    and the evaluations scipy's own steps asked for that the compiled right-hand side
+    answered (``compiled_evaluations``: :meth:`CompiledLoop.evaluate`)."""
     ws = getattr(rhs, "workspace", None)
     return {"compiled_loop": loop is not None, "compiled_loop_reason": reason,
             "compiled_steps": loop.steps if loop is not None else 0,
             "compiled_fallbacks": loop.fallbacks if loop is not None else 0,
-            "pivot_fallbacks": ws.pivot_fallbacks() if ws is not None else 0}
+            "pivot_fallbacks": ws.pivot_fallbacks() if ws is not None else 0,
+            "compiled_evaluations": getattr(getattr(rhs, "compiled", None),
+                                            "evaluations", 0)}

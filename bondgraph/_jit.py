@@ -51,8 +51,9 @@ import threading
 
 from numba import njit, types
 from numba.core import config, event
+from numba.typed import List
 
-__all__ = ["njit", "types", "cache_location", "refresh_stale_cache", "NOTICE",
+__all__ = ["njit", "types", "List", "cache_location", "refresh_stale_cache", "NOTICE",
            "KERNEL_SOURCES", "first_class"]
 
 #: the line printed (with the cache's place) when this process first compiles a kernel

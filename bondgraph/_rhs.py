@@ -82,12 +82,21 @@ class RightHandSide:
         self.singular: list[tuple[float, str]] = []     # trial stages rejected as singular
         self._nan = np.full(model.n_states, np.nan)
         self._nan.setflags(write=False)
+        # the compiled right-hand side (bondgraph._fastrk.compiled_evaluation), where the
+        # run steps in Python and the model's whole evaluation is compiled; set by the
+        # run after the first evaluation (which the Python path makes: it checks the
+        # compiled sources' kernels and sets the pivot order)
+        self.compiled = None
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         self.calls += 1
         if self.failure is not None:
             return self._nan.copy()
         fast = self.fast
+        if self.compiled is not None and math.isfinite(t):
+            xdot = self.compiled.evaluate(t, x)     # (None: it cannot answer here)
+            if xdot is not None:
+                return xdot
         # the sparse evaluation at a finite state: the common case; anything else goes
         # the full path, which repeats the evaluation, finds out why and records it
         if fast is not None and math.isfinite(t):

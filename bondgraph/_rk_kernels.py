@@ -32,7 +32,7 @@ any kernel source changes (once seen: the old pivot test kept in the compiled lo
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit, types
+from ._jit import List, njit, types
 
 from ._sparse_kernels import _first, _second
 
@@ -178,6 +178,34 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     for i in range(xdot.size):
         sd += xdot[i]
     return xdot, np.isfinite(sd)
+
+
+@njit(cache=True)
+def kernel_lists(program, rate, s0, s1, s2, s3):
+    """The typed lists :func:`fused_rhs_listed` takes, made in compiled code (so that
+    numba's list methods for these item types are compiled once, with this function,
+    and cached, not at each process's first list)."""
+    programs = List.empty_list(PROGRAM)
+    programs.append(program)
+    rates = List.empty_list(RATE)
+    rates.append(rate)
+    sources = List.empty_list(SOURCE)
+    sources.append(s0)
+    sources.append(s1)
+    sources.append(s2)
+    sources.append(s3)
+    return programs, rates, sources
+
+
+@njit(cache=True)
+def fused_rhs_listed(t, x, programs, rates, sources, D):
+    """:func:`fused_rhs` with its kernels in numba typed lists (``programs[0]``,
+    ``rates[0]``, ``sources[0..3]``), for a caller in Python: a typed list crosses from
+    Python in one pointer, where each first-class function argument is looked up by
+    numba at every call (about 3 us each, six a call: more than the evaluation of a
+    small mechanism). Compiled when first called."""
+    return fused_rhs(t, x, programs[0], rates[0], sources[0], sources[1], sources[2],
+                     sources[3], D)
 
 
 @njit(cache=True, error_model="numpy")

@@ -124,9 +124,12 @@ class SimulationResult:
         The compiled stepping (:mod:`bondgraph._fastrk`): ``"compiled_loop"``,
         ``"compiled_loop_reason"``, ``"compiled_steps"`` (accepted steps taken
         compiled), ``"compiled_fallbacks"`` (times an evaluation in the compiled loop
-        could not answer and scipy took the next step) and ``"pivot_fallbacks"``
+        could not answer and scipy took the next step), ``"pivot_fallbacks"``
         (evaluations whose compiled LU's pivot order failed its checks, finished in
-        Python with another order or SuperLU).
+        Python with another order or SuperLU) and ``"compiled_evaluations"``
+        (evaluations that scipy's own stepping asked for, an implicit method's and its
+        Jacobians' included, answered by the same compiled right-hand side in one call:
+        :func:`bondgraph._fastrk.compiled_evaluation`).
     """
 
     t: np.ndarray
@@ -370,7 +373,8 @@ def summed_diagnostics(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     summed over all of them, and ``stiff`` if any was (with the first one's reason)."""
     diagnostics = dict(parts[0]) if parts else {}
     for key in ("rhs_evaluations", "jacobian_evaluations", "lu_decompositions",
-                "compiled_steps", "compiled_fallbacks", "pivot_fallbacks"):
+                "compiled_steps", "compiled_fallbacks", "pivot_fallbacks",
+                "compiled_evaluations"):
         if key in diagnostics:
             diagnostics[key] = sum(p.get(key, 0) for p in parts)
     if "stiff" in diagnostics:

@@ -31,7 +31,7 @@ from scipy.integrate import BDF, DOP853, LSODA, RK45, OdeSolver, Radau
 from ._blas import one_blas_thread
 from ._diagnosis import StiffnessMonitor, singularity
 from ._events import EventTracker
-from ._fastrk import compiled_loop
+from ._fastrk import compiled_evaluation, compiled_loop
 from ._fastrk import diagnostics as loop_diagnostics
 from ._jacobian import jacobian_cost, jacobian_options
 from ._output import OutputGrid, collect
@@ -324,6 +324,9 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
         return _fail(result, raise_on_failure)
     loop, why_not = compiled_loop(model, solver_cls, rhs, stabilization, events,
                                   use_compiled)
+    if use_compiled:           # (the steps scipy takes in Python: one compiled call each)
+        rhs.compiled = loop if loop is not None else \
+            compiled_evaluation(model, rhs, stabilization)
     atol_used, nominal, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
     scales = source_time_scales(model, t0, t1)
     if max_step is None:

@@ -156,6 +156,29 @@ def test_compiled_rhs_is_the_python_one():
         x = x0 + 1e-3 * rng.normal(size=x0.size)
         a, b = rhs(0.1, x), loop.derivative(0.1, x)
         np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-13 * np.abs(a).max())
+        # the same kernel called from Python with its kernels in typed lists
+        np.testing.assert_array_equal(loop.evaluate(0.1, x), b)
+    assert loop.evaluations == 3
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF"])
+def test_an_implicit_run_evaluates_the_compiled_rhs(method):
+    """Radau and BDF step in Python; on a model whose whole evaluation is compiled each
+    evaluation they ask for (their finite-difference Jacobians' included) is the
+    compiled right-hand side in one call (``compiled_evaluations``; all but the first,
+    which sets the pivot order in Python), and the run equals the one with every
+    evaluation in Python (``compiled_loop=False``): the same steps, evaluations and
+    states to 1e-12 of each state's largest magnitude."""
+    mm, x0, span = _three_body()
+    ref, fast = _runs(mm, x0, 0.5, method)
+    assert ref.success and fast.success
+    assert ref.diagnostics["compiled_evaluations"] == 0
+    n = fast.diagnostics["rhs_evaluations"]
+    assert fast.diagnostics["jacobian_evaluations"] >= 1
+    assert fast.diagnostics["compiled_evaluations"] >= n - 2, (n, fast.diagnostics)
+    assert fast.nfev == ref.nfev and fast.n_steps == ref.n_steps
+    assert n == ref.diagnostics["rhs_evaluations"]
+    assert _same(ref.x, fast.x, 1e-12), np.abs(ref.x - fast.x).max()
 
 
 @pytest.mark.parametrize("method", ["RK45", "DOP853"])

@@ -249,8 +249,12 @@ def _factors(monkeypatch):
     ws = Workspace()
     sr.derivative(ts[0], xs[:, 0], STAB, ws)
     st = ws.lu(sr._B.fast).structure
-    sr.derivative(ts[-1], xs[:, -1], STAB, Workspace())
-    src = sr._src_bufs[threading.get_ident()]     # (the sources at the last state)
+    # (the sources at the last state: the one-call path fills this thread's buffer, in
+    # a workspace of its own that has a pivot order, so that it takes that path)
+    last = Workspace()
+    sr.derivative(ts[0], xs[:, 0], STAB, last)
+    sr.derivative(ts[-1], xs[:, -1], STAB, last)
+    src = sr._src_bufs[threading.get_ident()]
     ext = sr._B.c.extend(src)
     Lx, Vx, d, _ = fastlu._kernels()._factor_kernel(
         ext, st.tp, st.t_row, st.t_src, st.t_coef, st.Lp, st.Li, st.Up, st.Ui, 0.0, 0.0)
