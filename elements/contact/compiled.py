@@ -39,7 +39,8 @@ KERNELS = {
     gjk: ("_dot", "_cross", "_perpendicular", "_support", "_segment", "_triangle",
           "_closest", "_compact", "gjk_distance", "_face", "_flat_normal", "epa",
           "_projection", "convex_contact"),
-    detect: ("_emit", "plane_contacts", "segment_closest", "capsule_contacts",
+    detect: ("_emit", "plane_contacts", "segment_closest_xyz", "segment_closest",
+             "capsule_contacts",
              "sphere_box_contacts", "_flip", "box_box_manifold", "contact_kernel"),
 }
 """The geometry kernels compiled in place, by module (callees before callers)."""
@@ -54,7 +55,8 @@ for _mod, _names in KERNELS.items():
                     setattr(_other, _name, _jitted)
 
 _contact_kernel = detect.contact_kernel
-PLANE = shapes.PLANE
+_segment_closest = detect.segment_closest_xyz
+PLANE, SPHERE, CAPSULE = shapes.PLANE, shapes.SPHERE, shapes.CAPSULE
 
 
 class Packed:
@@ -134,6 +136,29 @@ def _quat_matrix(q0, q1, q2, q3, A):
         A[k // 3, k % 3] = e[k]
 
 
+@njit(cache=True, inline="always")
+def _rounded_apart(ki, pi, ci, Ri, kj, pj, cj, Rj):
+    """Whether two spheres or capsules (a capsule: radius p[0] about the segment of
+    half-length p[1] along its third axis) are apart, by their segments' closest
+    distance (no array made: most close pairs of a robot's limbs do not touch, and the
+    narrow phase's small arrays cost more than its arithmetic). False for other kinds
+    and where they may touch (a relative slack of 1e-9: the narrow phase decides)."""
+    if not ((ki == SPHERE or ki == CAPSULE) and (kj == SPHERE or kj == CAPSULE)):
+        return False
+    hi = pi[1] if ki == CAPSULE else 0.0
+    hj = pj[1] if kj == CAPSULE else 0.0
+    a0x, a0y, a0z = ci[0] - hi * Ri[0, 2], ci[1] - hi * Ri[1, 2], ci[2] - hi * Ri[2, 2]
+    a1x, a1y, a1z = ci[0] + hi * Ri[0, 2], ci[1] + hi * Ri[1, 2], ci[2] + hi * Ri[2, 2]
+    b0x, b0y, b0z = cj[0] - hj * Rj[0, 2], cj[1] - hj * Rj[1, 2], cj[2] - hj * Rj[2, 2]
+    b1x, b1y, b1z = cj[0] + hj * Rj[0, 2], cj[1] + hj * Rj[1, 2], cj[2] + hj * Rj[2, 2]
+    s, t = _segment_closest(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z)
+    dx = (a0x + s * (a1x - a0x)) - (b0x + t * (b1x - b0x))
+    dy = (a0y + s * (a1y - a0y)) - (b0y + t * (b1y - b0y))
+    dz = (a0z + s * (a1z - a0z)) - (b0z + t * (b1z - b0z))
+    reach = (pi[0] + pj[0]) * (1.0 + 1e-9)
+    return dx * dx + dy * dy + dz * dz > reach * reach
+
+
 @njit(cache=True)
 def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, srot, srad,
              pnormal, poffset, pairs, laws, capacity, margin):
@@ -193,6 +218,9 @@ def wrenches(x, index, mass, jinv, kind, params, verts, vstart, sbody, spos, sro
             for k in range(3):
                 dd += (c[i, k] - c[j, k]) ** 2
             if dd > (srad[i] + srad[j] + margin) ** 2:
+                continue
+            if _rounded_apart(kind[i], params[i], c[i], R[i], kind[j], params[j], c[j],
+                              R[j]):
                 continue
         n_pts = _contact_kernel(kind[i], params[i], verts[vstart[i]:vstart[i + 1]], c[i],
                                 R[i], kind[j], params[j], verts[vstart[j]:vstart[j + 1]],

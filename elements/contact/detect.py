@@ -43,6 +43,7 @@ from elements.contact.shapes import (
 )
 
 __all__ = ["Contacts", "collide", "contact_kernel", "capacity", "segment_closest",
+           "segment_closest_xyz",
            "plane_contacts", "capsule_contacts", "sphere_box_contacts", "box_box_manifold",
            "FACE_ALIGNED"]
 
@@ -145,24 +146,27 @@ def segment_closest(p1, q1, p2, q2):
     p2 + t (q2 - p2) of two segments (Ericson, Real-Time Collision Detection, 5.1.9). A
     segment may be a point. Parallel segments take the middle of their overlap (the
     same pair whichever segment comes first)."""
-    d1 = np.empty(3)
-    d2 = np.empty(3)
-    r = np.empty(3)
-    for i in range(3):
-        d1[i] = q1[i] - p1[i]
-        d2[i] = q2[i] - p2[i]
-        r[i] = p1[i] - p2[i]
-    a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
-    e = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2]
-    f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2]
+    return segment_closest_xyz(p1[0], p1[1], p1[2], q1[0], q1[1], q1[2],
+                               p2[0], p2[1], p2[2], q2[0], q2[1], q2[2])
+
+
+def segment_closest_xyz(p1x, p1y, p1z, q1x, q1y, q1z, p2x, p2y, p2z, q2x, q2y, q2z):
+    """:func:`segment_closest` of points given by their coordinates (no array: what a
+    compiled caller uses where it must not allocate)."""
+    d1x, d1y, d1z = q1x - p1x, q1y - p1y, q1z - p1z
+    d2x, d2y, d2z = q2x - p2x, q2y - p2y, q2z - p2z
+    rx, ry, rz = p1x - p2x, p1y - p2y, p1z - p2z
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
     if a <= 0.0 and e <= 0.0:
         return 0.0, 0.0
     if a <= 0.0:
         return 0.0, min(1.0, max(0.0, f / e))
-    c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2]
+    c = d1x * rx + d1y * ry + d1z * rz
     if e <= 0.0:
         return min(1.0, max(0.0, -c / a)), 0.0
-    b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+    b = d1x * d2x + d1y * d2y + d1z * d2z
     denom = a * e - b * b
     if denom > 1e-12 * a * e:
         s = min(1.0, max(0.0, (b * f - c * e) / denom))

@@ -728,7 +728,8 @@ def test_the_kernels_compile_with_numba(monkeypatch):
                "gjk": ["_dot", "_cross", "_perpendicular", "_support", "_segment",
                        "_triangle", "_closest", "_compact", "gjk_distance", "_face",
                        "_flat_normal", "epa", "_projection", "convex_contact"],
-               "detect": ["_emit", "plane_contacts", "segment_closest", "capsule_contacts",
+               "detect": ["_emit", "plane_contacts", "segment_closest_xyz",
+                          "segment_closest", "capsule_contacts",
                           "sphere_box_contacts", "_flip", "box_box_manifold",
                           "contact_kernel"]}
     # the Python originals first (a run with contact may have compiled them in place
@@ -795,3 +796,41 @@ def test_every_shape_draws_as_its_surface_of_outward_triangles():
             assert n @ shape.support(n) >= n @ x - 1e-12, shape
     with pytest.raises(ModelError, match="Plane 'floor': a plane is unbounded"):
         Plane("floor").surface()
+
+
+def test_the_compiled_early_out_skips_only_rounded_pairs_that_do_not_touch():
+    """The compiled wrenches skip a sphere or capsule pair whose segments are farther
+    apart than the radii (``elements.contact.compiled._rounded_apart``) before the narrow
+    phase: over 4000 random poses of capsule-capsule, capsule-sphere and sphere-sphere
+    pairs (centres 0 to 1.2 m apart: about a third touch), it says "apart" exactly
+    where the narrow phase (asked with a margin, so that it gives the signed depth of
+    pairs apart too) finds no point of positive depth, but for pairs within its 1e-9
+    relative slack. A test that also counted one radius' worth of distance (reach
+    ra + 2 rb) would keep pairs that do not touch, and one short of a radius would skip
+    touching pairs: either fails here."""
+    from elements.contact import compiled
+    rng = np.random.default_rng(31)
+    shapes_ = [Capsule("a", "A", 0.1, 0.6), Capsule("b", "B", 0.15, 0.4),
+               Sphere("s", "S", 0.12)]
+    skipped = touching = 0
+    for _ in range(4000):
+        a, b = shapes_[rng.integers(3)], shapes_[rng.integers(3)]
+        ca = rng.normal(size=3)
+        Ra, Rb = rotation(rng), rotation(rng)
+        cb = ca + unit(rng.normal(size=3)) * rng.uniform(0.0, 1.2)
+        got = collide(a, b, (ca, Ra), (cb, Rb), margin=3.0)
+        assert got.depths.size >= 1
+        touches = bool(np.any(got.depths > 0.0))
+        apart = compiled._rounded_apart(a.kind, a.params, np.asarray(ca, dtype=float),
+                                        np.asarray(Ra, dtype=float), b.kind, b.params,
+                                        np.asarray(cb, dtype=float),
+                                        np.asarray(Rb, dtype=float))
+        if touches:
+            touching += 1
+            assert not apart, (a.name, b.name, got.depths)
+        else:
+            skipped += apart
+            depth = got.depths.max()
+            assert apart or depth > -1e-9 * (a.params[0] + b.params[0]), \
+                (a.name, b.name, depth)
+    assert touching > 500 and skipped > 1000, (touching, skipped)
