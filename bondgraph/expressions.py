@@ -42,6 +42,7 @@ from .errors import ModelError
 
 __all__ = ["FUNCTIONS", "parse_expression", "expression_text", "MAX_LENGTH", "MAX_NODES",
            "MAX_DEPTH", "MAX_MINMAX_ARGUMENTS", "MAX_DIGITS", "MAX_EXPONENT",
+           "MAX_FLOAT_EXPONENT",
            "RESERVED_NAMES"]
 
 FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
@@ -83,6 +84,10 @@ MAX_DIGITS = 1000
 numerator or denominator, a power of them (``(1/3)**(10**9)`` would take sympy hours;
 ``(1.0/3)**(10**9)`` is a floating-point number); an exact constant (``pi**(10**9)``,
 ``exp(exp(10))``) lies within 1e-1000 to 1e1000 in magnitude."""
+
+MAX_FLOAT_EXPONENT = 10 ** 30
+"""The largest exact exponent on a floating-point number (its power is then computed in
+floating point, at a cost that grows with the exponent's digits)."""
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
@@ -300,15 +305,32 @@ class _Reader:
 
     def check_power(self, node: ast.AST, base: sympy.Basic, exponent: sympy.Basic) -> None:
         """Refuse, before sympy computes it, a power of exact numbers whose result would
-        have more than :data:`MAX_DIGITS` digits (``9**9**9``, ``(1/3)**(10**9)``: sympy
-        computes them exactly, for hours), and zero to a negative power."""
+        have more than :data:`MAX_DIGITS` digits (``9**9**9``, ``(1/3)**(10**9)``,
+        ``((1/3)**(1/3))**(10**300)``: sympy computes them exactly, for hours), and zero
+        to a negative power."""
         if base == 0 and exponent.is_Number and exponent.is_negative:
             self.refuse(node, "zero to a negative power (a division by zero)", limit=True)
+        if exponent.is_Rational and base.is_number and base.has(sympy.Float) and \
+                abs(exponent) > MAX_FLOAT_EXPONENT:
+            # (mpmath's power takes time in the exponent's bits: (1e-300)**(2**3000)
+            # ran for seconds, for 0.0)
+            self.refuse(node, f"a floating-point number to the exact power of about "
+                              f"{_size(sympy.Float(exponent, 3))}; valid: an exponent of "
+                              f"at most {MAX_FLOAT_EXPONENT:.0e} in magnitude (beyond it "
+                              f"the power is 0, 1 or beyond double precision)", limit=True)
         if exponent.is_Rational:
             self.check_exponent(node, base, exponent)
-        if not (base.is_Rational and exponent.is_Rational) or abs(base) == 1 or base == 0:
+        if not exponent.is_Rational or not base.is_number:
             return
-        digits = abs(float(exponent)) * math.log10(max(abs(int(base.p)), int(base.q)))
+        # sympy expands a power of exact numbers at once: (p/q)**e to p**e / q**e, and a
+        # power of c**r (or of a product of them, ((1/3)**(1/3))**(10**300)) to c**(r e)
+        # whose whole part it computes exactly; the digits those take
+        digits = 0.0
+        for factor in (base.args if base.is_Mul else (base,)):
+            c, r = (factor.base, factor.exp) if factor.is_Pow else (factor, sympy.S.One)
+            if c.is_Rational and r.is_Rational and abs(c) != 1 and c != 0:
+                digits += abs(float(r * exponent)) * \
+                    math.log10(max(abs(int(c.p)), int(c.q)))
         if digits > MAX_DIGITS:
             self.refuse(node, f"a power of exact numbers of about {digits:.3g} digits; "
                               f"valid: at most {MAX_DIGITS} digits (with a decimal point, "

@@ -168,7 +168,9 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
     u1 = []
     # a source's expression of time is kept out of the simplification (a placeholder
     # until the end): sympy's simplify rewrites exp(1000*t) + sin(t) as a polynomial of
-    # degree 1000 in exp(i t), for minutes, and cannot simplify the states' equations by it
+    # degree 1000 in exp(i t), for minutes, and cannot simplify the states' equations by
+    # it; so is a constant that is no plain number (sin(5) - 1e-300: its trigonometric
+    # rewrites factor polynomials with that float, 14 s)
     opaque: dict[sympy.Dummy, sympy.Basic] = {}
     for n in L.members["U1"]:
         el = els[n]
@@ -183,7 +185,8 @@ def symbolic_equations(model: BondGraph | CausalGraph, simplify: bool = True
             arr = np.asarray(v, dtype=object)
             vals = [v] * el.dim if arr.ndim == 0 else list(arr.ravel())
             for x in map(sympy.sympify, vals):
-                if any(s.name == t.name for s in x.free_symbols):
+                if any(s.name == t.name for s in x.free_symbols) or \
+                        not (x.is_Number or x.free_symbols):
                     opaque[sympy.Dummy(n)] = x
                     x = next(reversed(opaque))
                 u1.append(x)

@@ -402,6 +402,14 @@ def _max_of(n: int) -> str:
                        "1000 digits"),
     ("pow(1/3, 10**9)", "a power of exact numbers of about 4.77e+08 digits"),
     ("(1/3)**(3*10**6)", "a power of exact numbers of about 1.43e+06 digits"),
+    # a power of a power of exact numbers: sympy writes (1/3)**(1/3) as 3**(2/3)/3 and
+    # would compute the whole parts of both factors' powers (the estimate counts both;
+    # found by the slow expression fuzzing: over 1 CPU s, without end)
+    ("((1/3)**(1/3))**(10**300)", "a power of exact numbers of about 7.95e+299 digits"),
+    ("(2*3**(1/2))**(10**5)", "a power of exact numbers of about 5.4e+04 digits"),
+    # a float to an exact power of 904 digits (the fuzzing's: seconds in mpmath, for 0)
+    ("(1e-300)**(2**3000)", "a floating-point number to the exact power of about 1e903; "
+                            "valid: an exponent of at most 1e+30 in magnitude"),
     ("10**1000", "an exact number of 1001 digits; valid: at most 1000 digits"),
     (_max_of(250), "Min and Max take more than 6 arguments together"),
     (_max_of(8000), "Min and Max take more than 6 arguments together"),
