@@ -241,16 +241,16 @@ class CompiledLoop:
         if got is None:
             return None
         D, lu_state = got
-        if lu_state is not None:              # (one factorisation, as the Python path's)
-            lu_state.since_setup += 1
         K = _kernels()
         if self._listed is None:
             self._listed = K.kernel_lists(self._program, self._qrate,
                                           *self._source_kernels)
         xdot, ok = K.fused_rhs_listed(float(t), np.ascontiguousarray(x, dtype=float),
                                       *self._listed, D)
-        if not ok:
+        if not ok:                            # (the Python path counts its own)
             return None
+        if lu_state is not None:              # (one factorisation, as the Python path's)
+            lu_state.since_setup += 1
         self.evaluations += 1
         return xdot
 
