@@ -245,14 +245,39 @@ class CompiledLoop:
         if self._listed is None:
             self._listed = K.kernel_lists(self._program, self._qrate,
                                           *self._source_kernels)
-        xdot, ok = K.fused_rhs_listed(float(t), np.ascontiguousarray(x, dtype=float),
-                                      *self._listed, D)
+        x = np.ascontiguousarray(x, dtype=float)
+        if not x.flags.writeable:             # (the kernel is compiled for writeable ones)
+            x = x.copy()
+        xdot, ok = K.fused_rhs_listed(float(t), x, *self._listed, D)
         if not ok:                            # (the Python path counts its own)
             return None
         if lu_state is not None:              # (one factorisation, as the Python path's)
             lu_state.since_setup += 1
         self.evaluations += 1
         return xdot
+
+    def grouped_differences(self, t: float, y: np.ndarray, f0: np.ndarray, h: np.ndarray,
+                            groups: tuple, J: np.ndarray) -> int:
+        """A finite-difference Jacobian's columns by the compiled right-hand side in one
+        call (:func:`bondgraph._rk_kernels.grouped_differences_listed`; ``groups`` as
+        :meth:`bondgraph._jacobian.GroupedDifferences.packed` gives them), written into
+        ``J``: the number of groups answered, in order (0 where the compiled path cannot
+        answer; the caller takes the rest in Python). Each answered group counts as one
+        evaluation, as :meth:`evaluate`'s."""
+        got = self.pack()
+        if got is None:
+            return 0
+        D, lu_state = got
+        K = _kernels()
+        if self._listed is None:
+            self._listed = K.kernel_lists(self._program, self._qrate,
+                                          *self._source_kernels)
+        done = int(K.grouped_differences_listed(float(t), y, f0, h, *groups, *self._listed,
+                                                D, J))
+        if lu_state is not None:              # (one factorisation each, as evaluate's)
+            lu_state.since_setup += done
+        self.evaluations += done
+        return done
 
     def pack(self):
         """The compiled right-hand side's arrays (:func:`bondgraph._rk_kernels.

@@ -109,6 +109,11 @@ class GroupedDifferences:
     scipy's first choice in its own differences (``num_jac``), made exactly
     representable; scipy's further refinement of a column lost in rounding is left out
     (the Jacobian steers Newton's iteration only).
+
+    Where ``rhs`` is the run's :class:`~bondgraph._rhs.RightHandSide` with a compiled
+    right-hand side, the groups are evaluated in one compiled call
+    (:meth:`~bondgraph._rhs.RightHandSide.grouped_differences`, the same numbers as one
+    call per group), and the groups it could not answer one by one here.
     """
 
     def __init__(self, rhs, sparsity: "Sparsity", atol: Any = 0.0):
@@ -123,16 +128,33 @@ class GroupedDifferences:
             cols = np.flatnonzero(groups == g)
             rows, k = np.nonzero(P[:, cols])         # each row has one column of the group
             self.groups.append((cols, rows, cols[k]))
+        self.packed = self._pack(self.groups)
+
+    @staticmethod
+    def _pack(groups) -> tuple:
+        """The groups as flat arrays for a compiled loop over them (:meth:`bondgraph.
+        _rhs.RightHandSide.grouped_differences`): the offsets of each group's columns,
+        the columns, the offsets of each group's entries, their rows and columns."""
+        def flat(parts):
+            return (np.concatenate(parts) if parts else np.zeros(0)).astype(np.int64)
+        off = [np.r_[0, np.cumsum([g[i].size for g in groups])].astype(np.int64)
+               for i in (0, 1)]
+        return (off[0], flat([g[0] for g in groups]), off[1], flat([g[1] for g in groups]),
+                flat([g[2] for g in groups]))
 
     def __call__(self, t: float, y: np.ndarray) -> np.ndarray:
-        y = np.asarray(y, dtype=float)
-        f0 = self.rhs(t, y)
+        y = np.array(y, dtype=float)             # (a writeable copy, for compiled code)
+        f0 = np.array(self.rhs(t, y), dtype=float)
         h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), self.floor)
         h = np.where(h > 0, h, np.sqrt(np.finfo(float).eps))
         h = np.where(f0 >= 0, h, -h)             # (along the motion, as scipy's)
         h = (y + h) - y
         J = np.zeros((self.n, self.n))
-        for cols, rows, at in self.groups:
+        # the groups in one compiled call where the run has a compiled right-hand side
+        # (the same numbers); the rest (all, or from a group it could not answer) here
+        compiled = getattr(self.rhs, "grouped_differences", None)
+        done = compiled(t, y, f0, h, self.packed, J) if compiled is not None else 0
+        for cols, rows, at in self.groups[done:]:
             yp = y.copy()
             yp[cols] += h[cols]
             df = self.rhs(t, yp) - f0

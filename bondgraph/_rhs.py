@@ -116,6 +116,19 @@ class RightHandSide:
                 return xdot
         return self._full(t, x)
 
+    def grouped_differences(self, t: float, y: np.ndarray, f0: np.ndarray, h: np.ndarray,
+                            groups: tuple, J: np.ndarray) -> int:
+        """Columns of a finite-difference Jacobian by the compiled right-hand side in one
+        call (:meth:`bondgraph._fastrk.CompiledLoop.grouped_differences`), written into
+        ``J``: the groups answered, in order, each counted as an evaluation in
+        :attr:`calls`; 0 where there is no compiled right-hand side or a failure is
+        recorded (the caller evaluates the rest through this object)."""
+        if self.compiled is None or self.failure is not None or not math.isfinite(t):
+            return 0
+        done = self.compiled.grouped_differences(t, y, f0, h, groups, J)
+        self.calls += done
+        return done
+
     # -- the full path ---------------------------------------------------------------------
     def _full(self, t, x) -> np.ndarray:
         model = self.model

@@ -209,6 +209,34 @@ def fused_rhs_listed(t, x, programs, rates, sources, D):
 
 
 @njit(cache=True, error_model="numpy")
+def grouped_differences_listed(t, y, f0, h, g_off, g_cols, r_off, g_rows, g_at, programs,
+                               rates, sources, D, J):
+    """Forward differences of :func:`fused_rhs` in groups of columns, into ``J`` (n, n):
+    group g perturbs the states ``g_cols[g_off[g]:g_off[g + 1]]`` by ``h`` at once and
+    sets ``J[rows, at] = (f(y + h e_g) - f0)[rows] / h[at]`` for its entries
+    ``g_rows[r_off[g]:r_off[g + 1]]``, ``g_at[...]`` (each row has one column of the
+    group), as :class:`bondgraph._jacobian.GroupedDifferences` does in Python: the same
+    arithmetic, so the same numbers. The groups answered, in order (fewer than all where
+    an evaluation failed: the caller takes the rest); the kernels in typed lists, as
+    :func:`fused_rhs_listed`'s, and ``D`` unboxed once for all groups."""
+    n_groups = g_off.size - 1
+    for g in range(n_groups):
+        yp = y.copy()
+        for k in range(g_off[g], g_off[g + 1]):
+            c = g_cols[k]
+            yp[c] += h[c]
+        f, ok = fused_rhs(t, yp, programs[0], rates[0], sources[0], sources[1], sources[2],
+                          sources[3], D)
+        if not ok:
+            return g
+        for k in range(r_off[g], r_off[g + 1]):
+            r = g_rows[k]
+            a = g_at[k]
+            J[r, a] = (f[r] - f0[r]) / h[a]
+    return n_groups
+
+
+@njit(cache=True, error_model="numpy")
 def _norm(v):
     """np.linalg.norm of a vector, as numpy computes it: sqrt(v . v)."""
     return np.sqrt(np.dot(v, v))

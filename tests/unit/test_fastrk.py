@@ -204,3 +204,62 @@ def test_the_loop_evaluates_the_compiled_rhs_bit_for_bit(method):
         alone = loop.derivative(solver.t, solver.y)
         np.testing.assert_array_equal(solver.f, alone)
         np.testing.assert_array_equal(solver.K[-1], alone)
+
+
+def _swing_in_contact():
+    """A hinged rod whose tip ball scrapes a floor (compiled contact sources), at a
+    state of its run where the ball touches the floor."""
+    from tests.unit.test_compiled_sources import _swing
+    mm = _swing().assemble()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # (it says the run looks stiff)
+        res = mm.simulate((0.0, 0.6), q={"J1": 0.6}, method="DOP853",
+                          t_eval=np.linspace(0.0, 0.6, 61))
+    k = int(np.argmax(res.contact_energy()))
+    assert res.contact_energy()[k] > 0
+    return mm, res.raw.x[:, k], None
+
+
+@pytest.mark.parametrize("name", ["three-body", "panda", "swing in contact"])
+def test_the_jacobians_groups_in_one_compiled_call_equal_the_python_loop(name):
+    """An implicit run's finite-difference Jacobian (GroupedDifferences) takes all its
+    groups in one compiled call (RightHandSide.grouped_differences) where the run has a
+    compiled right-hand side: the same matrix, to the last bit, as the groups evaluated
+    one by one from Python through the same compiled right-hand side, also where the
+    compiled call answers only the first groups and Python takes the rest; and every
+    group counts as one evaluation. A step off by a factor of 2 in the compiled call
+    gives another matrix (the check can fail)."""
+    from bondgraph._jacobian import GroupedDifferences, jacobian_sparsity
+    from bondgraph.simulation import _start
+    mm, x, _ = {"three-body": _three_body, "panda": _panda,
+                "swing in contact": _swing_in_contact}[name]()
+    stab = Baumgarte(10.0, 10.0)
+    rhs = _start(mm.model, 0.0, x, stab, False, False).rhs
+    rhs(0.0, x)                       # (the first evaluation sets the pivot order)
+    rhs.compiled = _fastrk.compiled_evaluation(mm.model, rhs, stab)
+    assert rhs.compiled is not None
+    sparsity = jacobian_sparsity(mm.model)
+    assert 1 < sparsity.groups < mm.model.n_states
+    atol = mm.state_atol(1e-6)
+    t = 0.01
+    one_by_one = GroupedDifferences(lambda t, y: rhs(t, y), sparsity, atol)(t, x)
+    calls = rhs.calls
+    jac = GroupedDifferences(rhs, sparsity, atol)
+    J = jac(t, x)
+    assert rhs.calls - calls == sparsity.groups + 1
+    np.testing.assert_array_equal(J, one_by_one)
+    assert np.abs(J).max() > 0
+    # the compiled call answering the first half only: Python takes the rest
+    half = sparsity.groups // 2
+    off, cols, r_off, rows, at = jac.packed
+    whole = jac.packed
+    jac.packed = (off[:half + 1], cols, r_off[:half + 1], rows, at)
+    calls, compiled = rhs.calls, rhs.compiled.evaluations
+    np.testing.assert_array_equal(jac(t, x), one_by_one)
+    assert rhs.calls - calls == sparsity.groups + 1
+    assert rhs.compiled.evaluations - compiled == sparsity.groups + 1
+    # a wrong step in the compiled call is seen
+    real = rhs.compiled.grouped_differences
+    jac.packed = whole
+    rhs.compiled.grouped_differences = lambda t, y, f0, h, g, J: real(t, y, f0, 2 * h, g, J)
+    assert not np.array_equal(jac(t, x), one_by_one)
