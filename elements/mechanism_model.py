@@ -285,6 +285,39 @@ class MechanismModel:
         integration at the same tolerances (issue 22, benchmarks/work_precision.py)."""
         return np.minimum(float(atol) * nominal_scales(self.model, flow=1.0), float(atol))
 
+    def _tolerances(self, rtol: Any, atol: Any) -> tuple[Any, Callable[[Any], Any]]:
+        """(the rtol a run's solver gets, the atol it gets for a model: this one's or a
+        variant's of a switched run, with its own state layout) from the tolerances
+        given to :meth:`simulate`. A number ``atol`` becomes :meth:`state_atol`'s vector
+        (the model's own nominal scales with a flow scale of 1); with a number ``rtol``
+        too, both are multiplied by :meth:`error_norm_scale`. Anything else is passed as
+        given (bad values: ``bondgraph.simulate`` says why)."""
+        if not (np.ndim(atol) == 0 and isinstance(atol, (int, float, np.number)) and
+                np.isfinite(atol) and atol > 0):
+            return rtol, lambda model: atol
+        given = float(atol)
+        k = None
+        if np.ndim(rtol) == 0 and isinstance(rtol, (int, float, np.number)) and \
+                np.isfinite(rtol) and rtol >= RTOL_FLOOR:
+            k = self.error_norm_scale()
+            rtol = max(float(rtol) * k, RTOL_FLOOR)
+        made: dict[int, tuple[Any, np.ndarray]] = {}
+
+        def atol_of(model) -> np.ndarray:
+            got = made.get(id(model))
+            if got is None:
+                a = np.minimum(given * nominal_scales(model, flow=1.0), given)
+                if k is not None:
+                    # a state whose atol the inertia scaling already made tighter than
+                    # atol k keeps it (not both factors: their product put light links'
+                    # angular momenta at 2e-15, below the rounding of the constraint
+                    # solve near a singular configuration, and a run into one took 22
+                    # times the steps to reach it)
+                    a = np.minimum(a, given * k)
+                got = made[id(model)] = (model, a)       # (the model kept: its id stays)
+            return got[1]
+        return rtol, atol_of
+
     def error_norm_scale(self) -> float:
         """The factor (<= 1) on both tolerances that makes the solvers' error norm count
         independent states, as a joint-coordinate tool's does: sqrt(n / N).
@@ -442,9 +475,9 @@ class MechanismModel:
         rtol, atol : float
             ``atol`` (a number) is in the units of the coordinates and their rates (m,
             rad, m/s, rad/s): each momentum state's tolerance is scaled by its body's mass
-            or inertia where that is below 1 (:meth:`state_atol`; not yet in runs with
-            joint stops or friction, which switch models); an array (one per state) is
-            used as given. With a number for both, ``rtol`` and ``atol`` are also
+            or inertia where that is below 1 (:meth:`state_atol`; in runs with joint
+            stops or friction, which switch models, each model's own); an array (one per
+            state) is used as given. With a number for both, ``rtol`` and ``atol`` are also
             multiplied by :meth:`error_norm_scale` (about 0.3 to 0.4 for trees), so that
             they mean the accuracy they mean in a joint-coordinate tool (Pinocchio +
             scipy at the same tolerances reaches the same error;
@@ -541,30 +574,20 @@ class MechanismModel:
             from elements.contact.tunnelling import TunnelWatch   # switched run's: hybrid)
             watch = TunnelWatch(self.index.contact, self.model.state_slices)
             kwargs["events"] = [*([events] if callable(events) else events), watch]
+        rtol, atol_of = self._tolerances(rtol, atol)
         if switched:
             if projection:
                 raise ModelError("projection=True is not available with joint stops or "
                                  "friction (their impacts and sticking switch the model)")
+            # (each stretch's model, a variant of this one, gets its own atol vector)
             raw, switches = hybrid.run(self, x0, t_span, grid, method=method, rtol=rtol,
-                                       atol=atol, stabilization=stab, strict=self.strict,
+                                       atol=atol_of, stabilization=stab, strict=self.strict,
                                        max_steps=max_steps, max_wall_time=max_wall_time,
                                        max_switches=max_switches, **kwargs)
             res = MechanismResult(self, raw, stab)
             res.switches = switches
             return res
-        if np.ndim(atol) == 0 and isinstance(atol, (int, float, np.number)) and \
-                np.isfinite(atol) and atol > 0:
-            given = float(atol)
-            atol = self.state_atol(given)             # (bad values: simulate says why)
-            if np.ndim(rtol) == 0 and isinstance(rtol, (int, float, np.number)) and \
-                    np.isfinite(rtol) and rtol >= RTOL_FLOOR:
-                k = self.error_norm_scale()
-                # a state whose atol the inertia scaling already made tighter than
-                # atol k keeps it (not both factors: their product put light links'
-                # angular momenta at 2e-15, below the rounding of the constraint
-                # solve near a singular configuration, and a run into one took 22
-                # times the steps to reach it)
-                rtol, atol = max(float(rtol) * k, RTOL_FLOOR), np.minimum(atol, given * k)
+        atol = atol_of(self.model)
         if not projection:
             res = simulate(self.model, t_span, x0, t_eval=grid, method=method, rtol=rtol,
                            atol=atol, stabilization=stab, strict=self.strict,

@@ -565,3 +565,49 @@ def test_reaching_the_stop_as_the_rate_reaches_zero_is_one_switch():
     assert np.abs(jr.q + 1.0).max() < 1e-15
     held = res.t > res.switches[0].t
     assert np.abs(np.abs(jr.stop[held]) - G * 0.1 * math.sin(1.0)).max() < 1e-8
+
+
+def test_a_number_atol_means_the_same_with_stops_as_without(monkeypatch):
+    """A number ``atol`` is in coordinate units (m, rad, m/s, rad/s) in a run with stops
+    as in one without: each stretch's model (the free pendulum, then the pendulum held
+    on its stop, a variant with its own states) gets atol times its own nominal scales
+    with a flow scale of 1 (MechanismModel.state_atol's rule), and both tolerances are
+    multiplied by the error-norm scale, as a run without stops does. The bob's angular
+    momentum (inertia 0.01 kg m^2) is held to 0.01 atol: an angular velocity error of
+    atol rad/s. Before, these runs got the number as it was for every state (angular
+    momentum to atol kg m^2/s: 100 atol rad/s) and rtol unscaled."""
+    from bondgraph import nominal_scales
+    from elements.running import hybrid
+    seen = []
+    real = hybrid.simulate
+
+    def spy(model, *args, **kw):
+        seen.append((model, kw["rtol"], kw["atol"]))
+        return real(model, *args, **kw)
+    monkeypatch.setattr(hybrid, "simulate", spy)
+    mech, j = pendulum(upper=0.4, restitution=0.3)
+    j.add_actuator(20.0)                       # (pressed onto the stop until it rests)
+    mm = mech.assemble()
+    res = mm.simulate((0, 1.0), q={"J": 0.0}, rtol=1e-6, atol=1e-6)
+    assert res.success and res.switches[-1].what == "rest upper"
+    k = mm.error_norm_scale()
+    assert 0.1 < k < 1
+    models = {id(m): m for m, _, _ in seen}
+    assert len(models) == 2                    # free, then held on the stop
+    for model, rtol, atol in seen:
+        assert rtol == pytest.approx(1e-6 * k, rel=1e-15)
+        want = np.minimum(np.minimum(1e-6 * nominal_scales(model, flow=1.0), 1e-6),
+                          1e-6 * k)
+        np.testing.assert_array_equal(atol, want)
+        h = model.state_slices["p_bob.angular"]
+        np.testing.assert_allclose(atol[h], 1e-6 * 0.01, rtol=1e-12)
+    # the free stretch's tolerances are those of a run without stops
+    plain = Mechanism("pendulum", gravity=(0, 0, -G))
+    bob = plain.add_body(RigidBody("bob", 1.0, Inertia.principal(0.01, 0.01, 0.01)))
+    plain.add_joint(RevoluteJoint("J", plain.ground, bob, axis=(0, 1, 0),
+                                  child_point=(0, 0, 0.5))).add_actuator(20.0)
+    pm = plain.assemble()
+    free_model, _, free_atol = seen[0]
+    for name, sl in pm.model.state_slices.items():     # (the stop adds a work state)
+        np.testing.assert_array_equal(free_atol[free_model.state_slices[name]],
+                                      np.minimum(pm.state_atol(1e-6)[sl], 1e-6 * k))
