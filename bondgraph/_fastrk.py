@@ -104,8 +104,10 @@ def compiled_loop(model, solver_cls, rhs, stabilization, events, enabled: bool =
         caller that computes U_1 itself (an exported FMU: :mod:`bondgraph.fmu`): then
         time-varying sources are accepted and state-dependent ones are not.
     affine_phi : bool
-        Accept affine position constraints beside the program (couplings; the compiled
-        loop does not compute them: a caller that does, an exported FMU).
+        The caller computes the affine position constraints beside the program itself
+        (couplings; an exported FMU), so that any number of terms is accepted; the
+        compiled right-hand side computes those of at most
+        :data:`bondgraph._rk_kernels.AFFINE_TERMS` terms.
     """
     if not enabled:
         return None, "compiled_loop=False"
@@ -162,8 +164,10 @@ def _applies(model, rhs, constant_sources: bool, affine_phi: bool) -> tuple:
     parts, why = model.functions.compiled_parts()
     if parts is None:
         return None, why
-    if parts["phi_affine"] is not None and not affine_phi:
-        return None, "couplings' position constraints are computed outside the program"
+    aff = parts["phi_affine"]
+    if aff is not None and not affine_phi and aff[1].shape[1] > _kernels().AFFINE_TERMS:
+        return None, (f"an affine position constraint (a coupling) of more than "
+                      f"{_kernels().AFFINE_TERMS} terms")
     return parts, ""
 
 
@@ -303,9 +307,13 @@ class CompiledLoop:
                           ints(ri_), flts(rf), ints(p["dest_p"]), ints(p["ri"]),
                           ints(p["copy_dst"]), ints(p["copy_src"]), ints(p["q_state"], 2),
                           ints(p["q_flow"], 2), ints(p["q_dst"], 2), ints(fast._w1_kin))
+            aff = p["phi_affine"]
+            if aff is None:
+                aff = (np.zeros(0), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0))
             self._tail = (flts(self._U1), flts(self._dU1), flts(self._ab),
                           ints(fast._w2_X), self._work_e, self._work_f, self._work_off,
-                          *self._sources[1:])
+                          *self._sources[1:], ints(aff[0]), ints(aff[1], 2),
+                          flts(aff[2]), flts(aff[3]))
         I_all, F_all, IO, FO = packed
         D = (*self._head, I_all, F_all, IO, FO, S[0], S[1], S[2], self.fast._src0.copy(),
              *self._tail)

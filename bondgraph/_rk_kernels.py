@@ -55,11 +55,17 @@ SOURCE = types.FunctionType(SOURCE_SIGNATURE)
 # (four arguments, not a tuple: numba warns at every call that takes a tuple of them)
 PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
                       _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I,
-                      _IM, _I, _V, _I, _I])
+                      _IM, _I, _V, _I, _I, _I, _IM, _M, _V])
 """The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack);
-the last five: the compiled sources' offsets (3, MAX_FAMILIES + 1: each family's part
+entries 31 to 35: the compiled sources' offsets (3, MAX_FAMILIES + 1: each family's part
 of the ints, of the flts and of the outputs), ints, flts, and the pairs (U_1 entry,
-output) of their values."""
+output) of their values; the last four: the affine position constraints computed beside
+the program (couplings: Phi[dest] = sum coef x[index] + constant; dest (k,), index and
+coef (k, m), constant (k,); m at most :data:`AFFINE_TERMS`)."""
+AFFINE_TERMS = 7
+"""The most terms of an affine position constraint in the compiled right-hand side: up to
+7, a sum from the first term on is numpy's (Python path: ``(coef * x[idx]).sum(axis=1)``)
+to the last bit; numpy sums 8 and more in another order."""
 
 SAFETY = 0.9         # scipy.integrate._ivp.rk: SAFETY, MIN_FACTOR, MAX_FACTOR
 MIN_FACTOR = 0.2
@@ -86,7 +92,7 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
      copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
      t_coef, src, U1c, dU1, ab, w2_X, work_e, work_f, work_off, s_off, s_ints, s_flts,
-     s_dest, s_from) = D
+     s_dest, s_from, a_dest, a_idx, a_coef, a_const) = D
     n_b, n_mod, n_phi, n_u2, rate_terms, stab, n_kin = (dims[0], dims[1], dims[2],
                                                         dims[3], dims[4], dims[5],
                                                         dims[6])
@@ -107,6 +113,12 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     phi = np.full(n_u2, np.nan)
     for i in range(n_phi):
         phi[dest_p[i]] = phi_p[i]
+    # the affine ones (couplings), summed in numpy's order (AFFINE_TERMS)
+    for i in range(a_dest.size):
+        s = a_coef[i, 0] * x[a_idx[i, 0]]
+        for m in range(1, a_idx.shape[1]):
+            s += a_coef[i, m] * x[a_idx[i, m]]
+        phi[a_dest[i]] = s + a_const[i]
     # the state-dependent sources (SourceLaw.compiled: a kernel per family), the others
     # constant
     if s_dest.size:

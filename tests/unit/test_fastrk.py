@@ -41,23 +41,35 @@ def _three_body():
     return mm, mm.initial_state({}, {}), 2.0
 
 
-def _panda():
+def _panda(mimic="independent"):
     path = robot_file("panda_description/urdf/panda.urdf")
     if path is None:
         pytest.skip("example-robot-data is not installed (the test extra): no panda URDF")
     from elements.files.urdf import load_urdf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mech = load_urdf(path, mimic="independent")
+        mech = load_urdf(path, mimic=mimic)
     mm = mech.assemble()
     rng = np.random.default_rng(0)
     names = [j for j, jt in mech.joints.items() if jt.coordinates]
+    if mimic != "independent":           # (a follower's coordinates are set from its leader)
+        names = [j for j in names if j != "panda_finger_joint2"]
     q = {j: float(rng.uniform(-0.4, 0.4)) for j in names}
     qd = {j: float(rng.normal(scale=0.5)) for j in names}
     return mm, mm.initial_state(q, qd), 0.5
 
 
-MODELS = {"chain-10": _chain10, "three-body": _three_body, "panda": _panda}
+def _panda_coupled():
+    """Panda as its URDF has it: the second finger mimics the first (a coupling, whose
+    affine position constraint the compiled right-hand side computes beside the
+    program)."""
+    mm, x0, span = _panda(mimic="couple")
+    assert mm.model.functions.compiled_parts()[0]["phi_affine"] is not None
+    return mm, x0, span
+
+
+MODELS = {"chain-10": _chain10, "three-body": _three_body, "panda": _panda,
+          "panda, coupled fingers": _panda_coupled}
 
 
 def _runs(mm, x0, span, method, **kw):
@@ -159,6 +171,32 @@ def test_compiled_rhs_is_the_python_one():
         # the same kernel called from Python with its kernels in typed lists
         np.testing.assert_array_equal(loop.evaluate(0.1, x), b)
     assert loop.evaluations == 3
+
+
+def test_the_compiled_rhs_computes_a_couplings_position_constraint():
+    """Panda's mimic fingers (a coupling q2 = q1, an affine Phi on two joint-coordinate
+    states): at states off the constraints (Phi != 0, so that the Baumgarte term reads
+    the coupling's Phi) the compiled right-hand side equals the Python path's dX/dt to
+    1e-13 of its largest entry; with the coupling's constant off by 1e-4 m it does not
+    (the check can fail)."""
+    from scipy.integrate import DOP853
+
+    from bondgraph.simulation import _start
+    mm, x0, _ = _panda_coupled()
+    stab = Baumgarte(10.0, 10.0)
+    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
+    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
+    loop, why = _fastrk.compiled_loop(mm.model, DOP853, rhs, stab, (), True)
+    assert loop is not None, why
+    rng = np.random.default_rng(5)
+    xs = [x0 + 1e-3 * rng.normal(size=x0.size) for _ in range(3)]
+    for x in xs:
+        a, b = rhs(0.1, x), loop.derivative(0.1, x)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-13 * np.abs(a).max())
+    loop.pack()                           # (the packed affine constants, a new copy:
+    loop._tail = (*loop._tail[:-1], loop._tail[-1] + 1e-4)   # the model's are shared)
+    a, b = rhs(0.1, xs[0]), loop.derivative(0.1, xs[0])
+    assert np.abs(b - a).max() > 1e-10 * np.abs(a).max()       # (seen: 5e-8)
 
 
 @pytest.mark.parametrize("method", ["Radau", "BDF"])
