@@ -182,7 +182,12 @@ def test_with_events_dop853_interpolants_come_from_the_compiled_loop(monkeypatch
     now evaluates the last step's extra stages there too, and drops them where the
     events' scan cuts the call back to an earlier step. Python is called about once per
     stretch (scipy's start), and the run is the scipy loop's: the same switches and
-    evaluations, the same states (seen bit for bit; 1e-13 allowed)."""
+    evaluations, switch times to 1e-10 s and states to 1e-9 of their largest (the
+    run's rtol). The scipy loop's extra stages are the Python path's evaluations, which
+    equal the compiled ones to rounding, not always to the last bit: with the
+    stretches' tolerances scaled as a plain run's, the second impact time differs by
+    1e-16 s, and 24 impacts (restitution 0.95) grow that to 2.5e-12 s and 1.1e-10 in the
+    final states (seen; before the scaling, bit for bit)."""
     from elements import models as emodels
 
     mech, _ = emodels.chain(1)
@@ -198,7 +203,9 @@ def test_with_events_dop853_interpolants_come_from_the_compiled_loop(monkeypatch
     res = run()
     stretches = len(res.switches) + 1
     assert len(res.switches) >= 20 and res.raw.nfev == ref.raw.nfev
-    assert [s.t for s in res.switches] == [s.t for s in ref.switches]
+    assert [s.kind for s in res.switches] == [s.kind for s in ref.switches]
+    assert np.abs(np.array([s.t for s in res.switches]) -
+                  np.array([s.t for s in ref.switches])).max() <= 1e-10
     assert len(calls) <= 2 * stretches, (len(calls), stretches)
     scale = np.abs(ref.raw.x).max(axis=1, keepdims=True) + 1e-300
-    assert np.abs((res.raw.x - ref.raw.x) / scale).max() <= 1e-13
+    assert np.abs((res.raw.x - ref.raw.x) / scale).max() <= 1e-9
