@@ -9,7 +9,8 @@ Graph and elements
     BondGraph, Component, Element, Category, register_element, ELEMENT_TYPES,
     Se, Sf, UnknownEffort (Se*), I, C, R, TF, MTF, GY, MGY, EJS, ZeroJunction,
     OneJunction, KinematicState, WorkState, PositionConstraint, TimeFunction, StateFunction,
-    StateView, Bond, PortSpec, Causality, skew
+    StateView, Bond, PortSpec, Causality, skew,
+    TimeKernel (a standard function of time as data: compiled, not called)
 Stages
     validate, assign_causality, CausalGraph, InsertedSource, assemble,
     StateSpaceModel, Evaluation, Baumgarte, Branch, simulate, SimulationResult, Status,
@@ -106,6 +107,7 @@ from .linear_model import LinearModel, Modes
 from .linearization import Equilibrium, find_equilibrium, linearize
 from .spatial import skew
 from .sparse import SparseReduction, StepValues
+from .timefunctions import TimeKernel
 from .symbolic import SymbolicEquations, symbolic_equations
 from .validation import validate
 from .viz import render, to_dot, to_graphviz
@@ -116,7 +118,7 @@ __all__ = [
     "BondGraph", "Component", "Element", "Category", "register_element", "ELEMENT_TYPES",
     "Se", "Sf", "UnknownEffort", "I", "C", "R", "TF", "MTF", "GY", "MGY", "EJS",
     "ZeroJunction", "OneJunction", "KinematicState", "WorkState", "PositionConstraint", "ModulusContext",
-    "TimeFunction",
+    "TimeFunction", "TimeKernel",
     "StateFunction", "StateView", "Bond", "PortSpec", "Causality", "skew",
     "validate", "assign_causality", "CausalGraph", "InsertedSource", "assemble",
     "StateSpaceModel", "Evaluation", "Baumgarte", "Branch", "simulate", "SimulationResult",

@@ -151,8 +151,7 @@ def _applies(model, rhs, constant_sources: bool, affine_phi: bool) -> tuple:
     if not constant_sources:
         varying = [n for n in varying if model.sources[n].state_dependent]
     else:
-        compiled = [n for n in varying if model.sources[n].state_dependent and
-                    model.sources[n].compiled is not None]
+        compiled = [n for n in varying if model.sources[n].compiled is not None]
         families = {id(model.sources[n].compiled.family) for n in compiled}
         if len(families) > 4:              # (_rk_kernels.MAX_FAMILIES)
             return None, (f"sources {', '.join(compiled[:3])}: more than 4 families of "
@@ -483,15 +482,16 @@ class CompiledLoop:
 
 
 def _compiled_sources(model, varying) -> tuple:
-    """(the kernels, one per family, then the packed arrays of
-    :data:`bondgraph._rk_kernels.PACKED`'s last five: the offsets (3, families + 1) of
-    each family's ints, flts and outputs, the ints, the flts, the U_1 entries and the
-    outputs that fill them) of a model's state-dependent sources with a compiled kernel
-    (:class:`~bondgraph.primitives.sources.CompiledSource`)."""
+    """(the kernels, one per family, then the compiled sources' packed arrays of
+    :data:`bondgraph._rk_kernels.PACKED`: the offsets (3, families + 1) of each
+    family's ints, flts and outputs, the ints, the flts, the U_1 entries and the
+    outputs that fill them, the dU_1/dt entries and theirs) of a model's sources with a
+    compiled kernel (:class:`~bondgraph.primitives.sources.CompiledSource`:
+    state-dependent ones, standard functions of time)."""
     got = [(name, sl, law.compiled) for name, sl, law in varying
-           if law.state_dependent and law.compiled is not None]
+           if law.compiled is not None]
     f = CompiledFamilies.pack(got, model.state_slices, _kernels().MAX_FAMILIES)
-    return f.kernels, f.offsets, f.ints, f.flts, f.dest, f.src
+    return f.kernels, f.offsets, f.ints, f.flts, f.dest, f.src, f.rdest, f.rsrc
 
 
 def diagnostics(loop: "CompiledLoop | None", reason: str, rhs=None) -> dict[str, Any]:

@@ -55,11 +55,12 @@ SOURCE = types.FunctionType(SOURCE_SIGNATURE)
 # (four arguments, not a tuple: numba warns at every call that takes a tuple of them)
 PACKED = types.Tuple([_I, _I, _IM, _I, _V, _IM, _I, _V, _I, _I, _I, _I, _IM, _IM, _IM, _I,
                       _I, _V, _I, _I, _I, _I, _V, _V, _V, _V, _V, _I, _I, _I, _I,
-                      _IM, _I, _V, _I, _I, _I, _IM, _M, _V])
+                      _IM, _I, _V, _I, _I, _I, _I, _I, _IM, _M, _V])
 """The arrays of a model's compiled right-hand side (bondgraph._fastrk.CompiledLoop.pack);
-entries 31 to 35: the compiled sources' offsets (3, MAX_FAMILIES + 1: each family's part
-of the ints, of the flts and of the outputs), ints, flts, and the pairs (U_1 entry,
-output) of their values; the last four: the affine position constraints computed beside
+entries 31 to 37: the compiled sources' offsets (3, MAX_FAMILIES + 1: each family's part
+of the ints, of the flts and of the outputs), ints, flts, the pairs (U_1 entry, output)
+of their values and those (dU_1/dt entry, output) of the rates that some give; the last
+four: the affine position constraints computed beside
 the program (couplings: Phi[dest] = sum coef x[index] + constant; dest (k,), index and
 coef (k, m), constant (k,); m at most :data:`AFFINE_TERMS`)."""
 AFFINE_TERMS = 7
@@ -92,7 +93,7 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
     (dims, xi, v_desc, v_ints, v_flts, r_desc, r_ints, r_flts, dest_p, ri, copy_dst,
      copy_src, q_state, q_flow, q_dst, w1_kin, I_all, F_all, IO, FO, S_ints, S_off,
      t_coef, src, U1c, dU1, ab, w2_X, work_e, work_f, work_off, s_off, s_ints, s_flts,
-     s_dest, s_from, a_dest, a_idx, a_coef, a_const) = D
+     s_dest, s_from, s_rdest, s_rfrom, a_dest, a_idx, a_coef, a_const) = D
     n_b, n_mod, n_phi, n_u2, rate_terms, stab, n_kin = (dims[0], dims[1], dims[2],
                                                         dims[3], dims[4], dims[5],
                                                         dims[6])
@@ -139,6 +140,10 @@ def fused_rhs(t, x, prog, qrate, s0, s1, s2, s3, D):
                     s3(t, x, ints, flts, part)
         for i in range(s_dest.size):
             U1[s_dest[i]] = out[s_from[i]]
+        if s_rdest.size:
+            dU1 = dU1.copy()
+            for i in range(s_rdest.size):
+                dU1[s_rdest[i]] = out[s_rfrom[i]]
     else:
         U1 = U1c
     work, w1, status = _first(x, moduli, U1, src, I_all, F_all, IO, FO, S_ints, S_off,

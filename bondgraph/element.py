@@ -31,6 +31,7 @@ import sympy
 
 from .bonds import PortSpec
 from .errors import ModelError, NameNotFoundError, did_you_mean
+from .timefunctions import TimeKernel
 
 __all__ = [
     "Category",
@@ -440,6 +441,12 @@ class TimeFunction:
         does not step over what happens within a period.
     breaks : tuple of float
         Times (s) where the value jumps or has a kink: a run stops and restarts there.
+    compiled : TimeKernel, optional
+        What the function is, as data (:class:`bondgraph.timefunctions.TimeKernel`: set
+        by :meth:`sine`, :meth:`ramp` and the model files' step, ramp, sine and table
+        sources), so that a run computes it in compiled code and stays on the compiled
+        loop; ``value`` and ``rate`` must compute the same (the first evaluation of a
+        model checks it). None: the Python functions are called.
 
     Examples
     --------
@@ -453,6 +460,7 @@ class TimeFunction:
     rate: Callable[[float], Any] | None = None
     period: float | None = None
     breaks: tuple[float, ...] = ()
+    compiled: TimeKernel | None = None
 
     @staticmethod
     def sine(amplitude: float, omega: float, phase: float = 0.0,
@@ -460,13 +468,15 @@ class TimeFunction:
         """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s)."""
         return TimeFunction(lambda t: offset + amplitude * np.sin(omega * t + phase),
                             lambda t: amplitude * omega * np.cos(omega * t + phase),
-                            period=2 * np.pi / abs(omega) if omega else None)
+                            period=2 * np.pi / abs(omega) if omega else None,
+                            compiled=TimeKernel("sine", (offset, amplitude, omega, phase)))
 
     @staticmethod
     def ramp(slope: float, start: float = 0.0, offset: float = 0.0) -> "TimeFunction":
         """``offset`` until ``start``, then ``offset + slope (t - start)``."""
         return TimeFunction(lambda t: offset + slope * max(t - start, 0.0),
-                            lambda t: slope if t >= start else 0.0, breaks=(float(start),))
+                            lambda t: slope if t >= start else 0.0, breaks=(float(start),),
+                            compiled=TimeKernel("ramp", (offset, slope, start)))
 
 
 @dataclass(frozen=True)

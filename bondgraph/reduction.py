@@ -329,8 +329,8 @@ class StateSpaceModel:
         U1c, dU1c, _ = self.source_plan()
         U1, dU1 = U1c.copy(), dU1c.copy()
         families, python = self._source_plan[3:]
-        if families is not None:
-            families.fill(t, s, U1)
+        if families is not None:            # (their rates too, where they give them)
+            families.fill(t, s, U1, dU1, rates)
         for _, sl, law in python:
             U1[sl] = law.value(t, s)
             if law.rate is not None:

@@ -27,11 +27,11 @@ _D = ("DIMS", "XI", "V_DESC", "V_INTS", "V_FLTS", "R_DESC", "R_INTS", "R_FLTS", 
       "RI", "COPY_DST", "COPY_SRC", "Q_STATE", "Q_FLOW", "Q_DST", "W1_KIN", "I_ALL", "F_ALL",
       "IO", "FO", "S_INTS", "S_OFF", "T_COEF", "SRC", "U1", "DU1", "AB", "W2_X", "WORK_E",
       "WORK_F", "WORK_OFF", "SRC_SIZE", "SRC_INTS", "SRC_FLTS", "SRC_DEST", "SRC_FROM",
-      "AFF_DEST", "AFF_IDX", "AFF_COEF", "AFF_CONST")
+      "SRC_RDEST", "SRC_RFROM", "AFF_DEST", "AFF_IDX", "AFF_COEF", "AFF_CONST")
 # (the compiled sources': none in an export, which refuses state-dependent sources; the
 # affine Phi: written from the compiled parts as BGF_PHIA_*)
 _NO_C = ("U1", "DU1", "SRC_SIZE", "SRC_INTS", "SRC_FLTS", "SRC_DEST", "SRC_FROM",
-         "AFF_DEST", "AFF_IDX", "AFF_COEF", "AFF_CONST")
+         "SRC_RDEST", "SRC_RFROM", "AFF_DEST", "AFF_IDX", "AFF_COEF", "AFF_CONST")
 
 
 def fused_parts(model, x0: np.ndarray, stabilization):

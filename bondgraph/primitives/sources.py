@@ -16,6 +16,7 @@ from ..element import (
 )
 from ..errors import ModelError
 from ..laws import SourceTiming, TimeLaw, depends_on_time
+from ..timefunctions import TIME_SOURCES, TimeKernel, time_kernel
 from ._common import _check_dim, _short
 
 
@@ -45,12 +46,21 @@ class CompiledSource:
         these slices (state name -> slice).
     entries : ndarray of int
         Which outputs are this source's value, in order (its ``dim`` of them).
+    rate_entries : ndarray of int, optional
+        Which outputs are its time derivative (dU_1/dt), where the kernel gives it
+        (functions of time: :mod:`bondgraph.timefunctions`), else None.
+
+    A family whose object has ``per_source = True`` packs each source's own arrays one
+    after another (``pack`` and the entries are each source's, its outputs counted
+    from its own first one), so that one call serves all of them; otherwise ``pack`` is
+    the whole family's, taken from its first source.
     """
 
     family: Any
     kernel: Callable[[], Any]
     pack: Callable[[Mapping[str, slice]], tuple[np.ndarray, np.ndarray, int]]
     entries: np.ndarray
+    rate_entries: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -76,6 +86,8 @@ class CompiledFamilies:
         The families' packed arrays, one after another.
     dest, src : ndarray of int
         U_1 entries, and the outputs that fill them.
+    rdest, rsrc : ndarray of int
+        dU_1/dt entries, and the outputs that fill them (sources that give their rate).
     laws : tuple
         (name, U_1 slice, :class:`SourceLaw`) of the sources, for the first call's
         check (empty: no check).
@@ -87,6 +99,8 @@ class CompiledFamilies:
     flts: np.ndarray
     dest: np.ndarray
     src: np.ndarray
+    rdest: np.ndarray
+    rsrc: np.ndarray
     laws: tuple = ()
     checked: bool = False
 
@@ -100,36 +114,58 @@ class CompiledFamilies:
         """Pack ``sources`` (name, U_1 slice, compiled source), grouped by family, for a
         model with these state slices; ``width``: the number of families the offsets
         leave room for (at least the families there)."""
-        families: dict[int, CompiledSource] = {}
-        for _, _, c in sources:
-            families.setdefault(id(c.family), c)
+        families: dict[int, list] = {}
+        for item in sources:
+            families.setdefault(id(item[2].family), []).append(item)
         width = max(width, len(families))
         off = np.zeros((3, width + 1), dtype=np.int64)
-        kernels, ints, flts, first, sizes = [], [], [], {}, {}
-        for k, c in enumerate(families.values()):
-            i, f, size = c.pack(state_slices)
-            sizes[id(c.family)] = int(size)
+        kernels, ints, flts = [], [], []
+        first: dict[int, int] = {}            # (id of a source's CompiledSource)
+        sizes: dict[int, int] = {}
+        for k, members in enumerate(families.values()):
+            c0 = members[0][2]
+            if getattr(c0.family, "per_source", False):
+                packs, at = [], 0
+                for _, _, c in members:
+                    i, f, size = c.pack(state_slices)
+                    packs.append((i, f))
+                    first[id(c)], sizes[id(c)] = off[2, k] + at, int(size)
+                    at += int(size)
+                i = np.concatenate([np.asarray(p[0], dtype=np.int64).ravel() for p in packs])
+                f = np.concatenate([np.asarray(p[1], dtype=np.float64).ravel()
+                                    for p in packs])
+                size = at
+            else:
+                i, f, size = c0.pack(state_slices)
+                for _, _, c in members:
+                    first[id(c)], sizes[id(c)] = off[2, k], int(size)
             ints.append(np.asarray(i, dtype=np.int64).ravel())
             flts.append(np.asarray(f, dtype=np.float64).ravel())
-            kernels.append(c.kernel())
-            first[id(c.family)] = off[2, k]
+            kernels.append(c0.kernel())
             off[:, k + 1] = off[:, k] + (ints[-1].size, flts[-1].size, int(size))
         off[:, len(families) + 1:] = off[:, len(families):len(families) + 1]
-        dest, src = [], []
+        dest, src, rdest, rsrc = [], [], [], []
         for name, sl, c in sources:
-            entries = np.asarray(c.entries, dtype=np.int64).ravel()
-            if entries.size != sl.stop - sl.start or entries.size and \
-                    not 0 <= entries.min() <= entries.max() < sizes[id(c.family)]:
-                raise AssertionError(f"source '{name}': its compiled entries do not fit")
-            dest.append(np.arange(sl.start, sl.stop, dtype=np.int64))
-            src.append(entries + first[id(c.family)])
+            for entries, to, fr in ((c.entries, dest, src), (c.rate_entries, rdest, rsrc)):
+                if entries is None:
+                    continue
+                entries = np.asarray(entries, dtype=np.int64).ravel()
+                if entries.size != sl.stop - sl.start or entries.size and \
+                        not 0 <= entries.min() <= entries.max() < sizes[id(c)]:
+                    raise AssertionError(f"source '{name}': its compiled entries do not "
+                                         f"fit")
+                to.append(np.arange(sl.start, sl.stop, dtype=np.int64))
+                fr.append(entries + first[id(c)])
         none = np.zeros(0, dtype=np.int64)
         return cls(tuple(kernels), off, np.concatenate([none, *ints]),
                    np.concatenate([np.zeros(0), *flts]), np.concatenate([none, *dest]),
-                   np.concatenate([none, *src]))
+                   np.concatenate([none, *src]), np.concatenate([none, *rdest]),
+                   np.concatenate([none, *rsrc]))
 
-    def fill(self, t: float, s: StateView, U1: np.ndarray) -> None:
-        """Write the sources' values at time ``t`` (s) and state ``s`` into ``U1``."""
+    def fill(self, t: float, s: StateView, U1: np.ndarray,
+             dU1: np.ndarray | None = None, rates: bool = True) -> None:
+        """Write the sources' values at time ``t`` (s) and state ``s`` into ``U1`` (and
+        the rates of those that give them into ``dU1``: NaN unless ``rates``)."""
         x = s.array
         if not (x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable):
             x = np.array(x, dtype=np.float64)       # (the kernels' fixed types)
@@ -139,40 +175,64 @@ class CompiledFamilies:
             kernel(float(t), x, self.ints[off[0, k]:off[0, k + 1]],
                    self.flts[off[1, k]:off[1, k + 1]], out[off[2, k]:off[2, k + 1]])
         U1[self.dest] = out[self.src]
+        if dU1 is not None:
+            dU1[self.rdest] = out[self.rsrc] if rates else np.nan
         if not self.checked and self.laws:
-            self._check(t, s, U1)
+            self._check(t, s, U1, "value", lambda law: law.value)
+            if self.rdest.size:
+                R = np.full(U1.size, np.nan)
+                R[self.rdest] = out[self.rsrc]
+                self._check(t, s, R, "rate", lambda law: law.rate if law.compiled is not
+                            None and law.compiled.rate_entries is not None else None)
             self.checked = True
 
-    def _check(self, t: float, s: StateView, U1: np.ndarray) -> None:
-        own = [np.asarray(law.value(t, s), dtype=float).ravel() for _, _, law in self.laws]
+    def _check(self, t: float, s: StateView, U1: np.ndarray, what: str, of) -> None:
+        laws = [(name, sl, of(law)) for name, sl, law in self.laws]
+        laws = [(name, sl, f) for name, sl, f in laws if f is not None]
+        own = [np.asarray(f(t, s), dtype=float).ravel() for _, _, f in laws]
+
         def largest(a: np.ndarray) -> float:          # (of the finite values)
             return float(np.abs(a[np.isfinite(a)]).max(initial=0.0))
-        scale = max([largest(U1[self.dest])] + [largest(v) for v in own])
-        for (name, sl, _), v in zip(self.laws, own):
+        scale = max([largest(U1[sl]) for _, sl, _ in laws] + [largest(v) for v in own],
+                    default=0.0)
+        for (name, sl, _), v in zip(laws, own):
             got = U1[sl]
             if v.shape != got.shape or not np.all(np.isclose(
                     got, v, rtol=0.0, atol=self.CHECK_RTOL * scale, equal_nan=True)):
                 raise ModelError(
                     f"source '{name}': its compiled kernel gives {np.array2string(got)} "
-                    f"at t = {t:g} s where its value function gives {np.array2string(v)}; "
-                    f"a CompiledSource must compute the same value as the source's "
-                    f"function (to {self.CHECK_RTOL:g} of the largest value)")
+                    f"at t = {t:g} s where its {what} function gives "
+                    f"{np.array2string(v)}; a CompiledSource must compute the same "
+                    f"{what} as the source's function (to {self.CHECK_RTOL:g} of the "
+                    f"largest)")
 
     @classmethod
     def split(cls, varying: list, state_slices: Mapping[str, slice], enabled: bool
               ) -> "tuple[CompiledFamilies | None, list]":
-        """(the families of the state-dependent sources among ``varying`` (name, U_1
-        slice, :class:`SourceLaw`) that have a compiled kernel, if ``enabled`` (numba
+        """(the families of the sources among ``varying`` (name, U_1 slice,
+        :class:`SourceLaw`) that have a compiled kernel, if ``enabled`` (numba
         is: :func:`bondgraph.fastlu.enabled`) and there are any, else None; the other
         sources, in order)."""
         got = [(n, sl, law.compiled) for n, sl, law in varying
-               if law.state_dependent and law.compiled is not None] if enabled else []
+               if law.compiled is not None] if enabled else []
         if not got:
             return None, list(varying)
         names = {n for n, _, _ in got}
         families = cls.pack(got, state_slices)
         families.laws = tuple(v for v in varying if v[0] in names)
         return families, [v for v in varying if v[0] not in names]
+
+
+def compiled_time_source(kernel: TimeKernel | None, dim: int) -> CompiledSource | None:
+    """The :class:`CompiledSource` of a source of ``dim`` values whose value is the
+    standard function of time ``kernel`` (:mod:`bondgraph.timefunctions`: its values,
+    then its rates), or None (no kernel, or parameters that do not fit)."""
+    rec = kernel.record(dim) if kernel is not None else None
+    if rec is None:
+        return None
+    ints, flts = rec
+    return CompiledSource(TIME_SOURCES, time_kernel, lambda slices: (ints, flts, 2 * dim),
+                          np.arange(dim), rate_entries=np.arange(dim, 2 * dim))
 
 
 def plan_sources(laws: Mapping[str, "SourceLaw"], dims: Mapping[str, int],
@@ -206,8 +266,9 @@ class SourceLaw:
     :class:`~bondgraph.laws.SourceTiming`), None when nothing is known; ``expression``
     says that ``value`` is a compiled sympy expression of time (pure and cheap: a run may
     sample it, where it calls a user's function only when it must); ``compiled`` is the
-    value's compiled kernel where a state-dependent law offers one
-    (:class:`CompiledSource`), else None.
+    value's compiled kernel where the law offers one (a state-dependent law's own, a
+    standard function of time's: :mod:`bondgraph.timefunctions`;
+    :class:`CompiledSource`), else None.
     """
 
     value: Callable[[float, StateView], np.ndarray]
@@ -299,8 +360,9 @@ class SourceBase(Element):
             if v.rate is not None:
                 rate = lambda t, s, f=v.rate: self._vector(f(t))  # noqa: E731
             timing = SourceTiming(v.period, v.breaks) if v.period or v.breaks else None
+            compiled = compiled_time_source(v.compiled, self._dim) if rate else None
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False,
-                             timing=timing)
+                             timing=timing, compiled=compiled)
         if isinstance(v, StateFunction):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True,
                              compiled=v.compiled)

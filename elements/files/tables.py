@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph import ModelError, TimeFunction
+from bondgraph import ModelError, TimeFunction, TimeKernel
 from bondgraph._files import read_text
 from bondgraph._tables import TableReader as _CoreTableReader, read_toml
 
@@ -64,7 +64,8 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
             c.fail(where, "after", "missing")
         b = val(spec["after"], "after")
         zero = 0.0 if dim == 1 else np.zeros(dim)
-        return TimeFunction(lambda t: b if t >= t0 else a, lambda t: zero)
+        return TimeFunction(lambda t: b if t >= t0 else a, lambda t: zero,
+                            compiled=TimeKernel("step", (a, b, t0)))
     if kind == "ramp":
         c.only(spec, where, {"type", "slope", "start", "offset"})
         if "slope" not in spec:
@@ -74,7 +75,8 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
         zero = 0.0 if dim == 1 else np.zeros(dim)
         return TimeFunction(lambda t: off + k * max(t - t0, 0.0),
-                            lambda t: k if t >= t0 else zero)
+                            lambda t: k if t >= t0 else zero,
+                            compiled=TimeKernel("ramp", (off, k, t0)))
     if kind == "sine":
         c.only(spec, where, {"type", "amplitude", "omega", "frequency", "phase", "offset"})
         if "amplitude" not in spec:
@@ -87,7 +89,8 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         ph = c.number(spec, where, "phase", required=False, default=0.0)
         off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
         return TimeFunction(lambda t: off + amp * np.sin(w * t + ph),
-                            lambda t: amp * w * np.cos(w * t + ph))
+                            lambda t: amp * w * np.cos(w * t + ph),
+                            compiled=TimeKernel("sine", (off, amp, w, ph)))
     c.only(spec, where, {"type", "t", "value"})
     ts = spec.get("t")
     vs = spec.get("value")
@@ -113,7 +116,7 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
             r = slopes[i]
         return float(r[0]) if dim == 1 else r
 
-    return TimeFunction(value, rate)
+    return TimeFunction(value, rate, compiled=TimeKernel("table", (tarr, varr)))
 
 
 def xml_root(text: str) -> str | None:

@@ -497,9 +497,8 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
         events=(), **kwargs) -> tuple[SimulationResult, list[Switch]]:
     """Simulate ``mm`` (a MechanismModel with switched ports) from ``x0`` over
     ``t_span``, output at ``grid``; the joined bond-graph result (in ``mm``'s state
-    layout) and the switches. ``atol``: a value, or a function of a stretch's model
-    (a variant of ``mm``'s, with its own state layout) that gives that model's. See the
-    module docstring."""
+    layout) and the switches. ``atol``: a value, or a function of a stretch's model (a
+    variant of ``mm``'s, its own state layout) giving that model's. See the docstring."""
     r = _Runner(mm, stabilization, t_span)
     modes = r.ports
     t, x = float(t_span[0]), np.array(x0, dtype=float)

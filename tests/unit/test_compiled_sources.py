@@ -290,7 +290,8 @@ def test_the_first_evaluations_check_compares_values_not_nans():
         n = kv.size
         fam = CompiledFamilies((kernel,), np.array([[0, 0], [0, 0], [0, n]]),
                                np.zeros(0, dtype=np.int64), np.zeros(0),
-                               np.arange(n), np.arange(n), laws=(("S", slice(0, n), law),))
+                               np.arange(n), np.arange(n), np.zeros(0, dtype=np.int64),
+                               np.zeros(0, dtype=np.int64), laws=(("S", slice(0, n), law),))
         U1 = np.zeros(n)
         fam.fill(0.0, StateView(np.zeros(1), {}), U1)
         return U1
