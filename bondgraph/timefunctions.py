@@ -68,7 +68,7 @@ class TimeKernel:
             else:
                 a, b, *rest = self.params
                 vec = [np.broadcast_to(np.asarray(p, dtype=float), (dim,)) for p in (a, b)]
-                flts, n = np.concatenate([*vec, np.asarray(rest, dtype=float)]), 0
+                flts, n = np.concatenate([*vec, [float(r) for r in rest]]), 0
         except (ValueError, TypeError, IndexError):
             return None
         expected = {"sine": 2, "ramp": 1, "step": 1}.get(self.kind)

@@ -88,12 +88,14 @@ def test_each_standard_function_of_time_equals_its_python_function(case):
 
 
 def test_parameters_that_do_not_fit_leave_the_python_function():
-    """A kernel whose vectors do not fit the source's dimension, or whose table does not
-    increase, makes no compiled source (the Python functions run and say what is
-    wrong)."""
+    """A kernel whose vectors do not fit the source's dimension, whose table does not
+    increase, of an unknown kind or with a vector where a number belongs makes no
+    compiled source (the Python functions run and say what is wrong)."""
     assert compiled_time_source(TimeKernel("sine", ([1.0, 2.0], 1.0, 3.0, 0.0)), 3) is None
     assert compiled_time_source(TimeKernel("table", ([0.0, 0.0], [1.0, 2.0])), 1) is None
     assert compiled_time_source(TimeKernel("wave", (1.0, 2.0, 3.0)), 1) is None
+    assert compiled_time_source(TimeKernel("sine", (0.0, 1.0, np.array([1.0, 2.0]), 0.0)),
+                                2) is None          # (omega and phase are numbers)
     assert compiled_time_source(None, 1) is None
 
 
