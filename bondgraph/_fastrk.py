@@ -46,6 +46,7 @@ import numpy as np
 from scipy.integrate import DOP853, RK45
 
 from . import fastlu
+from .errors import compiled_call
 from .primitives.sources import CompiledFamilies
 
 __all__ = ["CompiledLoop", "compiled_loop", "compiled_evaluation", "CHUNK", "SCAN_STEPS"]
@@ -251,7 +252,8 @@ class CompiledLoop:
         x = np.ascontiguousarray(x, dtype=float)
         if not x.flags.writeable:             # (the kernel is compiled for writeable ones)
             x = x.copy()
-        xdot, ok = K.fused_rhs_listed(float(t), x, *self._listed, D)
+        with compiled_call():
+            xdot, ok = K.fused_rhs_listed(float(t), x, *self._listed, D)
         if not ok:                            # (the Python path counts its own)
             return None
         if lu_state is not None:              # (one factorisation, as the Python path's)
@@ -275,8 +277,9 @@ class CompiledLoop:
         if self._listed is None:
             self._listed = K.kernel_lists(self._program, self._qrate,
                                           *self._source_kernels)
-        done = int(K.grouped_differences_listed(float(t), y, f0, h, *groups, *self._listed,
-                                                D, J))
+        with compiled_call():
+            done = int(K.grouped_differences_listed(float(t), y, f0, h, *groups,
+                                                    *self._listed, D, J))
         if lu_state is not None:              # (one factorisation each, as evaluate's)
             lu_state.since_setup += done
         self.evaluations += done
@@ -400,15 +403,16 @@ class CompiledLoop:
         else:
             G_t, G_y = np.zeros(0), np.zeros((0, n))
         t0, y0 = float(solver.t), solver.y
-        code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \
-            K.rk_advance(
-                self._program, self._qrate, *self._source_kernels, D,
-                A, B, C, E, E3, E5, dop,
-                float(solver.t), solver.y, solver.f, float(solver.h_abs),
-                float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
-                float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
-                float(boundary), float(stiffness.span), *rec, *extra, bool(dense),
-                G_t, G_y, self._interpolation)
+        with compiled_call():
+            code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \
+                K.rk_advance(
+                    self._program, self._qrate, *self._source_kernels, D,
+                    A, B, C, E, E3, E5, dop,
+                    float(solver.t), solver.y, solver.f, float(solver.h_abs),
+                    float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
+                    float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
+                    float(boundary), float(stiffness.span), *rec, *extra, bool(dense),
+                    G_t, G_y, self._interpolation)
         if filled:
             output.take(filled)
         if k and scan is not None:

@@ -73,7 +73,9 @@ class RunProgress:
             return
         self._last = now
         frac = self.fraction(t)
-        left = f", about {elapsed * (1 - frac) / frac:.0f} s left" if 0 < frac < 1 else ""
+        rest = elapsed * (1 - frac) / frac if 0 < frac < 1 else 0.0
+        left = (f", about {rest:.0f} s left" if rest < 1e7 else
+                f", about {rest:.2g} s left") if 0 < frac < 1 else ""
         try:
             if self.interactive:
                 n = int(frac * 40)

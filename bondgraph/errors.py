@@ -21,11 +21,15 @@ bare numpy or networkx error.
   compiler, or the compiler failed); it names the folder where the sources were kept.
 - :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
+- :func:`signal_origin`, :func:`compiled_call`: a signal handler's exception raised as
+  itself where a compiled call turned it into a SystemError.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
 - :func:`warn`: a warning attributed to the user's line that called into the package.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 __all__ = [
     "BondGraphError",
@@ -42,7 +46,7 @@ __all__ = [
     "MissingExtraError",
     "FMUBuildError",
     "require_extra",
-    "caused_by_interrupt",
+    "caused_by_interrupt", "signal_origin", "compiled_call",
     "did_you_mean",
     "warn",
 ]
@@ -203,6 +207,37 @@ def caused_by_interrupt(exc: BaseException | None) -> bool:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def signal_origin(exc: BaseException | None) -> BaseException | None:
+    """The exception a signal handler raised (KeyboardInterrupt, SystemExit from a
+    SIGTERM handler, any BaseException that is no Exception) of which ``exc`` is the
+    consequence, or None. numba's dispatcher runs Python code around a compiled call;
+    a handler that raises there leaves its exception set while the call returns, and
+    Python reports ``SystemError: ... returned a result with an exception set`` chained
+    to it (see :func:`compiled_call`)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if not isinstance(exc, Exception):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+@contextlib.contextmanager
+def compiled_call():
+    """Around a long call into compiled code (the compiled Runge-Kutta loop): a signal
+    handler's exception that surfaced as a SystemError (:func:`signal_origin`) is
+    raised as itself, so that Ctrl-C, a SIGTERM handler's SystemExit or a caller's own
+    timer stop the run as they would in Python, never as an internal error."""
+    try:
+        yield
+    except SystemError as exc:
+        origin = signal_origin(exc)
+        if origin is None:
+            raise
+        raise origin from None
 
 
 def did_you_mean(name: object, choices) -> str:

@@ -361,6 +361,14 @@ def test_run_progress_draws_a_bar_on_a_terminal_and_lines_in_a_log(monkeypatch):
     lines = log.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].startswith("progress: t = 2 s of 10 s (20.0 %)")
     assert "t = 6 s of 10 s (60.0 %)" in lines[1] and "s left" in lines[1]
+    # a span far beyond the run's pace: the time left in a few digits, not 300 of them
+    # (a model file's t_end = 1e308 printed every digit)
+    log = io.StringIO()
+    clock[0] = 100.0
+    p = RunProgress(0.0, 1e308, log)
+    clock[0] = 110.0
+    p(1e4)
+    assert log.getvalue().strip().endswith("about 1e+305 s left"), log.getvalue()
     bar = io.StringIO()
     clock[0] = 100.0
     p = RunProgress(0.0, 10.0, bar, interactive=True)
