@@ -16,11 +16,10 @@ import warnings
 
 import numpy as np
 import pytest
+from robot_data import robot_file  # (tests/helpers)
 
-from bondgraph import Baumgarte, assemble, assign_causality, models, simulate
-from bondgraph import _fastrk
+from bondgraph import Baumgarte, _fastrk, assemble, assign_causality, models, simulate
 from bondgraph.fastlu import enabled
-from robot_data import robot_file                     # (tests/helpers)
 
 pytestmark = pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled "
                                                       "loop")
@@ -80,6 +79,19 @@ def _runs(mm, x0, span, method, **kw):
                      compiled_loop=compiled, **kw)
         out.append(r)
     return out
+
+
+def _rhs_and_loop(mm, x0, stab, cls=None):
+    """A run's right-hand side at x0 (its first evaluation made: it sets the pivot
+    order) and its compiled loop for ``cls`` (default DOP853)."""
+    from scipy.integrate import DOP853
+
+    from bondgraph.simulation import _start
+    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
+    rhs(0.0, x0)
+    loop, why = _fastrk.compiled_loop(mm.model, cls or DOP853, rhs, stab, (), True)
+    assert loop is not None, why
+    return rhs, loop
 
 
 def _same(a, b, rtol=RTOL_EQUAL) -> bool:
@@ -153,16 +165,10 @@ def test_falls_back_where_it_does_not_apply():
 
 def test_compiled_rhs_is_the_python_one():
     """The compiled right-hand side alone equals the sparse evaluation's dX/dt."""
-    from scipy.integrate import DOP853
-
-    from bondgraph.simulation import _start
     mm, x0, _ = _panda() if robot_file("panda_description/urdf/panda.urdf") else \
         _chain10()
     stab = Baumgarte(10.0, 10.0)
-    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
-    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
-    loop, why = _fastrk.compiled_loop(mm.model, DOP853, rhs, stab, (), True)
-    assert loop is not None, why
+    rhs, loop = _rhs_and_loop(mm, x0, stab)
     rng = np.random.default_rng(3)
     for _ in range(3):
         x = x0 + 1e-3 * rng.normal(size=x0.size)
@@ -179,15 +185,9 @@ def test_the_compiled_rhs_computes_a_couplings_position_constraint():
     the coupling's Phi) the compiled right-hand side equals the Python path's dX/dt to
     1e-13 of its largest entry; with the coupling's constant off by 1e-4 m it does not
     (the check can fail)."""
-    from scipy.integrate import DOP853
-
-    from bondgraph.simulation import _start
     mm, x0, _ = _panda_coupled()
     stab = Baumgarte(10.0, 10.0)
-    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
-    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
-    loop, why = _fastrk.compiled_loop(mm.model, DOP853, rhs, stab, (), True)
-    assert loop is not None, why
+    rhs, loop = _rhs_and_loop(mm, x0, stab)
     rng = np.random.default_rng(5)
     xs = [x0 + 1e-3 * rng.normal(size=x0.size) for _ in range(3)]
     for x in xs:
@@ -227,14 +227,10 @@ def test_the_loop_evaluates_the_compiled_rhs_bit_for_bit(method):
     from scipy.integrate import DOP853, RK45
 
     from bondgraph._diagnosis import StiffnessMonitor
-    from bondgraph.simulation import _start
     cls = {"RK45": RK45, "DOP853": DOP853}[method]
     mm, x0, span = _three_body()
     stab = Baumgarte(10.0, 10.0)
-    rhs = _start(mm.model, 0.0, x0, stab, False, False).rhs
-    rhs(0.0, x0)                      # (the first evaluation sets the pivot order)
-    loop, why = _fastrk.compiled_loop(mm.model, cls, rhs, stab, (), True)
-    assert loop is not None, why
+    rhs, loop = _rhs_and_loop(mm, x0, stab, cls)
     solver = cls(rhs, 0.0, x0, span, rtol=1e-9, atol=mm.state_atol(1e-9))
     monitor = StiffnessMonitor(cls, span)
     for _ in range(8):
