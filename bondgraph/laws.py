@@ -37,7 +37,7 @@ from sympy.printing.numpy import NumPyPrinter
 from .errors import ModelError, NonFiniteLawError
 
 __all__ = ["law_symbols", "EnergyLaw", "VectorLaw", "TimeLaw", "SourceTiming", "is_law",
-           "TIME", "compile_numeric"]
+           "TIME", "compile_numeric", "compile_batch"]
 
 TIME = sympy.Symbol("t", real=True)
 """The symbol of time in source expressions (real: ``Abs(t - 1)`` has the derivative
@@ -115,6 +115,22 @@ def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owne
 
     evaluate.raw = f              # (the lambdified function, for tangent_or_zero)
     return evaluate
+
+
+def compile_batch(parts: Sequence[tuple[Sequence[sympy.Symbol], sympy.Matrix]],
+                  what: str) -> Callable[..., np.ndarray]:
+    """Several laws as one numeric function (:func:`compile_numeric`'s rules): ``parts``
+    holds each law's variables and its expressions (numbers for its parameters); the
+    function takes every law's variables in that order and returns every expression's
+    value, in that order (one Python call instead of one per law: a network of many
+    nonlinear elements). Its :class:`~bondgraph.NonFiniteLawError` names no element
+    (``what`` only): a caller that needs the name evaluates the laws one by one."""
+    variables, exprs = [], []
+    for k, (own, column) in enumerate(parts):
+        fresh = sympy.symbols(f"v{k}_0:{len(own)}", real=True)
+        variables += fresh
+        exprs += list(sympy.Matrix(column).xreplace(dict(zip(own, fresh))))
+    return compile_numeric(variables, sympy.Matrix(exprs), what, what)
 
 
 def law_symbols(prefix: str, dim: int) -> tuple[sympy.Symbol, ...]:
@@ -243,15 +259,22 @@ class EnergyLaw:
         m = _bind(sympy.Matrix([self.expression, *self.gradient, *self.hessian]),
                   self.variables, self.parameters, values, self.owner, "energy")
         d, v, o = len(self.variables), self.variables, self.owner
-        return BoundEnergy(compile_numeric(v, m[:1, :], o, "energy", ()),
-                           compile_numeric(v, m[1:1 + d, :], o, "energy's gradient", (d,)),
-                           compile_numeric(v, m[1 + d:, :], o, "energy's tangent", (d, d)),
-                           d, self.owner)
+        law = BoundEnergy(compile_numeric(v, m[:1, :], o, "energy", ()),
+                          compile_numeric(v, m[1:1 + d, :], o, "energy's gradient", (d,)),
+                          compile_numeric(v, m[1 + d:, :], o, "energy's tangent", (d, d)),
+                          d, self.owner)
+        law.variables, law.coenergy_expressions = v, m[1:1 + d, :]
+        return law
 
 
 class BoundEnergy:
     """An :class:`EnergyLaw` with numbers for its parameters: ``energy(x)`` (J),
-    ``coenergy(x)`` (dH/dx, shape (dim,)), ``tangent(x)`` (d2H/dx2, (dim, dim))."""
+    ``coenergy(x)`` (dH/dx, shape (dim,)), ``tangent(x)`` (d2H/dx2, (dim, dim));
+    ``variables`` and ``coenergy_expressions`` (the gradient as sympy expressions of
+    them, numbers for the parameters: for evaluating many laws in one call)."""
+
+    variables: tuple = ()
+    coenergy_expressions: Any = None
 
     def __init__(self, h, grad, hess, dim: int, owner: str):
         self._h, self._g, self._k, self.dim, self.owner = h, grad, hess, dim, owner
@@ -293,14 +316,21 @@ class VectorLaw:
         d, v, o, w = len(self.variables), self.variables, self.owner, self.what
         m = _bind(sympy.Matrix([*self.expressions, *self.jacobian]), self.variables,
                   self.parameters, values, self.owner, self.what)
-        return BoundVector(compile_numeric(v, m[:d, :], o, w, (d,)),
-                           compile_numeric(v, m[d:, :], o, f"{w}'s Jacobian", (d, d)), d,
-                           self.owner)
+        law = BoundVector(compile_numeric(v, m[:d, :], o, w, (d,)),
+                          compile_numeric(v, m[d:, :], o, f"{w}'s Jacobian", (d, d)), d,
+                          self.owner)
+        law.variables, law.expressions = v, m[:d, :]
+        return law
 
 
 class BoundVector:
     """A :class:`VectorLaw` with numbers for its parameters: ``value(x)`` (dim,) and
-    ``jacobian(x)`` (dim, dim)."""
+    ``jacobian(x)`` (dim, dim); ``variables`` and ``expressions`` (the law as sympy
+    expressions of them, numbers for the parameters: for evaluating many laws in one
+    call)."""
+
+    variables: tuple = ()
+    expressions: Any = None
 
     def __init__(self, f, jac, dim: int, owner: str):
         self._f, self._j, self.dim, self.owner = f, jac, dim, owner
@@ -319,7 +349,8 @@ class BoundVector:
                 jac = np.asarray(self._j.raw(*[np.float64(v) for v in x]), dtype=float)
             except (ArithmeticError, TypeError, ValueError):
                 return np.zeros((self.dim, self.dim))
-        return np.where(np.isfinite(jac), jac.reshape(self.dim, self.dim), 0.0)
+        jac = jac.reshape(self.dim, self.dim)
+        return np.where(np.isfinite(jac), jac, 0.0)
 
 
 class TimeLaw:

@@ -33,6 +33,8 @@ kinematic flows independent of D, E and U_2 (checked once, at random moduli, so 
 independence is structural and not a coincidence of one configuration). Elsewhere (Eq.
 (14), redundant constraints, a singular system at some state) :class:`SparseReduction`
 says so and the caller uses the dense reduction, which also gives the diagnostics.
+Nonlinear storage and resistor laws are taken without constraint sources (one stage:
+:mod:`bondgraph._sparse_laws`); with them the dense reduction evaluates the model.
 
 With constraints, the acceleration stage's LU factors also serve the velocity stage:
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
@@ -67,6 +69,7 @@ import scipy.sparse.linalg as spla
 
 from . import fastlu
 from ._sparse_compiled import CompiledPath
+from ._sparse_laws import NonlinearFields
 from . import _sparse_systems as systems
 from ._sparse_systems import StepValues, Workspace, _aliases, _back, _Condensed, _Pattern, _Terms
 from .branches import Branch
@@ -80,7 +83,7 @@ from .stabilization import Baumgarte
 __all__ = ["SparseReduction", "StepValues", "Workspace"]
 
 
-class SparseReduction(CompiledPath):
+class SparseReduction(CompiledPath, NonlinearFields):
     """The sparse evaluation of a :class:`~bondgraph.StateSpaceModel` (see the module
     docstring). Build it with :meth:`StateSpaceModel.sparse`; ``applicable`` says whether
     it can be used, ``reason`` why not.
@@ -98,9 +101,10 @@ class SparseReduction(CompiledPath):
         self._V = self._V_known = None    # the velocity stage's system (see below)
         self.applicable = False
         self.reason = ""
-        if m.nonlinear:
-            self.reason = ("nonlinear constitutive laws: the dense reduction evaluates them "
-                           "(and iterates on nonlinear resistors)")
+        if m.nonlinear and m.n_u2:
+            self.reason = ("nonlinear constitutive laws with constraint sources: the dense "
+                           "reduction evaluates them (Eq. (15) reads the storage laws' "
+                           "tangents)")
             return
         self._kin_final = False
         self.n_L = n_L = m.R.shape[0]
@@ -155,6 +159,7 @@ class SparseReduction(CompiledPath):
         cL, cE, c2, cz = n_u, n_u + n_L, n_u + n_L + n_E, n_u + n_L + n_E + n2
         self._cL, self._cE, self._c2 = cL, cE, c2
         rec_L, rec_E = L.rec[rsl["L"]], L.rec[rsl["E"]]
+        self._rec_L = rec_L
         self._rec_X, self._rec_C = L.rec[rsl["X"]], L.rec[rsl["C"]]
         Fs = sp.csr_matrix(m.F)
         self._F = Fs                      # (block diagonal: its product costs O(n))
@@ -266,6 +271,11 @@ class SparseReduction(CompiledPath):
         self._src_bufs: dict = {}         # and a buffer per thread (see _evaluate_fused)
         self._local = threading.local()   # each thread's default workspace
         self._check(np.random.default_rng(rng_seed))
+        self._resistor_loop = False       # (nonlinear resistors: see _sparse_laws)
+        self._newton_start: dict = {}     # (by thread: the loop's last solution)
+        if self.applicable and m._nl_r:
+            self._resistor_loop = self._has_resistor_loop(
+                np.random.default_rng(rng_seed + 2))
         if self.applicable:
             fastlu.warn_if_slow()
 
@@ -276,6 +286,7 @@ class SparseReduction(CompiledPath):
         state = self.__dict__.copy()
         state["_src_bufs"] = {}
         state["_fused_scal"] = None
+        state.pop("_law_batches", None)   # (compiled laws: made again on use)
         del state["_local"]
         return state
 
@@ -489,6 +500,8 @@ class SparseReduction(CompiledPath):
         isl = L.imp_slices
         known = np.zeros(2 * self._n_imp)
         known[isl["Z"]] = self._F @ X
+        if m._nl_storage and not self._coenergies(X, known[isl["Z"]]):
+            return None
         known[isl["U1"]] = U1
         if not (np.isfinite(sources).all() and np.isfinite(known).all()):
             return None
@@ -498,7 +511,10 @@ class SparseReduction(CompiledPath):
             lu = systems._factor(pattern, sources, ws) if pattern.shape[0] else ()
             if lu is None:
                 return None
-            stage = self._stage(lu, pattern, self._M_known, sources, known, None)
+            if m._nl_r:
+                stage = self._resistor_stage(t, lu, sources, known)
+            else:
+                stage = self._stage(lu, pattern, self._M_known, sources, known, None)
             if stage is None:
                 return None
             y, w = stage

@@ -52,6 +52,7 @@ STAGES: list[tuple[str, ...]] = [
     # (the reduction's evaluators, dense and sparse, are built from the assembled model,
     # which they read through its attributes: they come before the model's module)
     ("bondgraph.fastlu", "bondgraph._sparse_systems", "bondgraph._sparse_compiled",
+     "bondgraph._sparse_laws",
      "bondgraph.sparse", "bondgraph.moduli", "bondgraph.evaluation", "bondgraph._newton"),
     ("bondgraph.reduction",),
     ("bondgraph.results",),
