@@ -3,6 +3,9 @@
 - :func:`singularity`: a description of a nearly singular H_4 at a state (naming the
   unknown sources involved), or "" when it is not.
 - :data:`SINGULAR_CONDITION`: the scaled condition number above which it is.
+- :func:`inconsistency`: a description of the constraints an initial state violates
+  (a constraint flow c or a position constraint Phi away from zero), or "".
+- :data:`CONSISTENCY_RTOL`: how far, relative to their scale, they may be.
 - :class:`StiffnessMonitor`: Hairer's stiffness test for the explicit Runge-Kutta
   methods (RK45, DOP853), after every accepted step.
 """
@@ -14,7 +17,8 @@ from scipy.integrate import DOP853, RK45
 
 from .errors import caused_by_interrupt
 
-__all__ = ["singularity", "SINGULAR_CONDITION", "StiffnessMonitor", "STABILITY_BOUNDARY"]
+__all__ = ["singularity", "SINGULAR_CONDITION", "StiffnessMonitor", "STABILITY_BOUNDARY",
+           "inconsistency", "CONSISTENCY_RTOL"]
 
 STABILITY_BOUNDARY = {RK45: 3.25, DOP853: 6.1}
 """Where each explicit method's stability region crosses the negative real axis, in
@@ -23,6 +27,61 @@ dop853 test against 3.25 and 6.1)."""
 
 SINGULAR_CONDITION = 1e8
 """Scaled condition number of H_4 above which a failed run is reported as singular."""
+
+
+CONSISTENCY_RTOL = 1e-6
+"""An initial state is consistent where every constraint flow is at most this fraction
+of the largest flow on its constraint junction's bonds, and every position constraint
+at most this fraction of the largest kinematic state (a position or rotation): a state
+computed in floating point is far inside (1e-15), one typed with six digits at the
+edge."""
+
+
+def inconsistency(model, ev, t: float) -> str:
+    """Which constraints the evaluation ``ev`` of ``model`` at time ``t`` (its initial
+    state) violates beyond :data:`CONSISTENCY_RTOL`, worst first, or "" where none does.
+
+    A constraint flow c (the signed flow sum of a constraint 0-junction: Eq. (15)
+    enforces dc/dt = 0, so c stays what it is at the start) is measured against the
+    largest flow on that junction's bonds; a position constraint Phi (where the model
+    defines one) against the largest kinematic state."""
+    n2 = model.n_u2
+    if not n2:
+        return ""
+    c = np.asarray(ev.constraint_flow, dtype=float)
+    phi = np.asarray(ev.phi, dtype=float)
+    w = np.asarray(ev.bond_values, dtype=float)
+    slices = model.bond_slices
+    g = model.graph
+    kin = np.abs(np.asarray(ev.x, dtype=float)[model.n_energy:model.n_energy +
+                                                 model.n_kinematic])
+    kin_scale = float(kin.max(initial=0.0))
+    found = []
+    for src, sl in model.u2_slices.items():
+        (bond,) = g.bonds_of(src)
+        junction = bond.head if bond.tail == src else bond.tail
+        flows = [np.abs(w[slices[b.name][1]]).max(initial=0.0) for b in g.bonds_of(junction)]
+        scale = float(max(flows, default=0.0))
+        cs = c[sl]
+        if not np.all(np.abs(cs) <= CONSISTENCY_RTOL * scale):
+            k = int(np.argmax(np.abs(cs)))
+            found.append((float(abs(cs[k])) / max(scale, 1e-300),
+                          f"the constraint flow of {src} (0-junction '{junction}') is "
+                          f"{cs[k]:.3g}, its bonds' flows up to {scale:.3g}"))
+        ps = phi[sl]
+        ps = ps[~np.isnan(ps)]
+        if ps.size and not np.all(np.abs(ps) <= CONSISTENCY_RTOL * kin_scale):
+            k = int(np.argmax(np.abs(ps)))
+            found.append((float(abs(ps[k])) / max(kin_scale, 1e-300),
+                          f"the position constraint of {src} (0-junction '{junction}') "
+                          f"is {ps[k]:.3g}, the positions and rotations up to "
+                          f"{kin_scale:.3g}"))
+    if not found:
+        return ""
+    found.sort(key=lambda f: -f[0])
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return (f"the initial state violates the constraints at t = {t:.6g} s: "
+            + "; ".join(text for _, text in found[:3]) + more)
 
 
 def singularity(model, t: float, x: np.ndarray, stabilization) -> str:

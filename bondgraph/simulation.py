@@ -29,7 +29,7 @@ import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK45, OdeSolver, Radau
 
 from ._blas import one_blas_thread
-from ._diagnosis import StiffnessMonitor, singularity
+from ._diagnosis import StiffnessMonitor, inconsistency, singularity
 from ._events import EventTracker
 from ._fastrk import compiled_evaluation, compiled_loop
 from ._fastrk import diagnostics as loop_diagnostics
@@ -125,7 +125,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     first_step : float, optional
         The first step (s); default: the solver's choice.
     stabilization : Baumgarte, optional
-        Constraint stabilisation gains (uses the junctions' position constraints).
+        Constraint stabilisation gains (uses the junctions' position constraints). Without
+        it the initial state must satisfy the constraints (see Raises).
     strict : bool
         Refuse redundant constraints (rank-deficient H_4 at the initial state).
     dense_reduction : bool
@@ -222,7 +223,11 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     Raises
     ------
     ModelError
-        Bad arguments or initial state (nothing is simulated).
+        Bad arguments or initial state (nothing is simulated); an initial state that
+        violates the constraints (a constraint flow, or a position constraint where the
+        model defines one, beyond :data:`bondgraph._diagnosis.CONSISTENCY_RTOL` of its
+        scale) without ``stabilization`` (with it, an ``IntegrationWarning``: the run's
+        start is Baumgarte's transient onto the constraints).
     SingularConstraintError
         With ``strict=True``, when the constraints are redundant at the initial state.
 
@@ -322,6 +327,17 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                          f"at the initial state t = {t0:.6g} s: {why}", t0, 1, 0,
                          model.n_u2 - ev0.rank, "", ev0.branch, None, [])
         return _fail(result, raise_on_failure)
+    violated = inconsistency(model, ev0, t0)
+    if violated and stabilization is None:
+        raise ModelError(f"{violated}: without stabilization a run keeps the violation (the "
+                         f"constraint flow stays what it is, and moves the positions "
+                         f"off the constraint at that rate); give initial flows and "
+                         f"positions that satisfy the constraints, or "
+                         f"stabilization=Baumgarte(alpha, beta) to pull the state onto "
+                         f"them")
+    if violated:
+        warn(f"{violated}: Baumgarte's terms pull the state onto the constraints, and the "
+             f"run's start is that transient, not the model's motion", IntegrationWarning)
     loop, why_not = compiled_loop(model, solver_cls, rhs, stabilization, events,
                                   use_compiled)
     if use_compiled:           # (the steps scipy takes in Python: one compiled call each)

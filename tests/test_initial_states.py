@@ -284,3 +284,52 @@ X
     assert raw.success and np.abs(raw.constraint_flow[:, 0]).max() < 1e-9
     assert out.result.joint("J4").qd[0] == pytest.approx(0.5, abs=1e-12)
     assert abs(out.result.joint("J1").qd[0]) > 0.1
+
+
+# -- a core model's initial state off its constraints --------------------------------------
+
+def _cartesian_pendulum():
+    from bondgraph import assemble, assign_causality, models
+    return assemble(assign_causality(models.cartesian_pendulum(2.0, 1.5, 9.81)))
+
+
+@pytest.mark.parametrize("x0, what", [
+    # the bob moving along the rod at 0.5 m/s: its constraint flow stays (seen before
+    # the check: the rod 2.29 m long after 2 s, and SUCCESS)
+    ({"p_m": [1.0, 0.0], "r": [1.5, 0.0]}, r"constraint flow of Se\*_rod .*'rod'.* -0\.5,"),
+    # the bob 0.1 m beyond the rod's length
+    ({"p_m": [0.0, 1.0], "r": [1.6, 0.0]}, r"position constraint of Se\*_rod .* -0\.1\b"),
+])
+def test_a_state_off_the_constraints_is_refused_without_stabilization(x0, what):
+    from bondgraph import simulate
+    model = _cartesian_pendulum()
+    with pytest.raises(ModelError, match=f"violates the constraints at t = 0 s: the {what}"):
+        simulate(model, (0.0, 2.0), x0)
+
+
+def test_with_stabilization_a_state_off_the_constraints_is_a_warned_transient():
+    """Baumgarte's terms pull the state onto the constraint: the run goes on, says so,
+    and ends on the rod's length."""
+    from bondgraph import Baumgarte, IntegrationWarning, simulate
+    model = _cartesian_pendulum()
+    with pytest.warns(IntegrationWarning, match="violates the constraints.*transient"):
+        res = simulate(model, (0.0, 2.0), {"p_m": [1.0, 0.0], "r": [1.5, 0.0]},
+                       stabilization=Baumgarte(10.0, 10.0), rtol=1e-9, atol=1e-12)
+    assert res.success
+    assert abs(np.linalg.norm(res.state("r")[:, -1]) - 1.5) < 1e-6
+
+
+def test_a_consistent_state_typed_with_six_digits_runs():
+    """The bob at 45 degrees with a tangential velocity, written with six digits: within
+    CONSISTENCY_RTOL of the constraints (about 1e-7), so it runs without a word, and the
+    rod's length holds to what those digits give."""
+    import warnings
+
+    from bondgraph import simulate
+    model = _cartesian_pendulum()
+    x0 = {"r": [1.06066, -1.06066], "p_m": [0.565685, 0.565685]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = simulate(model, (0.0, 1.0), x0, rtol=1e-10, atol=1e-12)
+    assert res.success
+    assert abs(np.linalg.norm(res.state("r")[:, -1]) - 1.5) < 1e-5
