@@ -31,20 +31,24 @@ SINGULAR_CONDITION = 1e8
 
 CONSISTENCY_RTOL = 1e-6
 """An initial state is consistent where every constraint flow is at most this fraction
-of the largest flow on its constraint junction's bonds, and every position constraint
-at most this fraction of the largest kinematic state (a position or rotation): a state
-computed in floating point is far inside (1e-15), one typed with six digits at the
-edge."""
+of its scale (the largest flow on its constraint junction's bonds, or the model's
+nominal velocity where that is larger: rounding in a mechanism at rest is not a
+violation), and every position constraint at most this fraction of the kinematic
+states' (the largest position or rotation, or their nominal scale): a state computed
+in floating point is far inside (1e-15), one typed with six digits at the edge."""
 
 
-def inconsistency(model, ev, t: float) -> str:
+def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
     """Which constraints the evaluation ``ev`` of ``model`` at time ``t`` (its initial
-    state) violates beyond :data:`CONSISTENCY_RTOL`, worst first, or "" where none does.
+    state) violates beyond :data:`CONSISTENCY_RTOL`, worst first, or "" where none does;
+    ``nominal``: the states' nominal scales (:func:`bondgraph.scales.nominal_scales`).
 
     A constraint flow c (the signed flow sum of a constraint 0-junction: Eq. (15)
     enforces dc/dt = 0, so c stays what it is at the start) is measured against the
-    largest flow on that junction's bonds; a position constraint Phi (where the model
-    defines one) against the largest kinematic state."""
+    largest flow on that junction's bonds, at least the largest nominal flow of the
+    inertias (|F| times their momenta's nominal scales); a position constraint Phi
+    (where the model defines one) against the largest kinematic state, at least their
+    largest nominal scale."""
     n2 = model.n_u2
     if not n2:
         return ""
@@ -53,29 +57,37 @@ def inconsistency(model, ev, t: float) -> str:
     w = np.asarray(ev.bond_values, dtype=float)
     slices = model.bond_slices
     g = model.graph
-    kin = np.abs(np.asarray(ev.x, dtype=float)[model.n_energy:model.n_energy +
-                                                 model.n_kinematic])
-    kin_scale = float(kin.max(initial=0.0))
+    ne, nk = model.n_energy, model.n_kinematic
+    inertia = np.zeros(ne, dtype=bool)
+    for name in model.storage:
+        el = model._elements[name]
+        if el.kind == "I":
+            inertia[model.state_slices[el.state_name]] = True
+    flows = np.abs(np.asarray(model.F)) @ np.asarray(nominal[:ne], dtype=float)
+    velocity = float(flows[inertia].max(initial=0.0))
+    kin = np.abs(np.asarray(ev.x, dtype=float)[ne:ne + nk])
+    position = max(float(kin.max(initial=0.0)),
+                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
     found = []
     for src, sl in model.u2_slices.items():
         (bond,) = g.bonds_of(src)
         junction = bond.head if bond.tail == src else bond.tail
-        flows = [np.abs(w[slices[b.name][1]]).max(initial=0.0) for b in g.bonds_of(junction)]
-        scale = float(max(flows, default=0.0))
+        local = max((float(np.abs(w[slices[b.name][1]]).max(initial=0.0))
+                     for b in g.bonds_of(junction)), default=0.0)
+        scale = max(local, velocity)
         cs = c[sl]
         if not np.all(np.abs(cs) <= CONSISTENCY_RTOL * scale):
             k = int(np.argmax(np.abs(cs)))
             found.append((float(abs(cs[k])) / max(scale, 1e-300),
                           f"the constraint flow of {src} (0-junction '{junction}') is "
-                          f"{cs[k]:.3g}, its bonds' flows up to {scale:.3g}"))
+                          f"{cs[k]:.3g}, its scale {scale:.3g}"))
         ps = phi[sl]
         ps = ps[~np.isnan(ps)]
-        if ps.size and not np.all(np.abs(ps) <= CONSISTENCY_RTOL * kin_scale):
+        if ps.size and not np.all(np.abs(ps) <= CONSISTENCY_RTOL * position):
             k = int(np.argmax(np.abs(ps)))
-            found.append((float(abs(ps[k])) / max(kin_scale, 1e-300),
+            found.append((float(abs(ps[k])) / max(position, 1e-300),
                           f"the position constraint of {src} (0-junction '{junction}') "
-                          f"is {ps[k]:.3g}, the positions and rotations up to "
-                          f"{kin_scale:.3g}"))
+                          f"is {ps[k]:.3g}, the positions' scale {position:.3g}"))
     if not found:
         return ""
     found.sort(key=lambda f: -f[0])

@@ -72,8 +72,8 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
              dense_reduction: bool = False,
              parameters: Mapping[str, float] | None = None,
              compiled_loop: bool = True, solver: Solver | None = None,
-             save: SaveAt | None = None, budget: Budget | None = None
-             ) -> SimulationResult:
+             save: SaveAt | None = None, budget: Budget | None = None,
+             check_start: bool = True) -> SimulationResult:
     """Simulate ``model`` over ``t_span`` from ``x0``.
 
     Parameters
@@ -127,6 +127,10 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
     stabilization : Baumgarte, optional
         Constraint stabilisation gains (uses the junctions' position constraints). Without
         it the initial state must satisfy the constraints (see Raises).
+    check_start : bool
+        Check that the initial state satisfies the constraints (see Raises). False for a
+        run that continues another run's state (a switched run's next stretch), whose
+        drift is that run's and already reported there.
     strict : bool
         Refuse redundant constraints (rank-deficient H_4 at the initial state).
     dense_reduction : bool
@@ -249,14 +253,16 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
             _DEFAULTS, solver=solver, save=save, budget=budget)
         return simulate(model, t_span, x0, stabilization=stabilization, events=events,
                         strict=strict, raise_on_failure=raise_on_failure,
-                        progress=progress, parameters=parameters, **given)
+                        progress=progress, parameters=parameters, check_start=check_start,
+                        **given)
     if parameters is not None and isinstance(model, StateSpaceModel):
         model = model.with_parameters(parameters)
     solver_cls, t0, t1, x_init, grid = _check_arguments(
         model, t_span, x0, t_eval, method, rtol, atol, max_step, first_step, stabilization,
         events, progress, max_events, max_steps, max_wall_time)
-    if not isinstance(compiled_loop, bool):
-        raise ModelError(f"compiled_loop must be True or False, got {compiled_loop!r}")
+    for name, flag in (("compiled_loop", compiled_loop), ("check_start", check_start)):
+        if not isinstance(flag, bool):
+            raise ModelError(f"{name} must be True or False, got {flag!r}")
     reporter = RunProgress(t0, t1) if progress is True else None
     report = reporter if reporter is not None else (progress or None)
     deadline = None if max_wall_time is None else time.monotonic() + float(max_wall_time)
@@ -266,7 +272,7 @@ def simulate(model: StateSpaceModel, t_span: tuple[float, float],
                               max_step, first_step, stabilization, tuple(events),
                               dense_output, strict, raise_on_failure, report, max_events,
                               StepBudget(max_steps, max_wall_time, deadline),
-                              dense_reduction, compiled_loop)
+                              dense_reduction, compiled_loop, check_start)
     finally:
         if reporter is not None:
             reporter.close()
@@ -312,7 +318,7 @@ def _below_atol(model, xs, atol, rtol, nominal) -> dict[str, tuple[float, float,
 
 def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, first_step,
                stabilization, events, dense_output, strict, raise_on_failure, progress,
-               max_events, budget, dense_reduction, use_compiled=True
+               max_events, budget, dense_reduction, use_compiled=True, check_start=True
                ) -> SimulationResult:
     """:func:`simulate` once its arguments are checked: the initial evaluation, the
     right-hand side, the stepping loop, the diagnosis of a failure, the result."""
@@ -327,7 +333,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                          f"at the initial state t = {t0:.6g} s: {why}", t0, 1, 0,
                          model.n_u2 - ev0.rank, "", ev0.branch, None, [])
         return _fail(result, raise_on_failure)
-    violated = inconsistency(model, ev0, t0)
+    atol_used, nominal, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
+    violated = inconsistency(model, ev0, t0, nominal) if check_start else ""
     if violated and stabilization is None:
         raise ModelError(f"{violated}: without stabilization a run keeps the violation (the "
                          f"constraint flow stays what it is, and moves the positions "
@@ -343,7 +350,6 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     if use_compiled:           # (the steps scipy takes in Python: one compiled call each)
         rhs.compiled = loop if loop is not None else \
             compiled_evaluation(model, rhs, stabilization)
-    atol_used, nominal, tolerance_notes = _tolerances(model, rtol, atol, t0, t1, x_init)
     scales = source_time_scales(model, t0, t1)
     if max_step is None:
         max_step, step_why = scales.max_step, scales.why or "none (no periodic source)"

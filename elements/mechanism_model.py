@@ -603,7 +603,7 @@ class MechanismModel:
             seg = simulate(self.model, (grid[k], grid[k + 1]), x, t_eval=[grid[k], grid[k + 1]],
                            method=method, rtol=rtol, atol=atol, stabilization=stab,
                            strict=self.strict, max_steps=steps_left, max_wall_time=wall,
-                           **kwargs)
+                           check_start=k == 0, **kwargs)
             if not seg.success or (watch is not None and watch.hit):
                 parts.append(seg)
                 break

@@ -531,7 +531,7 @@ def run(mm, x0: np.ndarray, t_span: tuple[float, float], grid: np.ndarray, *, me
                            atol=atol(v.model) if callable(atol) else atol,
                            stabilization=stabilization,
                            strict=strict, events=evs + user_events + watch, first_step=h0,
-                           **kwargs)
+                           check_start=first is None, **kwargs)
         except FrictionLoopError as exc:
             if last is None:                # (at the initial state: nothing to keep)
                 raise
