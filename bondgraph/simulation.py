@@ -341,7 +341,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                          f"off the constraint at that rate); give initial flows and "
                          f"positions that satisfy the constraints, or "
                          f"stabilization=Baumgarte(alpha, beta) to pull the state onto "
-                         f"them")
+                         f"them (in a model file: [solver] stabilization = {{alpha = "
+                         f"10.0, beta = 10.0}})")
     if violated:
         warn(f"{violated}: Baumgarte's terms pull the state onto the constraints, and the "
              f"run's start is that transient, not the model's motion", IntegrationWarning)
