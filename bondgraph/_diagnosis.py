@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from scipy.integrate import DOP853, RK45
 
@@ -49,51 +51,84 @@ def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
     inertias (|F| times their momenta's nominal scales); a position constraint Phi
     (where the model defines one) against the largest kinematic state, at least their
     largest nominal scale."""
-    n2 = model.n_u2
-    if not n2:
+    if not model.n_u2:
         return ""
+    plan = _consistency_plan(model)
+    at, starts, source_of, where, absF = plan
+    ne, nk = model.n_energy, model.n_kinematic
     c = np.asarray(ev.constraint_flow, dtype=float)
     phi = np.asarray(ev.phi, dtype=float)
-    w = np.asarray(ev.bond_values, dtype=float)
-    slices = model.bond_slices
-    g = model.graph
-    ne, nk = model.n_energy, model.n_kinematic
-    inertia = np.zeros(ne, dtype=bool)
+    w = np.abs(np.asarray(ev.bond_values, dtype=float))
+    velocity = float((absF @ np.asarray(nominal[:ne], dtype=float)).max(initial=0.0))
+    local = np.maximum.reduceat(w[at], starts)
+    scale = np.maximum(local[source_of], velocity)
+    kin = np.abs(np.asarray(ev.x, dtype=float)[ne:ne + nk])
+    position = max(float(kin.max(initial=0.0)),
+                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
+    bad_c = ~(np.abs(c) <= CONSISTENCY_RTOL * scale)
+    bad_p = ~np.isnan(phi) & ~(np.abs(phi) <= CONSISTENCY_RTOL * position)
+    if not (bad_c.any() or bad_p.any()):
+        return ""
+    found = []
+    for k in np.flatnonzero(bad_c):
+        src, junction = where[source_of[k]]
+        found.append((abs(c[k]) / max(scale[k], 1e-300), src,
+                      f"the constraint flow of {src} (0-junction '{junction}') is "
+                      f"{c[k]:.3g}, its scale {scale[k]:.3g}"))
+    for k in np.flatnonzero(bad_p):
+        src, junction = where[source_of[k]]
+        found.append((abs(phi[k]) / max(position, 1e-300), src,
+                      f"the position constraint of {src} (0-junction '{junction}') is "
+                      f"{phi[k]:.3g}, the positions' scale {position:.3g}"))
+    found.sort(key=lambda f: -f[0])
+    worst, seen = [], set()
+    for _, src, text in found:           # (the worst component of each source)
+        if (src, text.startswith("the constraint flow")) not in seen:
+            seen.add((src, text.startswith("the constraint flow")))
+            worst.append(text)
+    more = f" (and {len(worst) - 3} more)" if len(worst) > 3 else ""
+    return (f"the initial state violates the constraints at t = {t:.6g} s: "
+            + "; ".join(worst[:3]) + more)
+
+
+_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _consistency_plan(model) -> tuple:
+    """What :func:`inconsistency` reads of a model's structure (made once per model):
+    the flow entries of every constraint junction's bonds in the bond values, where
+    each source's start among them, each constraint component's source, the sources'
+    (name, junction), and |F| on the inertias' rows."""
+    try:
+        plan = _PLANS.get(model)
+    except TypeError:                    # (a model that cannot be weakly referenced)
+        plan = None
+    if plan is not None:
+        return plan
+    g, slices = model.graph, model.bond_slices
+    at, starts, source_of, where = [], [], [], []
+    for k, (src, sl) in enumerate(model.u2_slices.items()):
+        (bond,) = g.bonds_of(src)
+        junction = bond.head if bond.tail == src else bond.tail
+        starts.append(len(at))
+        for b in g.bonds_of(junction):
+            f = slices[b.name][1]
+            at += list(range(f.start, f.stop))
+        source_of += [k] * (sl.stop - sl.start)
+        where.append((src, junction))
+    inertia = np.zeros(model.n_energy, dtype=bool)
     for name in model.storage:
         el = model._elements[name]
         if el.kind == "I":
             inertia[model.state_slices[el.state_name]] = True
-    flows = np.abs(np.asarray(model.F)) @ np.asarray(nominal[:ne], dtype=float)
-    velocity = float(flows[inertia].max(initial=0.0))
-    kin = np.abs(np.asarray(ev.x, dtype=float)[ne:ne + nk])
-    position = max(float(kin.max(initial=0.0)),
-                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
-    found = []
-    for src, sl in model.u2_slices.items():
-        (bond,) = g.bonds_of(src)
-        junction = bond.head if bond.tail == src else bond.tail
-        local = max((float(np.abs(w[slices[b.name][1]]).max(initial=0.0))
-                     for b in g.bonds_of(junction)), default=0.0)
-        scale = max(local, velocity)
-        cs = c[sl]
-        if not np.all(np.abs(cs) <= CONSISTENCY_RTOL * scale):
-            k = int(np.argmax(np.abs(cs)))
-            found.append((float(abs(cs[k])) / max(scale, 1e-300),
-                          f"the constraint flow of {src} (0-junction '{junction}') is "
-                          f"{cs[k]:.3g}, its scale {scale:.3g}"))
-        ps = phi[sl]
-        ps = ps[~np.isnan(ps)]
-        if ps.size and not np.all(np.abs(ps) <= CONSISTENCY_RTOL * position):
-            k = int(np.argmax(np.abs(ps)))
-            found.append((float(abs(ps[k])) / max(position, 1e-300),
-                          f"the position constraint of {src} (0-junction '{junction}') "
-                          f"is {ps[k]:.3g}, the positions' scale {position:.3g}"))
-    if not found:
-        return ""
-    found.sort(key=lambda f: -f[0])
-    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-    return (f"the initial state violates the constraints at t = {t:.6g} s: "
-            + "; ".join(text for _, text in found[:3]) + more)
+    plan = (np.asarray(at, dtype=np.int64), np.asarray(starts, dtype=np.int64),
+            np.asarray(source_of, dtype=np.int64), where,
+            np.abs(np.asarray(model.F, dtype=float))[inertia])
+    try:
+        _PLANS[model] = plan
+    except TypeError:
+        pass
+    return plan
 
 
 def singularity(model, t: float, x: np.ndarray, stabilization) -> str:
