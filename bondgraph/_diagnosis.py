@@ -6,6 +6,8 @@
 - :func:`inconsistency`: a description of the constraints an initial state violates
   (a constraint flow c or a position constraint Phi away from zero), or "".
 - :data:`CONSISTENCY_RTOL`: how far, relative to their scale, they may be.
+- :func:`drift`: how far a run without stabilization left its position constraints,
+  where that is more than :data:`DRIFT_RTOL` of the positions' scale, or "".
 - :class:`StiffnessMonitor`: Hairer's stiffness test for the explicit Runge-Kutta
   methods (RK45, DOP853), after every accepted step.
 """
@@ -20,7 +22,7 @@ from scipy.integrate import DOP853, RK45
 from .errors import caused_by_interrupt
 
 __all__ = ["singularity", "SINGULAR_CONDITION", "StiffnessMonitor", "STABILITY_BOUNDARY",
-           "inconsistency", "CONSISTENCY_RTOL"]
+           "inconsistency", "CONSISTENCY_RTOL", "drift", "DRIFT_RTOL", "DRIFT_POINTS"]
 
 STABILITY_BOUNDARY = {RK45: 3.25, DOP853: 6.1}
 """Where each explicit method's stability region crosses the negative real axis, in
@@ -89,6 +91,55 @@ def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
     more = f" (and {len(worst) - 3} more)" if len(worst) > 3 else ""
     return (f"the initial state violates the constraints at t = {t:.6g} s: "
             + "; ".join(worst[:3]) + more)
+
+
+DRIFT_RTOL = 1e-3
+"""A run without stabilization whose position constraints reach this fraction of the
+positions' scale is said to have drifted (its motion there is off the constraints)."""
+
+
+DRIFT_POINTS = 64
+"""Output points (evenly spread, the last one included) at which :func:`drift` reads
+the position constraints: drift grows over a run, and the result's derived outputs
+stay unevaluated until asked for."""
+
+
+def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
+    """A description of how far a run of ``model`` without stabilization (output times
+    ``t`` (n,), states ``x`` (n_states, n)) left its position constraints, where the
+    largest |Phi| at up to :data:`DRIFT_POINTS` of its output points exceeds
+    :data:`DRIFT_RTOL` of the positions' scale (the largest kinematic state over the
+    run, at least their nominal scale), or ""."""
+    t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
+    if not model.n_u2 or t.size == 0 or x.ndim != 2:
+        return ""
+    ne, nk = model.n_energy, model.n_kinematic
+    position = max(float(np.abs(x[ne:ne + nk]).max(initial=0.0)),
+                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
+    picks = np.unique(np.linspace(0, t.size - 1, min(t.size, DRIFT_POINTS)).round()
+                      .astype(np.int64))
+    worst = (0.0, 0, 0, 0.0)
+    with np.errstate(all="ignore"):
+        for j in picks:
+            try:
+                phi = np.asarray(model.functions.phi(x[:, j], {}), dtype=float)
+            except Exception as exc:     # noqa: BLE001 - a state where Phi fails: skip
+                if caused_by_interrupt(exc):
+                    raise KeyboardInterrupt from exc
+                continue
+            size = np.where(np.isfinite(phi), np.abs(phi), 0.0)
+            if size.size and size.max() > worst[0]:
+                k = int(np.argmax(size))
+                worst = (float(size[k]), k, int(j), float(phi[k]))
+    size, k, j, value = worst
+    if not size > DRIFT_RTOL * position:
+        return ""
+    src = next(n for n, sl in model.u2_slices.items() if sl.start <= k < sl.stop)
+    return (f"the position constraints drifted in this run without stabilization: "
+            f"that of {src} reached {value:.3g} at t = {t[j]:.6g} s, "
+            f"{size / max(position, 1e-300):.2g} of the positions' scale "
+            f"{position:.3g} (the motion there is off the constraints); pass "
+            f"stabilization=Baumgarte(alpha, beta) or a tighter rtol")
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

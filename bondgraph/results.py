@@ -120,7 +120,10 @@ class SimulationResult:
         methods),
         ``"stiff"`` (True when an explicit run's step size was limited by stability,
         not accuracy: see :class:`bondgraph._diagnosis.StiffnessMonitor`) and
-        ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "").
+        ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "");
+        ``"drift"`` (only in a run without stabilization whose position constraints
+        left more than :data:`bondgraph._diagnosis.DRIFT_RTOL` of the positions' scale:
+        which, how far and when, also said as an ``IntegrationWarning``).
         The compiled stepping (:mod:`bondgraph._fastrk`): ``"compiled_loop"``,
         ``"compiled_loop_reason"``, ``"compiled_steps"`` (accepted steps taken
         compiled), ``"compiled_fallbacks"`` (times an evaluation in the compiled loop

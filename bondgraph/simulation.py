@@ -29,7 +29,7 @@ import numpy as np
 from scipy.integrate import BDF, DOP853, LSODA, RK45, OdeSolver, Radau
 
 from ._blas import one_blas_thread
-from ._diagnosis import StiffnessMonitor, inconsistency, singularity
+from ._diagnosis import StiffnessMonitor, drift, inconsistency, singularity
 from ._events import EventTracker
 from ._fastrk import compiled_evaluation, compiled_loop
 from ._fastrk import diagnostics as loop_diagnostics
@@ -400,6 +400,10 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
                      failure_time, run.counts["nfev"], run.n_steps, start.deficiency,
                      start.redundancy, ev0.branch, run.sol, tracker.t_events,
                      start.fast, diagnostics)
+    drifted = drift(model, result.t, result.x, nominal) if stabilization is None else ""
+    if drifted:
+        result.diagnostics["drift"] = drifted
+        warn(drifted, IntegrationWarning)
     return _fail(result, raise_on_failure) if not status.success else result
 
 
