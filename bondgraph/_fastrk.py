@@ -46,7 +46,7 @@ import numpy as np
 from scipy.integrate import DOP853, RK45
 
 from . import fastlu
-from .errors import compiled_call
+from .errors import signal_safe
 from .primitives.sources import CompiledFamilies
 
 __all__ = ["CompiledLoop", "compiled_loop", "compiled_evaluation", "CHUNK", "SCAN_STEPS"]
@@ -252,7 +252,7 @@ class CompiledLoop:
         x = np.ascontiguousarray(x, dtype=float)
         if not x.flags.writeable:             # (the kernel is compiled for writeable ones)
             x = x.copy()
-        with compiled_call():
+        with signal_safe():
             xdot, ok = K.fused_rhs_listed(float(t), x, *self._listed, D)
         if not ok:                            # (the Python path counts its own)
             return None
@@ -277,7 +277,7 @@ class CompiledLoop:
         if self._listed is None:
             self._listed = K.kernel_lists(self._program, self._qrate,
                                           *self._source_kernels)
-        with compiled_call():
+        with signal_safe():
             done = int(K.grouped_differences_listed(float(t), y, f0, h, *groups,
                                                     *self._listed, D, J))
         if lu_state is not None:              # (one factorisation each, as evaluate's)
@@ -403,7 +403,7 @@ class CompiledLoop:
         else:
             G_t, G_y = np.zeros(0), np.zeros((0, n))
         t0, y0 = float(solver.t), solver.y
-        with compiled_call():
+        with signal_safe():
             code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \
                 K.rk_advance(
                     self._program, self._qrate, *self._source_kernels, D,

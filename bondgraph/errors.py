@@ -21,8 +21,8 @@ bare numpy or networkx error.
   compiler, or the compiler failed); it names the folder where the sources were kept.
 - :func:`require_extra`: import an optional package, or raise :class:`MissingExtraError`.
 - :func:`caused_by_interrupt`: whether an exception is (or comes from) a Ctrl-C.
-- :func:`signal_origin`, :func:`compiled_call`: a signal handler's exception raised as
-  itself where a compiled call turned it into a SystemError.
+- :func:`signal_origin`, :func:`signal_safe`: a signal handler's exception raised as
+  itself where compiled code or CPython's parser turned it into a SystemError.
 - :func:`did_you_mean`: the close-name hint of "no such name" messages.
 - :func:`warn`: a warning attributed to the user's line that called into the package.
 """
@@ -46,7 +46,7 @@ __all__ = [
     "MissingExtraError",
     "FMUBuildError",
     "require_extra",
-    "caused_by_interrupt", "signal_origin", "compiled_call",
+    "caused_by_interrupt", "signal_origin", "signal_safe",
     "did_you_mean",
     "warn",
 ]
@@ -215,7 +215,7 @@ def signal_origin(exc: BaseException | None) -> BaseException | None:
     consequence, or None. numba's dispatcher runs Python code around a compiled call;
     a handler that raises there leaves its exception set while the call returns, and
     Python reports ``SystemError: ... returned a result with an exception set`` chained
-    to it (see :func:`compiled_call`)."""
+    to it (see :func:`signal_safe`)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         if not isinstance(exc, Exception):
@@ -226,11 +226,14 @@ def signal_origin(exc: BaseException | None) -> BaseException | None:
 
 
 @contextlib.contextmanager
-def compiled_call():
-    """Around a long call into compiled code (the compiled Runge-Kutta loop): a signal
-    handler's exception that surfaced as a SystemError (:func:`signal_origin`) is
-    raised as itself, so that Ctrl-C, a SIGTERM handler's SystemExit or a caller's own
-    timer stop the run as they would in Python, never as an internal error."""
+def signal_safe():
+    """Around a call in which a signal handler's exception can surface as a SystemError
+    (:func:`signal_origin`): a long call into compiled code (the compiled Runge-Kutta
+    loop), or CPython 3.11's ``ast.parse``, which reports an exception raised inside it
+    as ``SystemError: AST constructor recursion depth mismatch``. The handler's
+    exception is raised as itself, so that Ctrl-C, a SIGTERM handler's SystemExit or a
+    caller's own timer stop the work as they would in Python, never as an internal
+    error."""
     try:
         yield
     except SystemError as exc:

@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 import sympy
 from sympy.printing.str import StrPrinter
 
-from .errors import ModelError
+from .errors import ModelError, signal_safe
 
 __all__ = ["FUNCTIONS", "parse_expression", "expression_text", "MAX_LENGTH", "MAX_NODES",
            "MAX_DEPTH", "MAX_MINMAX_ARGUMENTS", "MAX_DIGITS", "MAX_EXPONENT",
@@ -378,7 +378,8 @@ def parse_expression(text: str, *, symbols: Mapping[str, sympy.Symbol] | None = 
         raise ModelError(f"{where}: expression of {len(text)} characters; valid: at most "
                          f"{MAX_LENGTH}")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with signal_safe():
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         col = f" at column {exc.offset}" if exc.offset else ""
         raise ModelError(f"{where}: expression {reader._short()!r} is not valid{col}: "

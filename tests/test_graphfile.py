@@ -288,6 +288,43 @@ def test_parsing_never_executes(monkeypatch):
     assert parse_expression("2*sin(x)**2 - x/3") == 2 * sympy.sin(x) ** 2 - x / 3
 
 
+class _Timer(BaseException):
+    """A caller's own timer (as a test harness's SIGALRM handler raises)."""
+
+
+def test_a_signal_handlers_exception_inside_the_parser_is_raised_as_itself(monkeypatch):
+    """CPython 3.11's ``ast.parse`` reports an exception a signal handler raised inside
+    it as ``SystemError: AST constructor recursion depth mismatch`` chained to it (the
+    slow fuzzing met it: a CPU timer while a 300-term expression was read, which the
+    command line would call an internal error). The reader raises the handler's
+    exception itself; a SystemError of any other cause, and syntax errors, stay as
+    they are."""
+    import ast as real_ast
+    from bondgraph import expressions
+
+    class Parser:
+        cause: BaseException | None = None
+
+        def __getattr__(self, name):
+            return getattr(real_ast, name)
+
+        def parse(self, *args, **kwargs):
+            try:
+                raise self.cause
+            except BaseException as exc:
+                raise SystemError("AST constructor recursion depth mismatch "
+                                  "(before=1, after=0)") from exc
+    fake = Parser()
+    monkeypatch.setattr(expressions, "ast", fake)
+    for cause in (_Timer(), KeyboardInterrupt()):
+        fake.cause = cause
+        with pytest.raises(type(cause)):
+            parse_expression("2*x + 1")
+    fake.cause = ValueError("not a signal")
+    with pytest.raises(SystemError):
+        parse_expression("2*x + 1")
+
+
 def test_toml_syntax_error_has_its_line(tmp_path):
     msg = load_error(GOOD.replace('kind = "R"', 'kind = "R', 1), tmp_path)
     assert "not valid TOML" in msg and "line 32" in msg
