@@ -57,16 +57,14 @@ def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
         return ""
     plan = _consistency_plan(model)
     at, starts, source_of, where, absF = plan
-    ne, nk = model.n_energy, model.n_kinematic
+    ne = model.n_energy
     c = np.asarray(ev.constraint_flow, dtype=float)
     phi = np.asarray(ev.phi, dtype=float)
     w = np.abs(np.asarray(ev.bond_values, dtype=float))
     velocity = float((absF @ np.asarray(nominal[:ne], dtype=float)).max(initial=0.0))
     local = np.maximum.reduceat(w[at], starts)
     scale = np.maximum(local[source_of], velocity)
-    kin = np.abs(np.asarray(ev.x, dtype=float)[ne:ne + nk])
-    position = max(float(kin.max(initial=0.0)),
-                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
+    position = _position_scale(model, np.asarray(ev.x, dtype=float), nominal)
     bad_c = ~(np.abs(c) <= CONSISTENCY_RTOL * scale)
     bad_p = ~np.isnan(phi) & ~(np.abs(phi) <= CONSISTENCY_RTOL * position)
     if not (bad_c.any() or bad_p.any()):
@@ -113,9 +111,7 @@ def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
     t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
     if not model.n_u2 or t.size == 0 or x.ndim != 2:
         return ""
-    ne, nk = model.n_energy, model.n_kinematic
-    position = max(float(np.abs(x[ne:ne + nk]).max(initial=0.0)),
-                   float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
+    position = _position_scale(model, x, nominal)
     picks = np.unique(np.linspace(0, t.size - 1, min(t.size, DRIFT_POINTS)).round()
                       .astype(np.int64))
     worst = (0.0, 0, 0, 0.0)
@@ -140,6 +136,14 @@ def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
             f"{size / max(position, 1e-300):.2g} of the positions' scale "
             f"{position:.3g} (the motion there is off the constraints); pass "
             f"stabilization=Baumgarte(alpha, beta) or a tighter rtol")
+
+
+def _position_scale(model, x: np.ndarray, nominal: np.ndarray) -> float:
+    """The positions' scale of ``model`` at the states ``x`` (n_states,) or
+    (n_states, n): the largest kinematic state, at least their largest nominal scale."""
+    ne, nk = model.n_energy, model.n_kinematic
+    return max(float(np.abs(x[ne:ne + nk]).max(initial=0.0)),
+               float(np.asarray(nominal[ne:ne + nk]).max(initial=0.0)))
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -176,11 +176,7 @@ class CompiledPath:
         isl = L.imp_slices
         F = self._F
         c = pattern.c
-        src0 = np.empty(self._n_sources)
-        src0[:self._nA] = L.base
-        src0[self._off_R:self._off_RE] = self._R_flat
-        src0[self._off_RE:self._off_one] = 0.0
-        src0[self._off_one] = 1.0
+        src0 = self._sources(L.base, 0.0)
         scal = [self._off_RE, isl["Z"].start, isl["Z"].stop - isl["Z"].start,
                 isl["U1"].start, isl["U1"].stop - isl["U1"].start, self._n_imp]
         ip = [L._dyn_direct, L._dyn_transposed, e_idx, F.indptr, F.indices, c.pair_a,

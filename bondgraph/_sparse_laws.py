@@ -160,12 +160,8 @@ class NonlinearFields:
         and Euler matrices. True also where that system cannot be solved there (the
         loop's Newton method then serves every case)."""
         nA = self._nA
-        sources = np.empty(self._n_sources)
-        sources[:nA] = self._random_data(rng)
-        sources[self._off_R:self._off_RE] = self._R_flat
-        sources[self._off_RE:self._off_one] = rng.uniform(-1.0, 1.0,
-                                                          self._off_one - self._off_RE)
-        sources[self._off_one] = 1.0
+        sources = self._sources(self._random_data(rng),
+                                rng.uniform(-1.0, 1.0, self._off_one - self._off_RE))
         lu = systems._factor(self._M, sources, Workspace())
         if lu is None:
             return True

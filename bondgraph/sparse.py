@@ -318,6 +318,17 @@ class SparseReduction(CompiledPath, NonlinearFields):
             data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
         return data
 
+    def _sources(self, data: np.ndarray, euler) -> np.ndarray:
+        """The sources vector the systems' terms index: [A data (the moduli's values,
+        ``data``) | R flat | R_E flat (``euler``: the Euler junctions' matrices, or 0.0)
+        | 1]."""
+        sources = np.empty(self._n_sources)
+        sources[:self._nA] = data
+        sources[self._off_R:self._off_RE] = self._R_flat
+        sources[self._off_RE:self._off_one] = euler
+        sources[self._off_one] = 1.0
+        return sources
+
     def _rate_rows_reaching_u2(self, T: _Terms, shape, rows: np.ndarray, rng) -> np.ndarray:
         """Which of the dA/dt terms (rows ``rows`` of z in B) can change U_2, as a mask.
 
@@ -332,13 +343,10 @@ class SparseReduction(CompiledPath, NonlinearFields):
         keep = np.ones(rows.size, dtype=bool)
         if not rows.size:
             return keep
-        sources = np.empty(self._n_sources)
-        sources[:self._nA] = self._random_data(rng)
-        sources[self._off_R:self._off_RE] = self._R_flat
         blocks = [-skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
                   rng.uniform(-1.0, 1.0, d * d) for d in self._RE_dims]
-        sources[self._off_RE:self._off_one] = np.concatenate(blocks) if blocks else 0.0
-        sources[self._off_one] = 1.0
+        sources = self._sources(self._random_data(rng),
+                                np.concatenate(blocks) if blocks else 0.0)
         r_, c_, s_, k_ = T.arrays("matrix")
         pattern = _Pattern(shape, r_, c_, s_, k_)
         if pattern.structurally_singular:
@@ -490,12 +498,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
             shared.clear()
         moduli, phi = fns.moduli_and_phi(x, shared)
         data = L.data(moduli)
-        sources = np.empty(self._n_sources)
-        sources[:self._nA] = data
-        sources[self._off_R:self._off_RE] = self._R_flat
-        if m.ejs:
-            sources[self._off_RE:self._off_one] = self._euler_matrices(x, s)
-        sources[self._off_one] = 1.0
+        sources = self._sources(data, self._euler_matrices(x, s) if m.ejs else 0.0)
         U1, dU1 = m.source_values(t, s)
         isl = L.imp_slices
         known = np.zeros(2 * self._n_imp)
