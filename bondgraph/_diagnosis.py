@@ -6,8 +6,9 @@
 - :func:`inconsistency`: a description of the constraints an initial state violates
   (a constraint flow c or a position constraint Phi away from zero), or "".
 - :data:`CONSISTENCY_RTOL`: how far, relative to their scale, they may be.
-- :func:`drift`: how far a run without stabilization left its position constraints,
-  where that is more than :data:`DRIFT_RTOL` of the positions' scale, or "".
+- :func:`drift`: how far a run without stabilization left its constraints (its
+  position constraints, and the constraint flows of those that define none), where
+  that is more than :data:`DRIFT_RTOL` of their scale, or "".
 - :class:`StiffnessMonitor`: Hairer's stiffness test for the explicit Runge-Kutta
   methods (RK45, DOP853), after every accepted step.
 """
@@ -49,21 +50,19 @@ def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
 
     A constraint flow c (the signed flow sum of a constraint 0-junction: Eq. (15)
     enforces dc/dt = 0, so c stays what it is at the start) is measured against the
-    largest flow on that junction's bonds, at least the largest nominal flow of the
-    inertias (|F| times their momenta's nominal scales); a position constraint Phi
+    largest flow on that junction's bonds, at least the largest flow of the inertias
+    (|F| times their momenta, or their nominal scales where larger); a position constraint Phi
     (where the model defines one) against the largest kinematic state, at least their
     largest nominal scale."""
     if not model.n_u2:
         return ""
     plan = _consistency_plan(model)
-    at, starts, source_of, where, absF = plan
+    source_of, where = plan[2], plan[3]
     ne = model.n_energy
     c = np.asarray(ev.constraint_flow, dtype=float)
     phi = np.asarray(ev.phi, dtype=float)
     w = np.abs(np.asarray(ev.bond_values, dtype=float))
-    velocity = float((absF @ np.asarray(nominal[:ne], dtype=float)).max(initial=0.0))
-    local = np.maximum.reduceat(w[at], starts)
-    scale = np.maximum(local[source_of], velocity)
+    scale = _flow_scale(plan, w, np.asarray(ev.x, dtype=float)[:ne], nominal[:ne])
     position = _position_scale(model, np.asarray(ev.x, dtype=float), nominal)
     bad_c = ~(np.abs(c) <= CONSISTENCY_RTOL * scale)
     bad_p = ~np.isnan(phi) & ~(np.abs(phi) <= CONSISTENCY_RTOL * position)
@@ -93,7 +92,9 @@ def inconsistency(model, ev, t: float, nominal: np.ndarray) -> str:
 
 DRIFT_RTOL = 1e-3
 """A run without stabilization whose position constraints reach this fraction of the
-positions' scale is said to have drifted (its motion there is off the constraints)."""
+positions' scale, or whose constraint flows (of constraints that define no position
+constraint) reach it of their scale, is said to have drifted (its motion there is off
+the constraints)."""
 
 
 DRIFT_POINTS = 64
@@ -104,10 +105,13 @@ stay unevaluated until asked for."""
 
 def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
     """A description of how far a run of ``model`` without stabilization (output times
-    ``t`` (n,), states ``x`` (n_states, n)) left its position constraints, where the
-    largest |Phi| at up to :data:`DRIFT_POINTS` of its output points exceeds
-    :data:`DRIFT_RTOL` of the positions' scale (the largest kinematic state over the
-    run, at least their nominal scale), or ""."""
+    ``t`` (n,), states ``x`` (n_states, n)) left its constraints at up to
+    :data:`DRIFT_POINTS` of its output points, or "": a position constraint whose
+    largest |Phi| exceeds :data:`DRIFT_RTOL` of the positions' scale (the largest
+    kinematic state over the run, at least their nominal scale); a constraint that
+    defines no position constraint (a velocity constraint alone: a core graph's
+    0-junction, a rolling contact) whose constraint flow c exceeds it of its flow scale
+    (as :func:`inconsistency` measures it, at that point)."""
     t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
     if not model.n_u2 or t.size == 0 or x.ndim != 2:
         return ""
@@ -115,6 +119,7 @@ def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
     picks = np.unique(np.linspace(0, t.size - 1, min(t.size, DRIFT_POINTS)).round()
                       .astype(np.int64))
     worst = (0.0, 0, 0, 0.0)
+    undefined = np.zeros(model.n_u2, dtype=bool)     # (constraints without a Phi)
     with np.errstate(all="ignore"):
         for j in picks:
             try:
@@ -123,19 +128,81 @@ def drift(model, t: np.ndarray, x: np.ndarray, nominal: np.ndarray) -> str:
                 if caused_by_interrupt(exc):
                     raise KeyboardInterrupt from exc
                 continue
+            undefined |= np.isnan(phi)
             size = np.where(np.isfinite(phi), np.abs(phi), 0.0)
             if size.size and size.max() > worst[0]:
                 k = int(np.argmax(size))
                 worst = (float(size[k]), k, int(j), float(phi[k]))
+    found = []
     size, k, j, value = worst
-    if not size > DRIFT_RTOL * position:
+    if size > DRIFT_RTOL * position:
+        found.append((size / max(position, 1e-300),
+                      f"the position constraints drifted in this run without "
+                      f"stabilization: that of {_source_at(model, k)} reached {value:.3g} "
+                      f"at t = {t[j]:.6g} s, {size / max(position, 1e-300):.2g} of the "
+                      f"positions' scale {position:.3g}"))
+    if undefined.any():
+        found += _flow_drift(model, t, x, picks, nominal, undefined)
+    if not found:
         return ""
-    src = next(n for n, sl in model.u2_slices.items() if sl.start <= k < sl.stop)
-    return (f"the position constraints drifted in this run without stabilization: "
-            f"that of {src} reached {value:.3g} at t = {t[j]:.6g} s, "
-            f"{size / max(position, 1e-300):.2g} of the positions' scale "
-            f"{position:.3g} (the motion there is off the constraints); pass "
-            f"stabilization=Baumgarte(alpha, beta) or a tighter rtol")
+    found.sort(key=lambda f: -f[0])
+    return ("; ".join(text for _, text in found) + " (the motion there is off the "
+            "constraints); pass stabilization=Baumgarte(alpha, beta) or a tighter rtol")
+
+
+def _flow_drift(model, t: np.ndarray, x: np.ndarray, picks: np.ndarray,
+                nominal: np.ndarray, which: np.ndarray) -> list:
+    """[(ratio, text)] for the worst constraint flow among the components ``which`` (a
+    mask over U_2) at the output points ``picks``, where it exceeds :data:`DRIFT_RTOL`
+    of its flow scale: one evaluation per point (the sparse evaluation where it
+    applies)."""
+    plan = _consistency_plan(model)
+    fast = model.sparse()
+    ne = model.n_energy
+    worst = (0.0, 0, 0, 0.0, 0.0)
+    for j in picks:
+        try:
+            ev = fast.evaluate(t[j], x[:, j]) if fast.applicable else None
+            if ev is None:
+                ev = model.evaluate(t[j], x[:, j])
+        except Exception as exc:         # noqa: BLE001 - a state it cannot evaluate: skip
+            if caused_by_interrupt(exc):
+                raise KeyboardInterrupt from exc
+            continue
+        with np.errstate(all="ignore"):
+            c = np.asarray(ev.constraint_flow, dtype=float)
+            w = np.abs(np.asarray(ev.bond_values, dtype=float))
+            scale = _flow_scale(plan, w, x[:ne, j], nominal[:ne])
+            ratio = np.where(which & np.isfinite(c), np.abs(c), 0.0) / np.maximum(scale,
+                                                                               1e-300)
+        if ratio.size and ratio.max() > worst[0]:
+            k = int(np.argmax(ratio))
+            worst = (float(ratio[k]), k, int(j), float(c[k]), float(scale[k]))
+    ratio, k, j, value, scale = worst
+    if not ratio > DRIFT_RTOL:
+        return []
+    src, junction = plan[3][plan[2][k]]
+    return [(ratio, f"the constraint flows drifted in this run without stabilization: "
+                    f"that of {src} (0-junction '{junction}', which defines no position "
+                    f"constraint) reached {value:.3g} at t = {t[j]:.6g} s, {ratio:.2g} "
+                    f"of its scale {scale:.3g}")]
+
+
+def _flow_scale(plan: tuple, w: np.ndarray, X: np.ndarray,
+                nominal: np.ndarray) -> np.ndarray:
+    """Each constraint flow's scale: the largest |flow| ``w`` on its junction's bonds, at
+    least the model's velocity: |F| times the momenta ``X`` or their ``nominal`` scales,
+    whichever is larger (a junction of two bonds carries c itself on its other one)."""
+    at, starts, source_of, _, absF = plan
+    both = np.maximum(np.abs(np.asarray(X, dtype=float)), np.asarray(nominal, dtype=float))
+    velocity = float((absF @ both).max(initial=0.0))
+    local = np.maximum.reduceat(w[at], starts)
+    return np.maximum(local[source_of], velocity)
+
+
+def _source_at(model, k: int) -> str:
+    """The constraint source (Se*) of U_2's component ``k``."""
+    return next(n for n, sl in model.u2_slices.items() if sl.start <= k < sl.stop)
 
 
 def _position_scale(model, x: np.ndarray, nominal: np.ndarray) -> float:

@@ -122,8 +122,10 @@ class SimulationResult:
         not accuracy: see :class:`bondgraph._diagnosis.StiffnessMonitor`) and
         ``"stiffness"`` (the message then, suggesting ``method="Radau"``; else "");
         ``"drift"`` (only in a run without stabilization whose position constraints
-        left more than :data:`bondgraph._diagnosis.DRIFT_RTOL` of the positions' scale:
-        which, how far and when, also said as an ``IntegrationWarning``).
+        left more than :data:`bondgraph._diagnosis.DRIFT_RTOL` of the positions' scale,
+        or whose constraint flows, of constraints that define no position constraint,
+        more than that of their scale: which, how far and when, also said as an
+        ``IntegrationWarning``).
         The compiled stepping (:mod:`bondgraph._fastrk`): ``"compiled_loop"``,
         ``"compiled_loop_reason"``, ``"compiled_steps"`` (accepted steps taken
         compiled), ``"compiled_fallbacks"`` (times an evaluation in the compiled loop
