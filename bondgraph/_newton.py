@@ -112,102 +112,101 @@ def solve_resistor_loop(laws: Sequence, n: int,
         except NonFiniteLawError as exc:
             undefined[:] = [exc]
             return None
-        with np.errstate(over="ignore", invalid="ignore"):
-            return d[nl] - implied(o)[nl]
+        return d[nl] - implied(o)[nl]
 
     def norm(r: np.ndarray | None) -> float:
         if r is None:
             return np.inf
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = float(np.linalg.norm(r))
+        v = float(np.sqrt(r @ r))
         return v if np.isfinite(v) else np.inf
 
-    d, F, error = None, None, None
-    for k, start in enumerate(starts):
-        try:
-            guess = start()
-        except NonFiniteLawError as exc:
-            error = exc
-            continue
-        r = residual(guess)
-        if r is None:                         # a law is not finite there
-            error = undefined[0]
-            continue
-        if k == 0 and warm:                   # (consecutive states of a run are close)
-            d, F = guess, r
-            break
-        if d is None or norm(r) < norm(F):    # else the guess of least residual
-            d, F = guess, r
-    if d is None:
-        raise error if error is not None else AlgebraicLoopError(
-            f"no starting guess for the nonlinear resistor law(s) of {names}")
-    undefined.clear()                         # (a start's: not a trial step's)
-    last, delta, contracting = np.inf, np.inf, False
-    for _ in range(NEWTON_MAX_ITERATIONS):
-        if len(laws) == 1:
-            Rk = laws[0][1].tangent_or_zero(d[laws[0][0]])
-        else:
-            Rk = np.zeros((nl.size, nl.size))
-            off = 0
-            for sl, law in laws:
-                w = sl.stop - sl.start
-                Rk[off:off + w, off:off + w] = law.tangent_or_zero(d[sl])
-                off += w
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    # (one errstate for the whole method: an overflow is an infinity, judged as such)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        d, F, error = None, None, None
+        for k, start in enumerate(starts):
+            try:
+                guess = start()
+            except NonFiniteLawError as exc:
+                error = exc
+                continue
+            r = residual(guess)
+            if r is None:                         # a law is not finite there
+                error = undefined[0]
+                continue
+            if k == 0 and warm:                   # (consecutive states of a run are close)
+                d, F = guess, r
+                break
+            if d is None or norm(r) < norm(F):    # else the guess of least residual
+                d, F = guess, r
+        if d is None:
+            raise error if error is not None else AlgebraicLoopError(
+                f"no starting guess for the nonlinear resistor law(s) of {names}")
+        undefined.clear()                         # (a start's: not a trial step's)
+        last, delta, contracting = np.inf, np.inf, False
+        for _ in range(NEWTON_MAX_ITERATIONS):
+            if len(laws) == 1:
+                Rk = laws[0][1].tangent_or_zero(d[laws[0][0]])
+            else:
+                Rk = np.zeros((nl.size, nl.size))
+                off = 0
+                for sl, law in laws:
+                    w = sl.stop - sl.start
+                    Rk[off:off + w, off:off + w] = law.tangent_or_zero(d[sl])
+                    off += w
             A = eye - M @ Rk
-            if nl.size == 1:                  # (one scalar law: a division)
+            if nl.size == 1:                      # (one scalar law: a division)
                 step_nl = -F / A[0, 0] if A[0, 0] != 0.0 else np.full(1, np.inf)
             else:
                 try:
                     step_nl = np.linalg.solve(A, -F)
                 except np.linalg.LinAlgError:
                     step_nl = np.full(nl.size, np.inf)
-        step = np.zeros(n)
-        step[nl] = step_nl
-        d_new = d + step
-        delta = float(np.abs(step_nl).max())
-        size = float(np.abs(d_new[nl]).max())
-        if delta <= NEWTON_RTOL * size or delta == 0.0 or \
-                (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
-            return d_new
-        if contracting and delta < 0.5 * last and \
-                delta * delta / (last - delta) <= NEWTON_RTOL * size:
-            # contracting at the rate theta = delta / last: the error left after this
-            # step is at most theta / (1 - theta) delta (far less where quadratic)
-            return d_new
-        if not np.isfinite(delta):
-            raise AlgebraicLoopError(
-                f"the nonlinear resistor law(s) of {names}: Newton's step is not finite at "
-                f"t = {t:.6g} s (a singular tangent of the loop)")
-        if contracting and delta <= 0.5 * last:     # contracting: the whole step
-            F_new = residual(d_new)
-            if F_new is not None:
-                d, F, last = d_new, F_new, delta
-                continue
-        res = norm(F)
-        lam, defined = 1.0, False
-        while True:
-            trial = d + lam * step
-            F_trial = residual(trial)
-            r_trial = norm(F_trial)
-            if r_trial <= (1.0 - ARMIJO * lam) * res:
-                break
-            defined = defined or np.isfinite(r_trial)
-            lam *= 0.5
-            if lam < MIN_STEP_FRACTION:
-                if not defined and undefined:     # the laws are not finite beyond d:
-                    raise undefined[0]            # (a tank past empty), not a loop's fault
+            step = np.zeros(n)
+            step[nl] = step_nl
+            d_new = d + step
+            delta = float(np.abs(step_nl).max())
+            size = float(np.abs(d_new[nl]).max())
+            if delta <= NEWTON_RTOL * size or delta == 0.0 or \
+                    (delta >= last and delta <= 1e3 * NEWTON_RTOL * max(size, 1e-300)):
+                return d_new
+            if contracting and delta < 0.5 * last and \
+                    delta * delta / (last - delta) <= NEWTON_RTOL * size:
+                # contracting at the rate theta = delta / last: the error left after this
+                # step is at most theta / (1 - theta) delta (far less where quadratic)
+                return d_new
+            if not np.isfinite(delta):
                 raise AlgebraicLoopError(
-                    f"the nonlinear resistor law(s) of {names}: no step along Newton's "
-                    f"direction lowers the loop's residual ({res:.3g}) at t = {t:.6g} s: "
-                    f"the algebraic loop through them may have no solution; give the "
-                    f"loop a storage element, or smoother laws")
-        d, F, last, contracting = trial, F_trial, delta, lam == 1.0
-    raise AlgebraicLoopError(
-        f"the nonlinear resistor law(s) of {names} did not converge in "
-        f"{NEWTON_MAX_ITERATIONS} Newton iterations at t = {t:.6g} s (last change "
-        f"{delta:.3g} in their inputs): the algebraic loop through them may have no "
-        f"solution or several; give the loop a storage element, or smoother laws")
+                    f"the nonlinear resistor law(s) of {names}: Newton's step is not finite at "
+                    f"t = {t:.6g} s (a singular tangent of the loop)")
+            if contracting and delta <= 0.5 * last:     # contracting: the whole step
+                F_new = residual(d_new)
+                if F_new is not None:
+                    d, F, last = d_new, F_new, delta
+                    continue
+            res = norm(F)
+            lam, defined = 1.0, False
+            while True:
+                trial = d + lam * step
+                F_trial = residual(trial)
+                r_trial = norm(F_trial)
+                if r_trial <= (1.0 - ARMIJO * lam) * res:
+                    break
+                defined = defined or np.isfinite(r_trial)
+                lam *= 0.5
+                if lam < MIN_STEP_FRACTION:
+                    if not defined and undefined:     # the laws are not finite beyond d:
+                        raise undefined[0]            # (a tank past empty), not a loop's fault
+                    raise AlgebraicLoopError(
+                        f"the nonlinear resistor law(s) of {names}: no step along Newton's "
+                        f"direction lowers the loop's residual ({res:.3g}) at t = {t:.6g} s: "
+                        f"the algebraic loop through them may have no solution; give the "
+                        f"loop a storage element, or smoother laws")
+            d, F, last, contracting = trial, F_trial, delta, lam == 1.0
+        raise AlgebraicLoopError(
+            f"the nonlinear resistor law(s) of {names} did not converge in "
+            f"{NEWTON_MAX_ITERATIONS} Newton iterations at t = {t:.6g} s (last change "
+            f"{delta:.3g} in their inputs): the algebraic loop through them may have no "
+            f"solution or several; give the loop a storage element, or smoother laws")
 
 
 def loop_slope(nl: np.ndarray, n: int, implied: Callable[[np.ndarray], np.ndarray]
