@@ -23,7 +23,9 @@ without Python per step, for models whose whole evaluation is compiled.
 Where it applies: numba enabled; the sparse one-call evaluation
 (:mod:`bondgraph._sparse_compiled`) in use, with its moduli, Phi and kinematic rates
 offered as compiled kernels (:meth:`bondgraph.moduli.StateFunctions.compiled_parts`:
-the element library's mechanisms); every source constant or state-dependent with a
+the element library's mechanisms), or none to compute (constant moduli and no Phi: a
+bond graph of 0, 1, TF, GY, C, I, R and plain EJS elements, with or without constraint
+sources); every source constant or state-dependent with a
 compiled kernel (:class:`~bondgraph.primitives.sources.CompiledSource`: up to four
 families, each one kernel, e.g. the element library's contact wrenches and compliant
 stops; the loop computes their values at every evaluation with them); the velocity stage's kinematic rates final; the method exactly
@@ -142,8 +144,6 @@ def _applies(model, rhs, constant_sources: bool, affine_phi: bool) -> tuple:
     fast = rhs.fast
     if fast is None:
         return None, "the sparse evaluation does not apply to this run"
-    if not model.n_u2:
-        return None, "no constraint sources: the one-call compiled evaluation needs them"
     if not fast._compiled or fast._fused_plan() is None:
         return None, "the sparse evaluation's one-call compiled path does not apply"
     if not fast._kin_final:
@@ -219,7 +219,7 @@ class CompiledLoop:
         K = _kernels()
         from ._jit import first_class
         # (addresses resolved once: numba would look each up at every compiled call)
-        self._program = first_class(parts["program"], K.PROGRAM_SIGNATURE)
+        self._program = first_class(parts["program"] or K.no_program, K.PROGRAM_SIGNATURE)
         self._qrate = first_class(parts["rate_kernel"] or K.no_rate, K.RATE_SIGNATURE)
         self._source_kernels = tuple(
             first_class(k, K.SOURCE_SIGNATURE) for k in
@@ -402,6 +402,8 @@ class CompiledLoop:
             t_stop = np.inf
         else:
             G_t, G_y = np.zeros(0), np.zeros((0, n))
+        if not solver.y.flags.writeable:     # (scipy keeps a caller's read-only x0:
+            solver.y = solver.y.copy()       # the kernel is compiled for writeable ones)
         t0, y0 = float(solver.t), solver.y
         with signal_safe():
             code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \

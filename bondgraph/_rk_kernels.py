@@ -584,6 +584,13 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra, n_out
 
 
+@njit(PROGRAM_SIGNATURE, cache=True)
+def no_program(states, rates, want_rates, desc, ints, flts, out, phi):
+    """The program of a model without moduli to compute (constant moduli, no Phi: a
+    pure bond graph; never called with work to do)."""
+    return 0, 0
+
+
 @njit(RATE_SIGNATURE, cache=True)
 def no_rate(q, om):
     """The rate kernel of a model without vectorised kinematic rates (never called)."""

@@ -78,7 +78,7 @@ class CompiledPath:
             xdot = np.concatenate([w[self._rec_X], kin_rates])
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
-                          branch=Branch.EQ15, rank=n2)
+                          branch=Branch.EQ15 if n2 else Branch.NONE, rank=n2)
 
     def _fused_stages(self, kern, t, x, moduli, phi, U1, dU1, src, args, stabilization,
                       full, ws):
@@ -251,7 +251,7 @@ class CompiledPath:
     def _pack(self, pattern: "_Condensed"):
         """The compiled stage's plans of a condensed system (B or M): every bond
         variable, the velocity stage's (``_want1``) and dX/dt's (``_want2``)."""
-        is_B = pattern is getattr(self, "_B", None)
+        is_B = pattern is self._B
         kn = self._B_known if is_B else self._M_known
         # the rows of b that can be non-zero (known values' terms, dA/dt's and
         # Baumgarte's rows): C's and G's terms on the others add exact zeros

@@ -382,7 +382,8 @@ class StateFunctions:
         and offers its compiled kernel (``fused.compiled()``), and the kinematic states
         are copies of flows and at most one vectorised rate function that offers its
         compiled kernel (``rate.compiled_kernel()``: (state (n, d), flow (n, k)) ->
-        (n, d)) and reads no other state. The dict holds: ``program`` (kernel), ``n``
+        (n, d)) and reads no other state; or where there is nothing to compute (constant
+        moduli, no Phi): then ``program`` is None. The dict holds: ``program`` (kernel), ``n``
         (bodies), ``values`` and ``rates`` (its arrays), ``n_moduli``, ``n_phi``,
         ``xi``, ``ri`` (the context's states in x and in the kinematic rates),
         ``dest_p`` (the Phi's positions among the unknown sources), ``copy_dst``,
@@ -393,16 +394,23 @@ class StateFunctions:
         position constraints computed beside the program (``(dest, state index, coef,
         constant)`` arrays: Phi[dest] = sum coef x[index] + constant), or None."""
         f = self._fused
-        if f is None:
+        if f is None and (self._moduli.size or self._phi.entries):
             return None, ("the moduli, their rates and Phi are not computed by one fused "
                           "context")
-        fused, xi, ri, dest_p, size, n_phi = f
-        get = getattr(fused, "compiled", None)
-        if get is None:
-            return None, "the fused moduli offer no compiled kernel"
-        program, n, values, rates, n_mod, n_p = get()
-        if n_mod != size or n_p != n_phi or xi.size != 7 * n or ri.size != 7 * n:
-            return None, "the fused moduli's compiled kernel does not fit (sizes differ)"
+        if f is None:                    # (nothing to compute: constant moduli, no Phi)
+            none = (np.zeros((0, 0), dtype=np.int64), np.zeros(0, dtype=np.int64),
+                    np.zeros(0))
+            program, n, values, rates, n_mod, n_p = None, 0, none, none, 0, 0
+            xi = ri = np.zeros(0, dtype=np.int64)
+            dest_p, n_phi, fused = None, 0, None
+        else:
+            fused, xi, ri, dest_p, size, n_phi = f
+            get = getattr(fused, "compiled", None)
+            if get is None:
+                return None, "the fused moduli offer no compiled kernel"
+            program, n, values, rates, n_mod, n_p = get()
+            if n_mod != size or n_p != n_phi or xi.size != 7 * n or ri.size != 7 * n:
+                return None, "the fused moduli's compiled kernel does not fit (sizes differ)"
         if self._kin_single:
             return None, (f"kinematic state '{self._kin_single[0][0].name}' has a rate "
                           f"function that is not vectorised")

@@ -52,6 +52,10 @@ pivot order taken from SuperLU, refilling the matrix inside the factorisation); 
 its pivot checks fail, or without numba, SuperLU's (the data refilled by one
 ``bincount``).
 
+Without constraint sources (and without nonlinear laws) the one-call path runs on the
+single stage's system M: its velocity stage and its second stage solve that one system
+(no U_2, no dA/dt terms), the second for the variables dX/dt reads.
+
 A solver needs dX/dt alone: :meth:`SparseReduction.derivative` gives it, and where the
 one-call path applies (numba, a condensed system, plain EJS elements) its acceleration
 stage computes only the bond variables dX/dt reads; :meth:`SparseReduction.evaluate`
@@ -230,8 +234,18 @@ class SparseReduction(CompiledPath, NonlinearFields):
 
         n_m = n_u + n_L + n_E
         self._n_m = n_m
+        self._B = self._B_known = None
+        live = self._dyn[:0]
         if not n2:      # without constraints one stage; with them B serves both stages
             self._M, self._M_known = self._system((n_m, n_m), velocity_terms(False))
+            if condensed and fastlu.enabled() and not m.nonlinear:
+                # the one-call path on M: its two stages solve the same system (no
+                # U_2, no dA/dt terms), the second for dX/dt's variables; the first
+                # computes only the kinematic flows (no solve where M condenses
+                # entirely)
+                self._B, self._B_known = self._M, self._M_known
+                if isinstance(self._M, _Condensed) and self._M.n_K == 0:
+                    self._V, self._V_known = self._M, self._M_known
         else:
             T = velocity_terms(True)
             z_terms(T, n_m + newrow[L.rows[ent]], L.cols[ent], ent, np.ones(ent.size))
@@ -251,7 +265,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
         self._n_imp = n_imp
         # the dA/dt terms (entries of A data ``_dyn_terms``): on their rows of z, at the
         # bond variables of their columns; only those whose rows reach U_2
-        self._dyn_terms = self._dyn[live] if n2 else self._dyn[:0]
+        self._dyn_terms = self._dyn[live]
         self._dyn_rows = newrow[L.rows[self._dyn_terms]]
         self._dyn_cols = L.cols[self._dyn_terms]
         # the bond variables the velocity stage gives the acceleration stage
@@ -491,7 +505,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
         X = x[:m.n_energy]
         ws = workspace if workspace is not None else self._default_workspace()
         shared: dict = {}                 # the modulus contexts' values at x
-        if self.n2 and self._compiled:
+        if self._B is not None and self._compiled:
             done = self._evaluate_fused(t, x, s, shared, stabilization, ws)
             if done is not None:
                 return done
@@ -583,7 +597,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
             raise ModelError(f"state vector has shape {x.shape}; valid: ({m.n_states},) "
                              f"for states {', '.join(m.state_names)}")
         ws = workspace if workspace is not None else self._default_workspace()
-        if self.n2 and self._compiled:
+        if self._B is not None and self._compiled:
             xdot = self._evaluate_fused(t, x, StateView(x, m.state_slices), {},
                                         stabilization, ws, full=False)
             if xdot is not None:

@@ -155,11 +155,13 @@ def test_falls_back_where_it_does_not_apply():
     with pytest.warns(Warning, match="max_steps"):
         r = simulate(mm.model, (0.0, 0.3), x0, method="Radau", max_steps=3)
     assert "takes RK45 and DOP853" in r.diagnostics["compiled_loop_reason"]
-    # a model without constraints: no one-call compiled evaluation; a time-varying source
-    bg = models.mass_spring_damper(m=1.0, k=4.0, b=0.1, force=0.0)
-    r = simulate(assemble(assign_causality(bg)), (0.0, 1.0), {"p_m": 0.0, "q_k": 0.1})
+    # a modulus given as a Python function (the Cartesian pendulum's MTF): no compiled
+    # program computes it
+    bg = models.cartesian_pendulum(2.0, 1.5, 9.81)
+    r = simulate(assemble(assign_causality(bg)), (0.0, 1.0),
+                 {"p_m": [0.0, 0.0], "r": [1.5, 0.0]})
     assert r.success and not r.diagnostics["compiled_loop"]
-    assert r.diagnostics["compiled_loop_reason"]
+    assert "not computed by one fused context" in r.diagnostics["compiled_loop_reason"]
     assert r.diagnostics["compiled_steps"] == 0
 
 
@@ -333,3 +335,84 @@ def test_a_signal_handlers_exception_inside_the_compiled_loop_stops_the_run_as_i
     fake.cause = ValueError("not a signal")
     with pytest.raises(SystemError):
         mm.simulate((0.0, span), x0=x0, method="DOP853", raise_on_failure=True)
+
+
+def _pure_graphs():
+    """Bond graphs without moduli to compute, all but the last without constraint
+    sources (n_u2 = 0): a mass, spring and damper; a lever (TF); a DC motor (GY); a
+    tumbling body (EJS); an algebraic loop through resistors; a prescribed flow; the DC
+    motor model file (time-varying voltage); two masses joined rigidly (a constraint
+    without Phi)."""
+    import os
+
+    import rich_graphs as rg
+
+    from bondgraph.graphfile import load_graph_file
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return {"mass-spring-damper": models.mass_spring_damper(1.0, 10.0, 0.5, 1.0),
+            "lever": models.lever(1.0, 2.0, 1.0, 10.0, 0.3),
+            "dc motor": models.dc_motor(12.0, 1.0, 0.01, 0.05, 0.02, 0.001),
+            "tumbling body": rg.spinning_body(),
+            "resistor loop": rg.algebraic_loop(),
+            "prescribed flow": rg.prescribed_flow(),
+            "dc motor file": load_graph_file(os.path.join(root, "examples",
+                                                          "dc_motor.toml")).graph,
+            "two masses rigid": models.two_masses_rigid(1.0, 3.0, 2.0)}
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("name", list(_pure_graphs()))
+def test_pure_bond_graphs_take_the_compiled_loop(name, method):
+    """Without constraint sources the one-call evaluation runs on the single stage's
+    system (its two stages solve the same system; no U_2, no dA/dt terms), and a model
+    without moduli to compute runs a program that computes nothing: the same steps,
+    evaluations and states as the Python path to RTOL_EQUAL (before, every such model
+    stepped in Python: "no constraint sources", or "not computed by one fused
+    context"). At random states its dX/dt and bond values equal the dense reduction's
+    to 1e-12 of their largest magnitude."""
+    model = assemble(assign_causality(_pure_graphs()[name]))
+    assert model.n_u2 == (1 if name == "two masses rigid" else 0)
+    rng = np.random.default_rng(7)
+    x0 = rng.uniform(-1.0, 1.0, model.n_states)
+    if model.n_u2:                       # (on the coupling: v1 = v2)
+        x0 = np.array([1.0, 3.0]) * x0[0]
+    runs = [simulate(model, (0.0, 1.0), x0, method=method, rtol=1e-9, atol=1e-12,
+                     compiled_loop=c) for c in (False, True)]
+    ref, fast = runs
+    assert ref.success and fast.success
+    assert fast.diagnostics["compiled_loop"], fast.diagnostics["compiled_loop_reason"]
+    assert fast.diagnostics["compiled_steps"] == fast.n_steps
+    assert (fast.n_steps, fast.nfev) == (ref.n_steps, ref.nfev)
+    assert _same(ref.x, fast.x), np.abs(ref.x - fast.x).max()
+    sr = model.sparse()
+    for _ in range(10):
+        x, t = rng.uniform(-2.0, 2.0, model.n_states), float(rng.uniform(0.0, 1.0))
+        dense, ev = model.evaluate(t, x), sr.evaluate(t, x)
+        assert ev.branch == dense.branch
+        for a, b in ((ev.xdot, dense.xdot), (ev.bond_values, dense.bond_values),
+                     (sr.derivative(t, x), dense.xdot)):
+            a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+            assert np.abs(a - b).max() <= 1e-12 * max(np.abs(b).max(), 1.0)
+
+
+@pytest.mark.parametrize("name", ["dc motor", "three-body"])
+def test_a_read_only_initial_state_runs_compiled(name):
+    """A run continued from another's last state (``res.x[:, -1]``: results are read-only
+    views) took the compiled loop with scipy's y still the caller's read-only array,
+    and numba refused it (a TypeError, the run lost: every compiled model, mechanisms
+    included). The loop now copies it: the same run as from a writeable copy, bit for
+    bit."""
+    if name == "three-body":
+        mm, x, _ = _three_body()
+        model = mm.model
+    else:
+        model = assemble(assign_causality(models.dc_motor(12.0, 1.0, 0.01, 0.05, 0.02,
+                                                          0.001)))
+        x = np.zeros(2)
+    first = simulate(model, (0.0, 0.05), x)
+    x0 = first.x[:, -1]
+    assert not x0.flags.writeable
+    then = simulate(model, (0.05, 0.1), x0)
+    again = simulate(model, (0.05, 0.1), x0.copy())
+    assert then.success and then.diagnostics["compiled_loop"]
+    np.testing.assert_array_equal(then.x, again.x)
