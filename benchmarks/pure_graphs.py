@@ -9,7 +9,7 @@ between the two runs.
 Models: a mass, spring and damper (``models.mass_spring_damper``, 0-20 s); a DC motor
 (``models.dc_motor``, 0-1 s); a tumbling rigid body with drag (EJS, tests/helpers'
 ``spinning_body``, 0-20 s); a ladder of 40 RLC sections driven by a sine voltage (80
-states, built here), 0-0.05 s. DOP853 at rtol 1e-8, atol 1e-10.
+states, tests/helpers' ``rlc_ladder``), 0-0.05 s. DOP853 at rtol 1e-8, atol 1e-10.
 """
 
 from __future__ import annotations
@@ -27,23 +27,6 @@ if not os.environ.get("PYTHONPATH"):       # this working tree, unless told othe
 sys.path.insert(0, os.path.join(ROOT, "tests", "helpers"))
 
 
-def rlc_ladder(n: int = 40):
-    """A sine voltage into n sections of a series inductor (1 mH, 0.1 ohm) and a shunt
-    capacitor (10 uF) with a leak (1 kohm): 2 n states."""
-    from bondgraph import C, I, R, BondGraph, OneJunction, Se, TimeFunction, ZeroJunction
-    bg = BondGraph(f"rlc_ladder_{n}")
-    bg.add(Se("V", TimeFunction.sine(10.0, 2000.0)))
-    prev = "V"
-    for k in range(n):
-        bg.add(OneJunction(f"s{k}"), I(f"L{k}", 1e-3), R(f"Rs{k}", 0.1),
-               ZeroJunction(f"n{k}"), C(f"C{k}", 1e-5), R(f"Rp{k}", 1e3))
-        for a, h in [(prev, f"s{k}"), (f"s{k}", f"L{k}"), (f"s{k}", f"Rs{k}"),
-                     (f"s{k}", f"n{k}"), (f"n{k}", f"C{k}"), (f"n{k}", f"Rp{k}")]:
-            bg.connect(a, h)
-        prev = f"n{k}"
-    return bg
-
-
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=5, help="timed runs per row, best shown")
@@ -54,7 +37,7 @@ def main(argv=None) -> None:
     cases = [("mass-spring-damper", models.mass_spring_damper(1.0, 10.0, 0.5, 1.0), 20.0),
              ("dc motor", models.dc_motor(12.0, 1.0, 0.01, 0.05, 0.02, 0.001), 1.0),
              ("tumbling body (EJS)", rg.spinning_body(), 20.0),
-             ("RLC ladder, 40 sections", rlc_ladder(40), 0.05)]
+             ("RLC ladder, 40 sections", rg.rlc_ladder(40), 0.05)]
     print(f"{'model':26s} {'states':>6s} {'compiled':>10s} {'Python':>10s} {'ratio':>6s} "
           f"{'steps':>6s} {'nfev':>6s} {'max diff':>9s}")
     for name, bg, span in cases:

@@ -85,6 +85,23 @@ def prescribed_flow():
     return bg
 
 
+def rlc_ladder(n: int = 12):
+    """A sine voltage into n sections of a series inductor (1 mH, 0.1 ohm) and a shunt
+    capacitor (10 uF) with a leak (1 kohm): 2 n states, 2 n resistors whose inputs are
+    all known (a current, a capacitor's voltage)."""
+    bg = BondGraph(f"rlc_ladder_{n}")
+    bg.add(Se("V", TimeFunction.sine(10.0, 2000.0)))
+    prev = "V"
+    for k in range(n):
+        bg.add(OneJunction(f"s{k}"), I(f"L{k}", 1e-3), R(f"Rs{k}", 0.1),
+               ZeroJunction(f"n{k}"), C(f"C{k}", 1e-5), R(f"Rp{k}", 1e3))
+        for a, h in [(prev, f"s{k}"), (f"s{k}", f"L{k}"), (f"s{k}", f"Rs{k}"),
+                     (f"s{k}", f"n{k}"), (f"n{k}", f"C{k}"), (f"n{k}", f"Rp{k}")]:
+            bg.connect(a, h)
+        prev = f"n{k}"
+    return bg
+
+
 def _canonical():
     from bondgraph import models
     return {
