@@ -1,7 +1,8 @@
 """The one-call path of :class:`bondgraph.sparse.SparseReduction`: with numba and a
-condensed system, an evaluation with constraints is two compiled calls
+condensed system, an evaluation is two compiled calls
 (:func:`bondgraph._sparse_kernels._first` and ``_second``) around the element
-functions, on index and coefficient arrays packed once per model (the plans made here).
+functions, on index and coefficient arrays packed once per model (the plans made here);
+and the Euler junctions' blocks of R_E, which both paths read.
 
 :class:`CompiledPath` holds these methods; :class:`~bondgraph.sparse.SparseReduction`
 inherits them (one class split in two modules along its seam: building and the numpy
@@ -18,7 +19,9 @@ from . import fastlu
 from . import _sparse_systems as systems
 from ._sparse_systems import StepValues, Workspace, _Condensed
 from .branches import Branch
+from .element import StateView
 from .junction import PowerPlan
+from .primitives import EJS
 
 __all__ = ["CompiledPath"]
 
@@ -79,6 +82,35 @@ class CompiledPath:
         return StepValues(t=float(t), x=x, xdot=xdot, U1=U1, U2=y[self._c2:self._c2 + n2],
                           constraint_flow=w[self._rec_C], phi=phi, bond_values=w,
                           branch=Branch.EQ15 if n2 else Branch.NONE, rank=n2)
+
+    def _euler_matrices(self, x: np.ndarray, s: StateView) -> np.ndarray:
+        """The EJS blocks of R_E, raveled and concatenated: -h~ of every body's angular
+        momentum h in one call when all are plain EJS elements, else element by
+        element."""
+        m = self.model
+        gather = self._ejs_gather()
+        if gather is None:
+            return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
+        idx, sign = gather
+        return sign * x[idx]
+
+    def _ejs_gather(self):
+        """(positions in x, signs) of the EJS blocks' entries when every EJS element is
+        a plain :class:`~bondgraph.primitives.EJS` (-h~ raveled is [0, h2, -h1, -h2, 0,
+        h0, h1, -h0, 0]: one gather), else None (made once)."""
+        if self._ejs_momenta is None:
+            m = self.model
+            els = [m._elements[n] for n in m.ejs]
+            if all(type(el) is EJS for el in els):
+                sl = [m.state_slices[f"p_{el.momentum}"] for el in els]
+                comp = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0], dtype=np.int64)
+                sign = np.array([0.0, 1, -1, -1, 0, 1, 1, -1, 0])
+                self._ejs_momenta = (
+                    np.concatenate([q.start + comp for q in sl]) if sl
+                    else np.zeros(0, dtype=np.int64), np.tile(sign, len(sl)))
+            else:
+                self._ejs_momenta = False
+        return self._ejs_momenta or None
 
     def _fused_stages(self, kern, t, x, moduli, phi, U1, dU1, src, args, stabilization,
                       full, ws):
@@ -165,6 +197,8 @@ class CompiledPath:
 
     def _make_fused_plan(self):
         m = self.model
+        if m.nonlinear:                  # (the laws are evaluated in Python)
+            return None
         L = m.layout
         pattern = self._B
         if self._stage_plans(pattern) is None:

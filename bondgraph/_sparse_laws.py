@@ -1,15 +1,22 @@
-"""Nonlinear constitutive laws on the sparse evaluation of a model without constraint
-sources (:class:`bondgraph.sparse.SparseReduction`'s single stage).
+"""Nonlinear constitutive laws on the sparse evaluation
+(:class:`bondgraph.sparse.SparseReduction`): storage laws in either stage, resistor laws
+in a model without constraint sources (the single stage).
 
 :class:`NonlinearFields` holds these methods; :class:`~bondgraph.sparse.SparseReduction`
 inherits them (as it inherits its compiled path from :mod:`bondgraph._sparse_compiled`).
 
 - A storage element with an energy law H(X) gives its co-energy Z = dH/dX from its law
   (:meth:`~bondgraph.laws.BoundEnergy.coenergy`) where a linear one gives F X. Without
-  constraint sources nothing else reads its field (Eq. (15)'s H_4 = J_CZ F J_CZ^T would
-  need the law's tangent: with constraint sources the dense reduction evaluates the
-  model).
-- A nonlinear resistor sits in the single stage's system M with a zero resistive field
+  constraint sources nothing else reads its field. With them the acceleration stage
+  differentiates Z: dZ/dt = T(X) dX/dt with T = d2H/dX2 the law's tangent (Eq. (15)'s
+  H_4 = J_CZ F J_CZ^T with F the tangent). F holds a zero block there, so each of the
+  element's components gets a new unknown zeta = dZ/dt where the z rows would read F
+  dX/dt, and a row zeta_j - sum_k T_jk dX_k/dt = 0 whose T_jk are sources after the
+  1, filled from the laws at each evaluation (:meth:`NonlinearFields._zeta_columns`,
+  ``_storage_rate_rows``, ``_tangents``).
+- A nonlinear resistor (without constraint sources: with them its Newton method would
+  span both stages, and the dense reduction evaluates the model) sits in the single
+  stage's system M with a zero resistive field
   (its row reads D_out = 0), and its output o = r(D_in) enters as that row's right-hand
   side: the system's solution, hence every bond variable, is affine in o, as in the
   dense reduction (:mod:`bondgraph._newton`). Where the resistors' inputs do not depend
@@ -152,6 +159,48 @@ class NonlinearFields:
                 return y0 + Y @ o, w0 + W @ o
         except (_NotSolved, AlgebraicLoopError, NonFiniteLawError):
             return None
+
+    def _zeta_columns(self, n_big: int) -> np.ndarray:
+        """With constraint sources: per energy state component, the column of the
+        acceleration stage's new unknown zeta = dZ/dt where a nonlinear storage law
+        gives it (from ``n_big`` on), else -1. F holds a zero block there, so the z
+        rows' dZ/dt = F dX/dt terms take zeta instead (``z_terms``)."""
+        zeta = -np.ones(self.model.n_energy, dtype=np.int64)
+        col = n_big
+        for (sl, _), d in zip(self.model._nl_storage, self._tan_dims):
+            zeta[sl] = col + np.arange(d)
+            col += d
+        return zeta
+
+    def _storage_rate_rows(self, T, w_terms, zeta: np.ndarray, n_big: int) -> int:
+        """The rows defining zeta (see :meth:`_zeta_columns`): zeta_j - sum_k T_jk(X)
+        dX_k/dt = 0 over each element's components, T_jk the law's tangent d2H/dX2 (the
+        sources after the 1, filled at each evaluation: Eq. (15)'s F is the tangent);
+        the system's new order."""
+        one, src = self._off_one, self._off_one + 1
+        rows, var, srcs = [], [], []
+        for (sl, _), d in zip(self.model._nl_storage, self._tan_dims):
+            for j in range(d):
+                rows.append(np.full(d, zeta[sl.start + j]))
+                var.append(np.asarray(self._rec_X[sl.start:sl.stop], dtype=np.int64))
+                srcs.append(src + j * d + np.arange(d))
+            src += d * d
+        cols = np.flatnonzero(zeta >= 0)
+        T.add(zeta[cols], zeta[cols], np.full(cols.size, one), np.ones(cols.size))
+        w_terms(T, np.concatenate(rows), np.concatenate(var), np.concatenate(srcs),
+                -np.ones(sum(d * d for d in self._tan_dims)), True)
+        return n_big + cols.size
+
+    def _tangents(self, X: np.ndarray) -> np.ndarray | None:
+        """The nonlinear storage laws' tangents d2H/dX2 at ``X``, flat (the sources after
+        the 1), or None where one is not finite."""
+        parts = []
+        try:
+            for sl, law in self.model._nl_storage:
+                parts.append(np.asarray(law.tangent(X[sl]), dtype=float).ravel())
+        except NonFiniteLawError:
+            return None
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def _has_resistor_loop(self, rng) -> bool:
         """Whether a nonlinear resistor's input depends on a nonlinear resistor's output

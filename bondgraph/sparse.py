@@ -33,8 +33,9 @@ kinematic flows independent of D, E and U_2 (checked once, at random moduli, so 
 independence is structural and not a coincidence of one configuration). Elsewhere (Eq.
 (14), redundant constraints, a singular system at some state) :class:`SparseReduction`
 says so and the caller uses the dense reduction, which also gives the diagnostics.
-Nonlinear storage and resistor laws are taken without constraint sources (one stage:
-:mod:`bondgraph._sparse_laws`); with them the dense reduction evaluates the model.
+Nonlinear storage laws are taken with or without constraint sources, nonlinear resistor
+laws without them (:mod:`bondgraph._sparse_laws`); with both the dense reduction
+evaluates the model.
 
 With constraints, the acceleration stage's LU factors also serve the velocity stage:
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
@@ -80,7 +81,6 @@ from .branches import Branch
 from .condensation import condense
 from .element import StateView
 from .errors import ModelError
-from .primitives import EJS
 from .spatial import skew
 from .stabilization import Baumgarte
 
@@ -105,10 +105,10 @@ class SparseReduction(CompiledPath, NonlinearFields):
         self._V = self._V_known = None    # the velocity stage's system (see below)
         self.applicable = False
         self.reason = ""
-        if m.nonlinear and m.n_u2:
-            self.reason = ("nonlinear constitutive laws with constraint sources: the dense "
-                           "reduction evaluates them (Eq. (15) reads the storage laws' "
-                           "tangents)")
+        if m._nl_r and m.n_u2:
+            self.reason = ("nonlinear resistor laws with constraint sources: the dense "
+                           "reduction evaluates them (their Newton method spans both "
+                           "stages)")
             return
         self._kin_final = False
         self.n_L = n_L = m.R.shape[0]
@@ -128,7 +128,10 @@ class SparseReduction(CompiledPath, NonlinearFields):
         nR, nRE = R.size, sum(d * d for d in self._RE_dims)
         self._off_R, self._off_RE = nA, nA + nR
         self._off_one = nA + nR + nRE
-        self._n_sources = self._off_one + 1
+        # (with constraint sources, the nonlinear storage laws' tangents d2H/dX2 after
+        # the 1: their rates' terms dZ/dt = T(X) dX/dt in the acceleration stage)
+        self._tan_dims = [sl.stop - sl.start for sl, _ in m._nl_storage] if m.n_u2 else []
+        self._n_sources = self._off_one + 1 + sum(d * d for d in self._tan_dims)
         self._R_flat = R.ravel().astype(float)
         one = self._off_one
         dyn = [np.arange(start, start + 2 * a * b) for _, _, start, a, b in L.dynamic]
@@ -185,6 +188,8 @@ class SparseReduction(CompiledPath, NonlinearFields):
             sel = (g == "Z") | (g == "U1")
             T.known(r[sel], p[sel], sr[sel], cf[sel])
 
+        zeta = None                       # (see _sparse_laws._zeta_columns)
+
         def z_terms(T, rows, var, src, coef):
             rows, var = np.asarray(rows, dtype=np.int64), np.asarray(var, dtype=np.int64)
             src, coef = np.asarray(src, dtype=np.int64), np.asarray(coef, dtype=float)
@@ -203,6 +208,9 @@ class SparseReduction(CompiledPath, NonlinearFields):
                 np.repeat(np.cumsum(cnt) - cnt, cnt)
             w_terms(T, np.repeat(r[iz], cnt), self._rec_X[Fs.indices[ind]],
                     np.repeat(sr[iz], cnt), np.repeat(cf[iz], cnt) * Fs.data[ind], True)
+            if zeta is not None:      # (a nonlinear storage law's dZ/dt: its zeta)
+                on = zeta[j] >= 0
+                T.add(r[iz][on], zeta[j[on]], sr[iz][on], cf[iz][on])
 
         in_kept = newrow[L.rows] >= 0
         ent = np.flatnonzero(in_kept)
@@ -253,10 +261,14 @@ class SparseReduction(CompiledPath, NonlinearFields):
                     self._V, self._V_known = self._M, self._M_known
         else:
             T = velocity_terms(True)
+            if self._tan_dims:
+                zeta = self._zeta_columns(n_m + n2 + n_u)
             z_terms(T, n_m + newrow[L.rows[ent]], L.cols[ent], ent, np.ones(ent.size))
             r_c = n_m + n_u
             z_terms(T, r_c + np.arange(n2), self._rec_C, np.full(n2, one), np.ones(n2))
             n_big = n_m + n2 + n_u
+            if self._tan_dims:          # (the nonlinear storage laws' rates: zeta)
+                n_big = self._storage_rate_rows(T, w_terms, zeta, n_big)
             self._B, self._B_known = self._system((n_big, n_big), T)
             live = self._rate_rows_reaching_u2(T, (n_big, n_big), newrow[L.rows[self._dyn]],
                                                np.random.default_rng(rng_seed + 1))
@@ -337,15 +349,17 @@ class SparseReduction(CompiledPath, NonlinearFields):
             data[start + n2_ * n1_:start + 2 * n2_ * n1_] = vals.T.ravel()
         return data
 
-    def _sources(self, data: np.ndarray, euler) -> np.ndarray:
+    def _sources(self, data: np.ndarray, euler, tangents=0.0) -> np.ndarray:
         """The sources vector the systems' terms index: [A data (the moduli's values,
         ``data``) | R flat | R_E flat (``euler``: the Euler junctions' matrices, or 0.0)
-        | 1]."""
+        | 1 | the nonlinear storage laws' tangents, flat (``tangents``; only with
+        constraint sources)]."""
         sources = np.empty(self._n_sources)
         sources[:self._nA] = data
         sources[self._off_R:self._off_RE] = self._R_flat
         sources[self._off_RE:self._off_one] = euler
         sources[self._off_one] = 1.0
+        sources[self._off_one + 1:] = tangents
         return sources
 
     def _rate_rows_reaching_u2(self, T: _Terms, shape, rows: np.ndarray, rng) -> np.ndarray:
@@ -365,7 +379,8 @@ class SparseReduction(CompiledPath, NonlinearFields):
         blocks = [-skew(rng.uniform(-1.0, 1.0, 3)).ravel() if d == 3 else
                   rng.uniform(-1.0, 1.0, d * d) for d in self._RE_dims]
         sources = self._sources(self._random_data(rng),
-                                np.concatenate(blocks) if blocks else 0.0)
+                                np.concatenate(blocks) if blocks else 0.0,
+                                rng.uniform(0.5, 1.5, self._n_sources - self._off_one - 1))
         r_, c_, s_, k_ = T.arrays("matrix")
         pattern = _Pattern(shape, r_, c_, s_, k_)
         if pattern.structurally_singular:
@@ -524,6 +539,11 @@ class SparseReduction(CompiledPath, NonlinearFields):
         known[isl["Z"]] = self._F @ X
         if m._nl_storage and not self._coenergies(X, known[isl["Z"]]):
             return None
+        if self._tan_dims:                # (with constraint sources: Eq. (15)'s F)
+            tangents = self._tangents(X)
+            if tangents is None:
+                return None
+            sources[self._off_one + 1:] = tangents
         known[isl["U1"]] = U1
         if not (np.isfinite(sources).all() and np.isfinite(known).all()):
             return None
@@ -568,7 +588,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
             if stabilization is not None:
                 c0 = w1[self._w1_C]
                 # (NaN: no Phi defined; an infinite Phi leaves extra non-finite: None)
-                extra[z0 + self.n_u:] -= 2.0 * stabilization.alpha * c0 + \
+                extra[z0 + self.n_u:z0 + self.n_u + n2] -= 2.0 * stabilization.alpha * c0 + \
                     stabilization.beta ** 2 * np.where(np.isnan(phi), 0.0, phi)
             if not np.isfinite(extra).all():
                 return None
@@ -609,35 +629,6 @@ class SparseReduction(CompiledPath, NonlinearFields):
                 return xdot
         ev = self.evaluate(t, x, stabilization, ws)
         return None if ev is None else ev.xdot
-
-    def _euler_matrices(self, x: np.ndarray, s: StateView) -> np.ndarray:
-        """The EJS blocks of R_E, raveled and concatenated: -h~ of every body's angular
-        momentum h in one call when all are plain EJS elements, else element by
-        element."""
-        m = self.model
-        gather = self._ejs_gather()
-        if gather is None:
-            return np.concatenate([m._elements[n].euler_matrix(s).ravel() for n in m.ejs])
-        idx, sign = gather
-        return sign * x[idx]
-
-    def _ejs_gather(self):
-        """(positions in x, signs) of the EJS blocks' entries when every EJS element is
-        a plain :class:`~bondgraph.primitives.EJS` (-h~ raveled is [0, h2, -h1, -h2, 0,
-        h0, h1, -h0, 0]: one gather), else None (made once)."""
-        if self._ejs_momenta is None:
-            m = self.model
-            els = [m._elements[n] for n in m.ejs]
-            if all(type(el) is EJS for el in els):
-                sl = [m.state_slices[f"p_{el.momentum}"] for el in els]
-                comp = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0], dtype=np.int64)
-                sign = np.array([0.0, 1, -1, -1, 0, 1, 1, -1, 0])
-                self._ejs_momenta = (
-                    np.concatenate([q.start + comp for q in sl]) if sl
-                    else np.zeros(0, dtype=np.int64), np.tile(sign, len(sl)))
-            else:
-                self._ejs_momenta = False
-        return self._ejs_momenta or None
 
     @staticmethod
     def _known_rhs(pattern: _Pattern, kn, sources, known) -> np.ndarray:
