@@ -294,7 +294,7 @@ class CompiledPath:
         if is_B:
             support[self._n_m + self._dyn_rows] = True
             support[self._n_m + self.n_u:] = True
-        elif self.model._nl_r:           # (the nonlinear resistors' outputs)
+        if self.model._nl_r:             # (the nonlinear resistors' outputs)
             support[self.n_u:self.n_u + self.n_L] = True
         wsrc = self._wsrc(with_u2=True)
         return (self._plan(pattern, kn, support, wsrc, None),

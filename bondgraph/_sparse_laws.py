@@ -1,6 +1,6 @@
 """Nonlinear constitutive laws on the sparse evaluation
-(:class:`bondgraph.sparse.SparseReduction`): storage laws in either stage, resistor laws
-in a model without constraint sources (the single stage).
+(:class:`bondgraph.sparse.SparseReduction`): in the single stage of a model without
+constraint sources, in the acceleration stage of one with them.
 
 :class:`NonlinearFields` holds these methods; :class:`~bondgraph.sparse.SparseReduction`
 inherits them (as it inherits its compiled path from :mod:`bondgraph._sparse_compiled`).
@@ -14,9 +14,9 @@ inherits them (as it inherits its compiled path from :mod:`bondgraph._sparse_com
   dX/dt, and a row zeta_j - sum_k T_jk dX_k/dt = 0 whose T_jk are sources after the
   1, filled from the laws at each evaluation (:meth:`NonlinearFields._zeta_columns`,
   ``_storage_rate_rows``, ``_tangents``).
-- A nonlinear resistor (without constraint sources: with them its Newton method would
-  span both stages, and the dense reduction evaluates the model) sits in the single
-  stage's system M with a zero resistive field
+- A nonlinear resistor sits in the stage's system (M; with constraint sources B, whose
+  velocity stage reads no resistor output: the constraint and kinematic flows do not
+  depend on D, checked) with a zero resistive field
   (its row reads D_out = 0), and its output o = r(D_in) enters as that row's right-hand
   side: the system's solution, hence every bond variable, is affine in o, as in the
   dense reduction (:mod:`bondgraph._newton`). Where the resistors' inputs do not depend
@@ -86,25 +86,23 @@ class NonlinearFields:
             return False
         return True
 
-    def _resistor_rows(self, o: np.ndarray) -> np.ndarray:
-        """The single stage's extra right-hand side with the resistors' outputs ``o``
-        (length n_L, zero at the linear ones) on their rows D_out - R D_in = 0."""
-        extra = np.zeros(self._M.shape[0])
-        extra[self.n_u:self.n_u + self.n_L] = o
-        return extra
-
-    def _resistor_stage(self, t: float, lu, sources: np.ndarray, known: np.ndarray
+    def _resistor_stage(self, t: float, lu, sources: np.ndarray, known: np.ndarray,
+                        extra: np.ndarray | None = None
                         ) -> tuple[np.ndarray, np.ndarray] | None:
-        """The single stage's (y, w) with every nonlinear resistor's output its law's
-        value at its input (see the module docstring), or None where that fails (the
-        dense reduction then repeats the evaluation and says why)."""
+        """The stage's (y, w) with every nonlinear resistor's output its law's value at
+        its input (see the module docstring), or None where that fails (the dense
+        reduction then repeats the evaluation and says why): the single stage's system
+        M, or with constraint sources the acceleration stage's B (``extra``: its
+        right-hand side's other terms, dA/dt's and Baumgarte's)."""
         m = self.model
         nR, rec_L = self.n_L, self._rec_L
+        pattern, kn = (self._B, self._B_known) if self.n2 else (self._M, self._M_known)
 
-        def solved(o: np.ndarray, given: np.ndarray = known
+        def solved(o: np.ndarray, given: np.ndarray = known, more=extra
                    ) -> tuple[np.ndarray, np.ndarray]:
-            got = self._stage(lu, self._M, self._M_known, sources, given,
-                              self._resistor_rows(o))
+            rhs = np.zeros(pattern.shape[0]) if more is None else more.copy()
+            rhs[self.n_u:self.n_u + nR] += o    # (the resistors' rows: D_out - R D_in)
+            got = self._stage(lu, pattern, kn, sources, given, rhs)
             if got is None:
                 raise _NotSolved
             return got
@@ -128,7 +126,7 @@ class NonlinearFields:
                 # solve nothing, nor does the answer
                 nl = m._nl_index
                 # (where the system's entries never change, nor do the columns)
-                static = not (m.layout.dynamic or m.ejs)
+                static = not (m.layout.dynamic or m.ejs or self._tan_dims)
                 cols = self.__dict__.get("_loop_columns") if static else None
                 if cols is None:
                     Y = np.empty((y0.size, nl.size))
@@ -137,7 +135,7 @@ class NonlinearFields:
                     for j, k in enumerate(nl):
                         unit = np.zeros(nR)
                         unit[k] = 1.0
-                        Y[:, j], W[:, j] = solved(unit, zero)
+                        Y[:, j], W[:, j] = solved(unit, zero, None)
                     cols = (Y, W)
                     if static:
                         self._loop_columns = cols
@@ -217,8 +215,10 @@ class NonlinearFields:
         nl = self.model._nl_index
         o = np.zeros(self.n_L)
         o[nl] = rng.uniform(0.5, 1.5, nl.size)
+        rows = np.zeros(self._M.shape[0])
+        rows[self.n_u:self.n_u + self.n_L] = o     # (the resistors' rows)
         got = self._stage(lu, self._M, self._M_known, sources, np.zeros(2 * self._n_imp),
-                          self._resistor_rows(o))
+                          rows)
         if got is None:
             return True
         w = got[1]

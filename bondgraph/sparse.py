@@ -33,9 +33,8 @@ kinematic flows independent of D, E and U_2 (checked once, at random moduli, so 
 independence is structural and not a coincidence of one configuration). Elsewhere (Eq.
 (14), redundant constraints, a singular system at some state) :class:`SparseReduction`
 says so and the caller uses the dense reduction, which also gives the diagnostics.
-Nonlinear storage laws are taken with or without constraint sources, nonlinear resistor
-laws without them (:mod:`bondgraph._sparse_laws`); with both the dense reduction
-evaluates the model.
+Nonlinear storage and resistor laws are taken too (:mod:`bondgraph._sparse_laws`), with
+or without constraint sources.
 
 With constraints, the acceleration stage's LU factors also serve the velocity stage:
 the flows that stage needs do not depend on U_2, D or E (checked), so a first solve with
@@ -105,11 +104,6 @@ class SparseReduction(CompiledPath, NonlinearFields):
         self._V = self._V_known = None    # the velocity stage's system (see below)
         self.applicable = False
         self.reason = ""
-        if m._nl_r and m.n_u2:
-            self.reason = ("nonlinear resistor laws with constraint sources: the dense "
-                           "reduction evaluates them (their Newton method spans both "
-                           "stages)")
-            return
         self._kin_final = False
         self.n_L = n_L = m.R.shape[0]
         self.n_E = n_E = sum(m._elements[n].dim for n in m.ejs)
@@ -304,8 +298,8 @@ class SparseReduction(CompiledPath, NonlinearFields):
         self._check(np.random.default_rng(rng_seed))
         self._resistor_loop = False       # (nonlinear resistors: see _sparse_laws)
         self._newton_start: dict = {}     # (by thread: the loop's last solution)
-        if self.applicable and m._nl_r:
-            self._resistor_loop = self._has_resistor_loop(
+        if self.applicable and m._nl_r:      # (with constraint sources: Newton always)
+            self._resistor_loop = bool(n2) or self._has_resistor_loop(
                 np.random.default_rng(rng_seed + 2))
         if self.applicable:
             fastlu.warn_if_slow()
@@ -592,7 +586,10 @@ class SparseReduction(CompiledPath, NonlinearFields):
                     stabilization.beta ** 2 * np.where(np.isnan(phi), 0.0, phi)
             if not np.isfinite(extra).all():
                 return None
-            stage = self._stage(lu, self._B, self._B_known, sources, known, extra)
+            if m._nl_r:
+                stage = self._resistor_stage(t, lu, sources, known, extra)
+            else:
+                stage = self._stage(lu, self._B, self._B_known, sources, known, extra)
             if stage is None:
                 return None
             y, w = stage

@@ -146,19 +146,24 @@ def test_a_run_on_the_sparse_path_equals_the_dense_run(name):
     assert (np.abs(a.x - b.x) / scale).max() <= 1e-6
 
 
-def test_with_constraint_sources_the_dense_reduction_evaluates_nonlinear_resistors():
-    """A nonlinear resistor beside a constraint source keeps the dense reduction (its
-    Newton method would span both stages), and says why."""
+def constrained_cubic():
+    """Two masses on a constraint junction, a cubic damper on the second."""
     bg = BondGraph("constrained_cubic")
     bg.add(Se("F", 2.0), OneJunction("v1"), I("m1", 1.5), ZeroJunction("c", constraint=True),
            OneJunction("v2"), I("m2", 0.8), R("cubic", effort_law=0.4 * f + 0.2 * f ** 3))
     for a, h in [("F", "v1"), ("v1", "m1"), ("v1", "c"), ("c", "v2"), ("v2", "m2"),
                  ("v2", "cubic")]:
         bg.connect(a, h)
-    model = assemble(assign_causality(bg))
-    assert model.n_u2 == 1
-    sr = model.sparse()
-    assert not sr.applicable and "resistor laws with constraint sources" in sr.reason
+    return bg
+
+
+def pendulum_with_drag():
+    """The Cartesian pendulum with a 2-D drag law 0.3 v sqrt(|v|^2 + 1) on the bob."""
+    bg = models.cartesian_pendulum(2.0, 1.5, 9.81)
+    speed = sympy.sqrt(f1 ** 2 + f2 ** 2 + 1)
+    bg.add(R("drag", effort_law=sympy.Matrix([0.3 * f1 * speed, 0.3 * f2 * speed]), dim=2))
+    bg.connect("v", "drag")
+    return bg
 
 
 p1, p2 = sympy.symbols("p1 p2", real=True)
@@ -205,18 +210,22 @@ def pendulum_with_a_hardening_spring():
 
 CONSTRAINED = {"rigid, nonlinear mass": rigid_nonlinear_mass,
                "pendulum, nonlinear mass": pendulum_nonlinear_mass,
-               "pendulum, hardening spring": pendulum_with_a_hardening_spring}
+               "pendulum, hardening spring": pendulum_with_a_hardening_spring,
+               "constrained cubic damper": constrained_cubic,
+               "pendulum, 2-D drag": pendulum_with_drag}
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRAINED))
-def test_nonlinear_storage_with_constraint_sources_on_the_sparse_path(name):
+def test_nonlinear_laws_with_constraint_sources_on_the_sparse_path(name):
     """With constraint sources a nonlinear storage law's rate dZ/dt = T(X) dX/dt enters
     the acceleration stage through a new unknown per component and a row whose
-    coefficients are the law's tangent (Eq. (15)'s F). dX/dt, U_2 and every bond value
-    equal the dense reduction's to 1e-12 at 25 random states, with and without
-    Baumgarte's terms (whose rows the new ones follow: taking them in doubled alpha's
-    term); with the tangent replaced by ones the nonlinear masses are off by more than
-    1."""
+    coefficients are the law's tangent (Eq. (15)'s F); a nonlinear resistor's output
+    enters that stage's right-hand side and Newton's method works on its affine map.
+    dX/dt, U_2 and every bond value equal the dense reduction's to 1e-12 at 25 random
+    states, with and without Baumgarte's terms (whose rows the new ones follow: taking
+    them in doubled alpha's term; and the compiled stage's plan dropped the resistors'
+    rows of B: off by 0.9); with the tangent replaced by ones the nonlinear masses are
+    off by more than 1."""
     model = assemble(assign_causality(CONSTRAINED[name]()))
     assert model.n_u2 >= 1
     sr = model.sparse()
@@ -234,8 +243,10 @@ def test_nonlinear_storage_with_constraint_sources_on_the_sparse_path(name):
                 out = max(out, float(np.abs(a - b).max() / (1.0 + np.abs(b).max())))
         return out
     assert worst(sr) <= 1e-12
-    if name == "rigid, nonlinear mass":       # (a whole run, both reductions)
-        x0 = np.array([0.4, 3.0 * (0.4 + 0.4 ** 3 / 2), 0.1])     # (on the coupling)
+    starts = {"rigid, nonlinear mass": [0.4, 3.0 * (0.4 + 0.4 ** 3 / 2), 0.1],
+              "constrained cubic damper": [1.5 * 0.3, 0.8 * 0.3]}     # (on the coupling)
+    if name in starts:                        # (a whole run, both reductions)
+        x0 = np.array(starts[name])
         runs = [simulate(model, (0.0, 2.0), x0, rtol=1e-10, atol=1e-12,
                          dense_reduction=d) for d in (False, True)]
         assert all(r.success for r in runs)
