@@ -227,7 +227,9 @@ class CompiledPath:
         mods = mod_of[self._dyn_terms]
         if np.any(mods < 0):
             return None
-        rate_terms = int(bool(L.dynamic) and not m.omit_rate_terms)
+        # (without constraint sources there are no z rows: dA/dt enters nowhere, and
+        # _second's right-hand side beyond the velocity block has no room for it)
+        rate_terms = int(bool(L.dynamic) and not m.omit_rate_terms and self.n2 > 0)
         qp = [self._dyn_rows, mods, self._w1_dyn, self._w1_C,
               [self._n_m, self.n_u, self._n_imp + isl["U1"].start,
                isl["U1"].stop - isl["U1"].start, rate_terms]]

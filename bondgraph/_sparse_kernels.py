@@ -311,6 +311,8 @@ def _second(work, sources, rates, w1, dU1, phi, a2, b2, stab, I, F, IO, FO, S_in
     sc = Q_int[Q_off[4]:Q_off[5]]
     z0, n_u, dU0, nU, rate_terms = sc[0], sc[1], sc[2], sc[3], sc[4]
     extra = np.zeros(n - z0)              # (rows z0.. of the right-hand side)
+    if rate_terms and n_u > extra.size:   # (no z rows: a plan that cannot be; numba
+        return np.zeros(0), np.zeros(0), 1  # does not check bounds)
     if rate_terms:
         acc = np.zeros(n_u)
         for t in range(rows.size):

@@ -416,3 +416,34 @@ def test_a_read_only_initial_state_runs_compiled(name):
     again = simulate(model, (0.05, 0.1), x0.copy())
     assert then.success and then.diagnostics["compiled_loop"]
     np.testing.assert_array_equal(then.x, again.x)
+
+
+def test_a_free_joint_takes_the_compiled_loop_without_rate_terms():
+    """A body on a FreeJoint from the ground has no constraint source but moduli that
+    vary (the joint's frames): its one-call plan must have no dA/dt terms, as its
+    system has no z rows for them. The first version of the single-stage plan kept
+    them, and the compiled stage wrote n_u values past the end of a right-hand side of
+    length 0 (numba checks no bounds): the heap was corrupted and a later test aborted
+    in LAPACK (the fresh-clone suite, in tests/validation/test_free_joint.py). The plan
+    says so, the run takes the compiled loop, and equals the Python path."""
+    from elements import FreeJoint, Inertia, Mechanism, RigidBody
+    mech = Mechanism("free_joint", gravity=(0.0, -9.81, 0.0))
+    b = mech.add_body(RigidBody("b", 2.0, Inertia.about_center(np.diag([0.1, 0.2, 0.3]))))
+    mech.add_joint(FreeJoint("F", mech.ground, b))
+    mm = mech.assemble()
+    model = mm.model
+    assert model.n_u2 == 0 and model.layout.dynamic
+    fast = model.sparse()
+    x0 = mm.initial_state({"F": {"x": 0.1, "y": 0.2, "z": 0.3}},
+                          {"F": ((1.0, 0.0, 0.5), (0.3, 2.0, 0.1))})
+    fast.derivative(0.0, x0)
+    plan = fast._fused_plan()
+    assert plan is not None and plan[1] == 0          # (rate_terms)
+    ref, fastrun = (simulate(model, (0.0, 1.0), x0, method="DOP853", rtol=1e-9, atol=1e-12,
+                             compiled_loop=c) for c in (False, True))
+    assert fastrun.diagnostics["compiled_loop"], fastrun.diagnostics["compiled_loop_reason"]
+    assert (fastrun.n_steps, fastrun.nfev) == (ref.n_steps, ref.nfev)
+    assert _same(ref.x, fastrun.x)
+    dense = model.evaluate(0.3, x0)
+    assert np.abs(fast.derivative(0.3, x0) - dense.xdot).max() <= \
+        1e-12 * max(1.0, np.abs(dense.xdot).max())
