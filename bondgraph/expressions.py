@@ -222,6 +222,10 @@ class _Reader:
         for part in (value, *value.args) if value.is_Mul or value.is_Add else (value,):
             if part.is_Pow and part.exp.is_Rational:      # (also as sympy combined them)
                 self.check_exponent(node, part.base, part.exp)
+            elif part.is_Rational and part is not value and _digits(part) > MAX_DIGITS:
+                # (a coefficient sympy combined: (2**3000 x)**5 holds 2**15000)
+                self.refuse(node, f"an exact number of {_digits(part)} digits; valid: at "
+                                  f"most {MAX_DIGITS} digits", limit=True)
         return value
 
     def check_exponent(self, node: ast.AST, base: sympy.Basic,
