@@ -137,12 +137,17 @@ class MissingExtraError(BondGraphError, ImportError):
     that installs it (``pip install "vector-bondgraph[plot]"``). The command line exits
     with 2 (a setup to change, not a bug)."""
 
-    def __init__(self, feature: str, package: str, extra: str | None, hint: str = ""):
+    def __init__(self, feature: str, package: str, extra: str | None, hint: str = "",
+                 failure: str = ""):
         self.feature, self.package, self.extra = feature, package, extra
         how = (f'pip install "vector-bondgraph[{extra}]" (or pip install {package})'
                if extra else f"pip install {package}")
-        super().__init__(f"{feature} needs {package}, which is not installed: {how}"
-                         + (f"; {hint}" if hint else ""))
+        if failure:       # installed, but its import fails: a broken installation
+            text = (f"{feature} needs {package}, which is installed but failed to import "
+                    f"({failure}); reinstall it: pip install --force-reinstall {package}")
+        else:
+            text = f"{feature} needs {package}, which is not installed: {how}"
+        super().__init__(text + (f"; {hint}" if hint else ""))
 
 
 class FMUBuildError(BondGraphError):
@@ -177,18 +182,31 @@ def require_extra(module: str, feature: str, extra: str | None, *,
     Raises
     ------
     MissingExtraError
-        When the module (or a package it needs) is not installed.
+        When the module (or a package it needs) is not installed, or is installed but
+        its import fails (the message says which).
+    KeyboardInterrupt
+        (or another signal handler's exception) when a signal interrupted the import: an
+        extension interrupted half-way raises ImportError, which is not a missing package.
     """
     import importlib
+    import importlib.util
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        origin = signal_origin(exc)
+        if origin is not None:
+            raise origin from exc
         top = module.split(".")[0]
         missing = getattr(exc, "name", None) or top
         if missing.split(".")[0] != top and not missing.startswith(top):
             # the module is there but one of its own dependencies is missing
-            package = missing.split(".")[0]
-        raise MissingExtraError(feature, package or top, extra, hint) from None
+            top = package = missing.split(".")[0]
+        try:
+            present = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            present = False
+        failure = " ".join(str(exc).split()) if present else ""
+        raise MissingExtraError(feature, package or top, extra, hint, failure) from None
 
 
 def caused_by_interrupt(exc: BaseException | None) -> bool:

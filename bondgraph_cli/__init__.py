@@ -18,7 +18,8 @@ from __future__ import annotations
 import sys
 
 from .exits import (
-    EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, interrupted,
+    EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, SIGINT_SEEN,
+    interrupted,
 )
 
 __all__ = ["main", "console", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
@@ -36,13 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         return interrupted()
 
 
-_SIGINT_SEEN = [False]
-
-
 def _on_sigint(signum, frame) -> None:
     """Python's own Ctrl-C behaviour (raise KeyboardInterrupt), remembering that it
     came."""
-    _SIGINT_SEEN[0] = True
+    SIGINT_SEEN[0] = True
     raise KeyboardInterrupt
 
 
@@ -67,12 +65,12 @@ def console() -> None:
     except KeyboardInterrupt:    # (one that came while the first was being reported)
         code = interrupted()
     except Exception:
-        if not _SIGINT_SEEN[0]:
+        if not SIGINT_SEEN[0]:
             raise
         code = interrupted()
     finally:
         _ignore_interrupts()
-    if code == EXIT_INTERRUPTED and _SIGINT_SEEN[0]:
+    if code == EXIT_INTERRUPTED and SIGINT_SEEN[0]:
         import os
         for stream in (sys.stdout, sys.stderr):
             try:

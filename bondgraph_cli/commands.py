@@ -46,7 +46,7 @@ import numpy as np
 from bondgraph._files import write_text
 from bondgraph.errors import BondGraphError, caused_by_interrupt
 
-from .exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, interrupted
+from .exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, SIGINT_SEEN, interrupted
 
 __all__ = ["run", "build_parser"]
 
@@ -668,20 +668,27 @@ def run(argv: list[str] | None = None) -> int:
     try:
         with _quiet_compile(getattr(args, "quiet", False)):
             return args.func(args)
-    except (BondGraphError, _UserError) as exc:      # (only the errors raised on purpose)
+    except Exception as exc:
+        if SIGINT_SEEN[0] or caused_by_interrupt(exc):
+            # after a Ctrl-C an error is its consequence (an interrupted import raises
+            # ImportError, which would read as a missing package)
+            return interrupted()
+        return _report(exc, args.debug)
+
+
+def _report(exc: Exception, debug: bool) -> int:
+    """One line for an error a command raised; its exit code."""
+    if isinstance(exc, (BondGraphError, _UserError)):    # (the errors raised on purpose)
         msg = exc.args[0] if exc.args else str(exc)
         print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except OSError as exc:        # a file or directory named on the command line
+    if isinstance(exc, OSError):        # a file or directory named on the command line
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as exc:  # an internal error: one line unless --debug
-        if caused_by_interrupt(exc):     # (Ctrl-C inside compiled code)
-            return interrupted()
-        if args.debug:
-            traceback.print_exc()
-        else:
-            print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
-                  f"traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
+    if debug:                           # an internal error: one line unless --debug
+        traceback.print_exception(exc)
+    else:
+        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
+              f"traceback)", file=sys.stderr)
+    return EXIT_INTERNAL
