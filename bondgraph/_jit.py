@@ -32,6 +32,15 @@ here, never from numba directly, so that before its first kernel is compiled or 
   every call: numba finds the compiled version for the signature and asks LLVM for its
   address, about 20 us per kernel, six kernels per call of the RK loop, which a run
   with many output times calls at every step. :func:`first_class` resolves it once.
+- **an interrupted compile costs its cache, not the run.** A signal (Ctrl-C, a caller's
+  timer) that lands in the callback by which LLVM hands numba a kernel's object code is
+  swallowed by ctypes ("Exception ignored on calling ctypes callback function"): the
+  compile goes on and the kernel works, but numba holds no object code to cache, and
+  saving it (or a kernel that calls it) raised ``RuntimeError: no compiled object yet``
+  at every later compile of the process: an internal error, found by the expression
+  fuzzing's timers. :func:`njit` gives the package's kernels a cache that skips such a
+  save (once per process a line on stderr says so; the next process compiles them
+  again).
 - **a first run says why it is slow.** Compiling the kernels takes 20 s to a minute, once
   per machine (and after each upgrade); the first kernel compiled in a process prints
   one line on stderr saying so. Loading them from the cache prints nothing.
@@ -44,16 +53,20 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import inspect
 import os
 import sys
 import tempfile
 import threading
 
-from numba import njit, types
+from numba import njit as _numba_njit
+from numba import types
 from numba.core import config, event
+from numba.core.caching import FunctionCache
 from numba.typed import List
 
 __all__ = ["njit", "types", "List", "cache_location", "refresh_stale_cache", "NOTICE",
+           "UNSAVED_NOTICE",
            "KERNEL_SOURCES", "first_class"]
 
 #: the line printed (with the cache's place) when this process first compiles a kernel
@@ -63,7 +76,8 @@ NOTICE = ("vector-bondgraph: compiling the numerical kernels for this machine (o
 _PACKAGES = (os.path.dirname(os.path.abspath(__file__)),
              os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "elements"))
-_STATE = {"announced": False, "fallback": "", "depth": 0, "paused": False}
+_STATE = {"announced": False, "fallback": "", "depth": 0, "paused": False,
+          "unsaved": False}
 
 KERNEL_SOURCES = ("bondgraph/_lu_kernels.py", "bondgraph/_sparse_kernels.py",
                   "bondgraph/_rk_kernels.py", "bondgraph/_time_kernels.py",
@@ -280,3 +294,57 @@ def first_class(kernel, signature):
 
 _RESOLVED: dict = {}       # (kernel, signature) -> its _Resolved (a process's kernels stay)
 _RESOLVED_LOCK = threading.Lock()
+
+
+UNSAVED_NOTICE = ("vector-bondgraph: a compile of the numerical kernels was interrupted in "
+                  "this process; the kernels it compiles from now on are not cached (the "
+                  "next process compiles them again)")
+
+
+class _KernelCache(FunctionCache):
+    """numba's cache of one kernel, which skips a save that finds no object code (an
+    interrupted compile: see the module docstring) instead of failing the call."""
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except RuntimeError as exc:
+            if "no compiled object" not in str(exc):
+                raise
+            with _LOCK:
+                if _STATE["unsaved"]:
+                    return
+                _STATE["unsaved"] = True
+            if os.environ.get("BONDGRAPH_COMPILE_NOTICE", "") != "0":
+                try:
+                    sys.stderr.write(UNSAVED_NOTICE + "\n")
+                    sys.stderr.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+
+
+def njit(signature=None, **options):
+    """numba's ``njit`` for the package's kernels: the same arguments (a signature or
+    list of them, compiled now; ``cache``, ``inline``, ``error_model``...), but a cached
+    kernel gets :class:`_KernelCache`. Used as ``@njit(...)``, ``njit(...)(f)`` or
+    ``@njit``."""
+    if inspect.isfunction(signature):           # (@njit without arguments)
+        return njit(**options)(signature)
+    cache = options.pop("cache", False)
+    signatures = (None if signature is None else
+                  list(signature) if isinstance(signature, (list, tuple)) else [signature])
+
+    def decorate(func):
+        kernel = _numba_njit(**options)(func)
+        if not hasattr(kernel, "compile"):      # (NUMBA_DISABLE_JIT: the Python function)
+            return kernel
+        if cache:
+            kernel._cache = _KernelCache(kernel.py_func)
+        if signatures is not None:
+            from numba.core import typeinfer
+            with typeinfer.register_dispatcher(kernel):   # (as numba's decorator does)
+                for sig in signatures:
+                    kernel.compile(sig)
+                kernel.disable_compile()
+        return kernel
+    return decorate

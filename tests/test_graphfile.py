@@ -288,10 +288,6 @@ def test_parsing_never_executes(monkeypatch):
     assert parse_expression("2*sin(x)**2 - x/3") == 2 * sympy.sin(x) ** 2 - x / 3
 
 
-class _Timer(BaseException):
-    """A caller's own timer (as a test harness's SIGALRM handler raises)."""
-
-
 def test_a_signal_handlers_exception_inside_the_parser_is_raised_as_itself(monkeypatch):
     """CPython 3.11's ``ast.parse`` reports an exception a signal handler raised inside
     it as ``SystemError: AST constructor recursion depth mismatch`` chained to it (the
@@ -300,29 +296,13 @@ def test_a_signal_handlers_exception_inside_the_parser_is_raised_as_itself(monke
     exception itself; a SystemError of any other cause, and syntax errors, stay as
     they are."""
     import ast as real_ast
+
     from bondgraph import expressions
-
-    class Parser:
-        cause: BaseException | None = None
-
-        def __getattr__(self, name):
-            return getattr(real_ast, name)
-
-        def parse(self, *args, **kwargs):
-            try:
-                raise self.cause
-            except BaseException as exc:
-                raise SystemError("AST constructor recursion depth mismatch "
-                                  "(before=1, after=0)") from exc
-    fake = Parser()
+    from signal_fakes import SignalInside, check_raised_as_itself
+    fake = SignalInside(real_ast, "parse",
+                        "AST constructor recursion depth mismatch (before=1, after=0)")
     monkeypatch.setattr(expressions, "ast", fake)
-    for cause in (_Timer(), KeyboardInterrupt()):
-        fake.cause = cause
-        with pytest.raises(type(cause)):
-            parse_expression("2*x + 1")
-    fake.cause = ValueError("not a signal")
-    with pytest.raises(SystemError):
-        parse_expression("2*x + 1")
+    check_raised_as_itself(fake, lambda: parse_expression("2*x + 1"))
 
 
 def test_toml_syntax_error_has_its_line(tmp_path):

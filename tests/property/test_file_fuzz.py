@@ -562,20 +562,27 @@ def run_expression_case(expr: str, suite: str, limit: float = EXPRESSION_LIMIT) 
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_the_expression_cases_start_from_a_graph_that_runs():
-    """(Warm: the first run compiles and loads what the cases then reuse.)"""
+@pytest.fixture(scope="module")
+def warm_expressions():
+    """The base graph run once without a limit before any timed case: the first run
+    compiles and loads what the cases then reuse (numba's kernels, from an empty cache
+    more than the limit), whichever expression test runs first or alone."""
     run_expression_case("5*Heaviside(t - 0.004)", "base expression", limit=600)
+
+
+def test_the_expression_cases_start_from_a_graph_that_runs(warm_expressions):
     assert COUNTS["base expression"] == {"read, exits 0/0": 1}
 
 
 @settings(max_examples=150, derandomize=True, **SETTINGS)
 @given(expressions())
-def test_expressions_end_in_a_result_or_a_named_refusal_within_a_second(expr):
+def test_expressions_end_in_a_result_or_a_named_refusal_within_a_second(warm_expressions,
+                                                                         expr):
     run_expression_case(expr, "expressions")
 
 
 @pytest.mark.slow
 @settings(max_examples=2000, **SETTINGS)
 @given(expressions())
-def test_expressions_slow(expr):
+def test_expressions_slow(warm_expressions, expr):
     run_expression_case(expr, "expressions (slow)")

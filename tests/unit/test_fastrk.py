@@ -301,10 +301,6 @@ def test_the_jacobians_groups_in_one_compiled_call_equal_the_python_loop(name):
     assert not np.array_equal(jac(t, x), one_by_one)
 
 
-class _Timer(BaseException):
-    """A caller's own timer (as a test harness's SIGALRM handler raises)."""
-
-
 def test_a_signal_handlers_exception_inside_the_compiled_loop_stops_the_run_as_itself(
         monkeypatch):
     """A signal handler that raises while numba's dispatcher runs Python code around the
@@ -313,28 +309,14 @@ def test_a_signal_handlers_exception_inside_the_compiled_loop_stops_the_run_as_i
     error, exit 3). The run raises the handler's exception itself (a BaseException
     other than KeyboardInterrupt, a KeyboardInterrupt alike); a SystemError of any other
     cause still propagates as it is."""
+    from signal_fakes import SignalInside, check_raised_as_itself
     mm, x0, span = _three_body()
-    real = _fastrk._kernels()
-
-    class Kernels:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def rk_advance(self, *args):
-            try:
-                raise self.cause
-            except BaseException as exc:
-                raise SystemError("<function rk_advance> returned a result with an "
-                                  "exception set") from exc
-    fake = Kernels()
+    fake = SignalInside(_fastrk._kernels(), "rk_advance",
+                        "<function rk_advance> returned a result with an exception set")
     monkeypatch.setattr(_fastrk, "_kernels", lambda: fake)
-    for cause in (_Timer(), KeyboardInterrupt()):
-        fake.cause = cause
-        with pytest.raises(type(cause)):
-            mm.simulate((0.0, span), x0=x0, method="DOP853")
-    fake.cause = ValueError("not a signal")
-    with pytest.raises(SystemError):
-        mm.simulate((0.0, span), x0=x0, method="DOP853", raise_on_failure=True)
+    check_raised_as_itself(
+        fake, lambda: mm.simulate((0.0, span), x0=x0, method="DOP853"),
+        lambda: mm.simulate((0.0, span), x0=x0, method="DOP853", raise_on_failure=True))
 
 
 def _pure_graphs():
