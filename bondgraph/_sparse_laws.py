@@ -203,22 +203,24 @@ class NonlinearFields:
     def _has_resistor_loop(self, rng) -> bool:
         """Whether a nonlinear resistor's input depends on a nonlinear resistor's output
         (an algebraic loop through them, possibly through linear resistors and Euler
-        junctions): the response of their inputs to random outputs, at random moduli
-        and Euler matrices. True also where that system cannot be solved there (the
-        loop's Newton method then serves every case)."""
-        nA = self._nA
+        junctions) in the stage that reads them (M; with constraint sources the
+        acceleration stage's B): the response of their inputs to random outputs, at
+        random moduli, Euler matrices and storage tangents. True also where that system
+        cannot be solved there (the loop's Newton method then serves every case)."""
+        pattern, kn = (self._B, self._B_known) if self.n2 else (self._M, self._M_known)
+        n_tan = self._n_sources - self._off_one - 1
         sources = self._sources(self._random_data(rng),
-                                rng.uniform(-1.0, 1.0, self._off_one - self._off_RE))
-        lu = systems._factor(self._M, sources, Workspace())
+                                rng.uniform(-1.0, 1.0, self._off_one - self._off_RE),
+                                rng.uniform(0.5, 1.5, n_tan))
+        lu = systems._factor(pattern, sources, Workspace())
         if lu is None:
             return True
         nl = self.model._nl_index
         o = np.zeros(self.n_L)
         o[nl] = rng.uniform(0.5, 1.5, nl.size)
-        rows = np.zeros(self._M.shape[0])
+        rows = np.zeros(pattern.shape[0])
         rows[self.n_u:self.n_u + self.n_L] = o     # (the resistors' rows)
-        got = self._stage(lu, self._M, self._M_known, sources, np.zeros(2 * self._n_imp),
-                          rows)
+        got = self._stage(lu, pattern, kn, sources, np.zeros(2 * self._n_imp), rows)
         if got is None:
             return True
         w = got[1]

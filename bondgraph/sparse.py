@@ -298,9 +298,8 @@ class SparseReduction(CompiledPath, NonlinearFields):
         self._check(np.random.default_rng(rng_seed))
         self._resistor_loop = False       # (nonlinear resistors: see _sparse_laws)
         self._newton_start: dict = {}     # (by thread: the loop's last solution)
-        if self.applicable and m._nl_r:      # (with constraint sources: Newton always)
-            self._resistor_loop = bool(n2) or self._has_resistor_loop(
-                np.random.default_rng(rng_seed + 2))
+        if self.applicable and m._nl_r:
+            self._resistor_loop = self._has_resistor_loop(np.random.default_rng(rng_seed + 2))
         if self.applicable:
             fastlu.warn_if_slow()
 

@@ -157,6 +157,21 @@ def constrained_cubic():
     return bg
 
 
+def constrained_cubic_loop():
+    """Two masses on a constraint junction; on the second a cubic damper (flow in) beside
+    a linear one on a 0-junction: the cubic law sets the junction's effort, the linear
+    damper's flow follows from it, and the cubic's input is the second mass's velocity
+    less that flow: an algebraic loop through a linear R in the acceleration stage."""
+    bg = BondGraph("constrained_cubic_loop")
+    bg.add(Se("F", 2.0), OneJunction("v1"), I("m1", 1.5), ZeroJunction("c", constraint=True),
+           OneJunction("v2"), I("m2", 0.8), ZeroJunction("j"),
+           R("cubic", effort_law=0.4 * f + 0.2 * f ** 3), R("Rp", 2.0))
+    for a, h in [("F", "v1"), ("v1", "m1"), ("v1", "c"), ("c", "v2"), ("v2", "m2"),
+                 ("v2", "j"), ("j", "cubic"), ("j", "Rp")]:
+        bg.connect(a, h)
+    return bg
+
+
 def pendulum_with_drag():
     """The Cartesian pendulum with a 2-D drag law 0.3 v sqrt(|v|^2 + 1) on the bob."""
     bg = models.cartesian_pendulum(2.0, 1.5, 9.81)
@@ -212,6 +227,7 @@ CONSTRAINED = {"rigid, nonlinear mass": rigid_nonlinear_mass,
                "pendulum, nonlinear mass": pendulum_nonlinear_mass,
                "pendulum, hardening spring": pendulum_with_a_hardening_spring,
                "constrained cubic damper": constrained_cubic,
+               "constrained cubic loop": constrained_cubic_loop,
                "pendulum, 2-D drag": pendulum_with_drag}
 
 
@@ -254,6 +270,30 @@ def test_nonlinear_laws_with_constraint_sources_on_the_sparse_path(name):
     if "mass" in name:
         sr._tangents = lambda X: np.ones(sum(d * d for d in sr._tan_dims))
         assert worst(sr) > 1.0
+
+
+@pytest.mark.parametrize("name, looped", [("constrained cubic damper", False),
+                                          ("pendulum, 2-D drag", False),
+                                          ("constrained cubic loop", True)])
+def test_with_constraint_sources_only_a_resistor_loop_takes_newtons_method(
+        name, looped, monkeypatch):
+    """With constraint sources the loop test reads the acceleration stage's system B:
+    a damper whose input is a mass's velocity is loop-free (one pass, no Newton
+    iteration nor a column per input), the damper beside a linear one on a 0-junction
+    is not. Taken as loop-free, the looped one's evaluation is off by far more than
+    round-off (its input read at zero output)."""
+    model = assemble(assign_causality(CONSTRAINED[name]()))
+    sr = model.sparse()
+    assert sr._resistor_loop is looped
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=model.n_states)
+    ev = model.evaluate(0.1, x)
+    assert np.abs(sr.evaluate(0.1, x).xdot - ev.xdot).max() <= 1e-12 * (
+        1.0 + np.abs(ev.xdot).max())
+    if looped:
+        monkeypatch.setattr(sr, "_resistor_loop", False)
+        assert np.abs(sr.evaluate(0.1, x).xdot - ev.xdot).max() > 1e-2 * (
+            1.0 + np.abs(ev.xdot).max())
 
 
 def test_a_law_not_finite_leaves_the_sparse_path_to_the_dense_error():
