@@ -13,7 +13,8 @@ literal), then the total.
 ``three-body``: the README's three-body example (build, then simulate 0-1 s: the Python
 path and the compiled RK loop); ``fast``: :class:`elements.FastDynamics` of a chain of
 3 (the four operations); ``contact``: a ball on a swinging rod scraping a floor (0-0.6
-s: the contact kernels, in the compiled RK loop too). A callee linked into its caller is compiled to machine code
+s: the contact kernels, in the compiled RK loop too); ``two-masses``: the README's core
+quick start (``bondgraph`` only: the compiled RK loop without an element program). A callee linked into its caller is compiled to machine code
 again as part of the caller: that time counts as the caller's.
 """
 
@@ -71,7 +72,7 @@ def _swing():
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("workload", nargs="?", default="three-body", choices=("three-body", "fast", "contact"))
+    p.add_argument("workload", nargs="?", default="three-body", choices=("three-body", "fast", "contact", "two-masses"))
     p.add_argument("--top", type=int, default=25)
     a = p.parse_args(argv)
     prof = _Profile()
@@ -91,6 +92,12 @@ def main(argv=None) -> None:
         fd.inverse_dynamics(q, qd, qd)
         fd.mass_matrix(q)
         fd.bias(q, qd)
+    elif a.workload == "two-masses":           # (bondgraph only: the README's quick start)
+        from bondgraph import assemble, assign_causality, simulate
+        from bondgraph import models as core_models
+        model = assemble(assign_causality(core_models.two_masses_rigid(1.0, 3.0, 2.0)))
+        t1 = time.perf_counter()
+        simulate(model, (0.0, 1.0), {"p_m1": 0.0, "p_m2": 0.0})
     elif a.workload == "contact":
         model = _swing().assemble()
         t1 = time.perf_counter()

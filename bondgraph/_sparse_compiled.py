@@ -46,6 +46,8 @@ class CompiledPath:
         state = args[1]
         if state is not None:
             state.since_setup += 1
+        if not x.flags.writeable:     # (a result's column: numba would compile the
+            x = x.copy()              # stages again for read-only arrays, seconds)
         m = self.model
         fns = m.functions
         kern = fastlu._sparse_kernels()
