@@ -81,6 +81,7 @@ _STATE = {"announced": False, "fallback": "", "depth": 0, "paused": False,
 
 KERNEL_SOURCES = ("bondgraph/_lu_kernels.py", "bondgraph/_sparse_kernels.py",
                   "bondgraph/_rk_kernels.py", "bondgraph/_time_kernels.py",
+                  "bondgraph/_expr_kernels.py",
                   "bondgraph/spatial.py",
                   "elements/kernels/compiled.py", "elements/kernels/tree.py",
                   "elements/contact/compiled.py", "elements/contact/shapes.py",

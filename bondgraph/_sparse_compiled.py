@@ -52,7 +52,7 @@ class CompiledPath:
         fns = m.functions
         kern = fastlu._sparse_kernels()
         moduli, phi = fns.moduli_and_phi(x, shared)
-        U1, dU1 = m.source_values(t, s)
+        U1, dU1 = m.source_values(t, s, rates=self.n2 > 0)   # (rates: Eq. (15) only)
         # the sources: this thread's buffer (its constant entries set once; taken out
         # while in use, so that an evaluation inside this one gets its own)
         bufs, key = self._src_bufs, threading.get_ident()

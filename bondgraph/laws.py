@@ -371,11 +371,17 @@ class TimeLaw:
         self.rates = rates.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0)).xreplace(
             {real_t: TIME})
 
-    def bind(self, values: Mapping[str, float] | None):
-        """``(value(t), rate(t))`` as numeric functions returning arrays (dim,)."""
+    def bound(self, values: Mapping[str, float] | None) -> sympy.Matrix:
+        """The values, then the rates, with the parameters' ``values``: a column of
+        2 dim expressions of ``t`` alone."""
+        return _bind(sympy.Matrix([*self.expressions, *self.rates]), (TIME,),
+                     self.parameters, values, self.owner, self.what)
+
+    def bind(self, values: Mapping[str, float] | None, bound: sympy.Matrix | None = None):
+        """``(value(t), rate(t))`` as numeric functions returning arrays (dim,)
+        (``bound``: :meth:`bound`'s column, where the caller has it)."""
         d = self.expressions.shape[0]
-        m = _bind(sympy.Matrix([*self.expressions, *self.rates]), (TIME,), self.parameters,
-                  values, self.owner, self.what)
+        m = self.bound(values) if bound is None else bound
         return (compile_numeric((TIME,), m[:d, :], self.owner, self.what, (d,)),
                 compile_numeric((TIME,), m[d:, :], self.owner, f"{self.what}'s rate", (d,)))
 

@@ -526,7 +526,7 @@ class SparseReduction(CompiledPath, NonlinearFields):
         moduli, phi = fns.moduli_and_phi(x, shared)
         data = L.data(moduli)
         sources = self._sources(data, self._euler_matrices(x, s) if m.ejs else 0.0)
-        U1, dU1 = m.source_values(t, s)
+        U1, dU1 = m.source_values(t, s, rates=self.n2 > 0)   # (rates: Eq. (15) only)
         isl = L.imp_slices
         known = np.zeros(2 * self._n_imp)
         known[isl["Z"]] = self._F @ X

@@ -16,6 +16,7 @@ from ..element import (
 )
 from ..errors import ModelError
 from ..laws import SourceTiming, TimeLaw, depends_on_time
+from .._expr_program import EXPRESSION_SOURCES, expression_kernel, program
 from ..timefunctions import TIME_SOURCES, TimeKernel, time_kernel
 from ._common import _check_dim, _short
 
@@ -177,6 +178,13 @@ class CompiledFamilies:
         U1[self.dest] = out[self.src]
         if dU1 is not None:
             dU1[self.rdest] = out[self.rsrc] if rates else np.nan
+        if self.laws and not np.isfinite(out).all():
+            # the sources' own functions say which is not finite there, naming it
+            # (NonFiniteLawError); where they give the same values, so be it
+            for _, _, law in self.laws:
+                law.value(t, s)
+                if rates and dU1 is not None and law.rate is not None:
+                    law.rate(t, s)
         if not self.checked and self.laws:
             self._check(t, s, U1, "value", lambda law: law.value)
             if self.rdest.size:
@@ -233,6 +241,21 @@ def compiled_time_source(kernel: TimeKernel | None, dim: int) -> CompiledSource 
     ints, flts = rec
     return CompiledSource(TIME_SOURCES, time_kernel, lambda slices: (ints, flts, 2 * dim),
                           np.arange(dim), rate_entries=np.arange(dim, 2 * dim))
+
+
+def compiled_expression_source(bound, dim: int) -> CompiledSource | None:
+    """The :class:`CompiledSource` of a source of ``dim`` values given as expressions of
+    time: ``bound`` holds its values, then its rates, numbers for every symbol but
+    ``t`` (:meth:`bondgraph.laws.TimeLaw.bound`); None where the interpreter of
+    :mod:`bondgraph._expr_program` does not compute some part (its Python function
+    then serves)."""
+    rec = program(list(bound[:dim, :]), list(bound[dim:, :]))
+    if rec is None:
+        return None
+    ints, flts = rec
+    return CompiledSource(EXPRESSION_SOURCES, expression_kernel,
+                          lambda slices: (ints, flts, 2 * dim), np.arange(dim),
+                          rate_entries=np.arange(dim, 2 * dim))
 
 
 def plan_sources(laws: Mapping[str, "SourceLaw"], dims: Mapping[str, int],
@@ -368,9 +391,11 @@ class SourceBase(Element):
                              compiled=v.compiled)
         if depends_on_time(v):
             law = self._time_law()
-            value, rate = law.bind(values)
+            bound = law.bound(values)
+            value, rate = law.bind(values, bound)
             return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False,
-                             timing=law.timing(values), expression=True)
+                             timing=law.timing(values), expression=True,
+                             compiled=compiled_expression_source(bound, self._dim))
         const = self._vector(resolve_parameter(v, values, owner=self.name,
                                                parameter=self.value_name))
         zero = np.zeros(self._dim)

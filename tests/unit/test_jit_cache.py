@@ -15,7 +15,7 @@ pytest.importorskip("numba")
 from bondgraph import _jit  # noqa: E402
 
 KERNEL_MODULES = ("bondgraph._lu_kernels", "bondgraph._sparse_kernels",
-                  "bondgraph._rk_kernels", "elements.kernels.compiled",
+                  "bondgraph._rk_kernels", "bondgraph._time_kernels", "bondgraph._expr_kernels", "elements.kernels.compiled",
                   "elements.kernels.tree", "elements.contact.compiled")
 
 
