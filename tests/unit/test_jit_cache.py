@@ -203,26 +203,18 @@ import kernel_probe
 print(kernel_probe.{which}(2.0), kernel_probe.twice_{which}(2.0))
 """
 
-PROBE_MODULE = """
-from numba import njit as numba_njit
-from bondgraph._jit import njit
-
-@njit(cache=True)
-def ours(x):
+PROBE_KERNELS = """
+@{decorator}(cache=True)
+def {name}(x):
     return 3.0 * x
 
-@njit(cache=True)
-def twice_ours(x):
-    return ours(x) + ours(x)
-
-@numba_njit(cache=True)
-def plain(x):
-    return 3.0 * x
-
-@numba_njit(cache=True)
-def twice_plain(x):
-    return plain(x) + plain(x)
+@{decorator}(cache=True)
+def twice_{name}(x):
+    return {name}(x) + {name}(x)
 """
+PROBE_MODULE = ("from numba import njit as numba_njit\nfrom bondgraph._jit import njit\n" +
+                PROBE_KERNELS.format(decorator="njit", name="ours") +
+                PROBE_KERNELS.format(decorator="numba_njit", name="plain"))
 
 
 @pytest.mark.parametrize("which", ["ours", "plain"])
