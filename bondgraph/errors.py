@@ -143,8 +143,10 @@ class MissingExtraError(BondGraphError, ImportError):
         how = (f'pip install "vector-bondgraph[{extra}]" (or pip install {package})'
                if extra else f"pip install {package}")
         if failure:       # installed, but its import fails: a broken installation
+            came = f' (it comes with "vector-bondgraph[{extra}]")' if extra else ""
             text = (f"{feature} needs {package}, which is installed but failed to import "
-                    f"({failure}); reinstall it: pip install --force-reinstall {package}")
+                    f"({failure}); reinstall it: pip install --force-reinstall "
+                    f"{package}{came}")
         else:
             text = f"{feature} needs {package}, which is not installed: {how}"
         super().__init__(text + (f"; {hint}" if hint else ""))
@@ -197,9 +199,11 @@ def require_extra(module: str, feature: str, extra: str | None, *,
         if origin is not None:
             raise origin from exc
         top = module.split(".")[0]
-        missing = getattr(exc, "name", None) or top
-        if missing.split(".")[0] != top and not missing.startswith(top):
-            # the module is there but one of its own dependencies is missing
+        missing = (getattr(exc, "name", None) or top) if \
+            isinstance(exc, ModuleNotFoundError) else top
+        if missing.split(".")[0] != top:
+            # the module is there but one of its own dependencies is missing (a failed
+            # "from x import y" names x too: that is the module's own failure)
             top = package = missing.split(".")[0]
         try:
             present = importlib.util.find_spec(top) is not None

@@ -53,7 +53,8 @@ def test_an_installed_package_that_fails_to_import_is_not_called_missing(package
         require_extra("vbg_broken", "a feature", "plot")
     text = str(info.value)
     assert "installed but failed to import" in text and "no_such_name" in text, text
-    assert "not installed" not in text
+    assert "not installed" not in text and "--force-reinstall vbg_broken" in text
+    assert 'vector-bondgraph[plot]' in text
 
 
 def test_an_import_interrupted_by_a_signal_raises_the_interrupt(package_dir):
