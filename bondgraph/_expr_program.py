@@ -77,6 +77,16 @@ MAX_NESTING = 300
 that many additions; deeper: its Python function)."""
 
 
+def _reduction(name: str, args: list[ast.AST]) -> tuple[str, list[ast.AST]] | None:
+    """("minimum" or "maximum", the items) of the printed ``reduce(minimum, [a, b, ...])``
+    (sympy's Min and Max), else None."""
+    if name == "reduce" and len(args) == 2 and isinstance(args[0], ast.Name) and \
+            args[0].id in ("minimum", "maximum") and \
+            isinstance(args[1], (ast.List, ast.Tuple)) and args[1].elts:
+        return args[0].id, list(args[1].elts)
+    return None
+
+
 class _Compiler:
     """Post-order operations of one syntax tree, with its constants; parts without the
     time folded to numbers (Python's own arithmetic, numpy's functions)."""
@@ -127,14 +137,13 @@ class _Compiler:
                 return need
             if name in _BINARY_CALLS and len(args) == 2:
                 return self._binary(name, args[0], args[1])
-            if name == "reduce" and len(args) == 2 and isinstance(args[0], ast.Name) and \
-                    args[0].id in ("minimum", "maximum") and \
-                    isinstance(args[1], (ast.List, ast.Tuple)) and args[1].elts:
-                items = args[1].elts        # functools.reduce: left to right
+            reduced = _reduction(name, args)
+            if reduced is not None:             # functools.reduce: left to right
+                op, items = reduced
                 need = self.emit(items[0])
                 for item in items[1:]:
                     need = max(need, 1 + self.emit(item))
-                    self.ops.append((_CODE[args[0].id], 0))
+                    self.ops.append((_CODE[op], 0))
                 return need
         raise _Unsupported
 
@@ -191,13 +200,12 @@ class _Compiler:
             return abs(v) if name == "abs" else getattr(np, name)(v)
         if name in _BINARY_CALLS and len(args) == 2:
             return getattr(np, name)(self._evaluate(args[0]), self._evaluate(args[1]))
-        if name == "reduce" and len(args) == 2 and isinstance(args[0], ast.Name) and \
-                args[0].id in ("minimum", "maximum") and \
-                isinstance(args[1], (ast.List, ast.Tuple)) and args[1].elts:
-            items = [self._evaluate(a) for a in args[1].elts]
-            out = items[0]
+        reduced = _reduction(name, args)
+        if reduced is not None:
+            op, items = reduced
+            out = self._evaluate(items[0])
             for item in items[1:]:
-                out = getattr(np, args[0].id)(out, item)
+                out = getattr(np, op)(out, self._evaluate(item))
             return out
         raise _Unsupported
 

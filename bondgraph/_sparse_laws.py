@@ -86,6 +86,19 @@ class NonlinearFields:
             return False
         return True
 
+    def _resistor_system(self) -> tuple:
+        """(pattern, known terms) of the stage whose right-hand side takes the
+        resistors' outputs: M, or with constraint sources the acceleration stage's B."""
+        return (self._B, self._B_known) if self.n2 else (self._M, self._M_known)
+
+    def _resistor_rows(self, o: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+        """That stage's right-hand side with the resistors' outputs ``o`` (length n_L,
+        zero at the linear ones) on their rows D_out - R D_in = 0, added to ``extra``
+        (its other terms) where given."""
+        rhs = np.zeros(self._resistor_system()[0].shape[0]) if extra is None else extra.copy()
+        rhs[self.n_u:self.n_u + self.n_L] += o
+        return rhs
+
     def _resistor_stage(self, t: float, lu, sources: np.ndarray, known: np.ndarray,
                         extra: np.ndarray | None = None
                         ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -96,13 +109,11 @@ class NonlinearFields:
         right-hand side's other terms, dA/dt's and Baumgarte's)."""
         m = self.model
         nR, rec_L = self.n_L, self._rec_L
-        pattern, kn = (self._B, self._B_known) if self.n2 else (self._M, self._M_known)
+        pattern, kn = self._resistor_system()
 
         def solved(o: np.ndarray, given: np.ndarray = known, more=extra
                    ) -> tuple[np.ndarray, np.ndarray]:
-            rhs = np.zeros(pattern.shape[0]) if more is None else more.copy()
-            rhs[self.n_u:self.n_u + nR] += o    # (the resistors' rows: D_out - R D_in)
-            got = self._stage(lu, pattern, kn, sources, given, rhs)
+            got = self._stage(lu, pattern, kn, sources, given, self._resistor_rows(o, more))
             if got is None:
                 raise _NotSolved
             return got
@@ -207,20 +218,18 @@ class NonlinearFields:
         acceleration stage's B): the response of their inputs to random outputs, at
         random moduli, Euler matrices and storage tangents. True also where that system
         cannot be solved there (the loop's Newton method then serves every case)."""
-        pattern, kn = (self._B, self._B_known) if self.n2 else (self._M, self._M_known)
-        n_tan = self._n_sources - self._off_one - 1
+        pattern, kn = self._resistor_system()
         sources = self._sources(self._random_data(rng),
                                 rng.uniform(-1.0, 1.0, self._off_one - self._off_RE),
-                                rng.uniform(0.5, 1.5, n_tan))
+                                rng.uniform(0.5, 1.5, self._n_sources - self._off_one - 1))
         lu = systems._factor(pattern, sources, Workspace())
         if lu is None:
             return True
         nl = self.model._nl_index
         o = np.zeros(self.n_L)
         o[nl] = rng.uniform(0.5, 1.5, nl.size)
-        rows = np.zeros(pattern.shape[0])
-        rows[self.n_u:self.n_u + self.n_L] = o     # (the resistors' rows)
-        got = self._stage(lu, pattern, kn, sources, np.zeros(2 * self._n_imp), rows)
+        got = self._stage(lu, pattern, kn, sources, np.zeros(2 * self._n_imp),
+                          self._resistor_rows(o))
         if got is None:
             return True
         w = got[1]

@@ -178,12 +178,14 @@ class CompiledFamilies:
         U1[self.dest] = out[self.src]
         if dU1 is not None:
             dU1[self.rdest] = out[self.rsrc] if rates else np.nan
-        if self.laws and not np.isfinite(out).all():
+        asked = rates and dU1 is not None
+        if self.laws and not (np.isfinite(out[self.src]).all() and
+                              (not asked or np.isfinite(out[self.rsrc]).all())):
             # the sources' own functions say which is not finite there, naming it
             # (NonFiniteLawError); where they give the same values, so be it
             for _, _, law in self.laws:
                 law.value(t, s)
-                if rates and dU1 is not None and law.rate is not None:
+                if asked and law.rate is not None:
                     law.rate(t, s)
         if not self.checked and self.laws:
             self._check(t, s, U1, "value", lambda law: law.value)
