@@ -443,10 +443,11 @@ class TimeFunction:
         Times (s) where the value jumps or has a kink: a run stops and restarts there.
     compiled : TimeKernel, optional
         What the function is, as data (:class:`bondgraph.timefunctions.TimeKernel`: set
-        by :meth:`sine`, :meth:`ramp` and the model files' step, ramp, sine and table
-        sources), so that a run computes it in compiled code and stays on the compiled
-        loop; ``value`` and ``rate`` must compute the same (the first evaluation of a
-        model checks it). None: the Python functions are called.
+        by :meth:`sine`, :meth:`ramp`, :meth:`expression` and the model files' step,
+        ramp, sine, table and expression signals), so that a run computes it in compiled
+        code and stays on the compiled loop, and an FMU can write it in C; ``value`` and
+        ``rate`` must compute the same (the first evaluation of a model checks it).
+        None: the Python functions are called.
 
     Examples
     --------
@@ -454,6 +455,9 @@ class TimeFunction:
     >>> f = TimeFunction.sine(amplitude=2.0, omega=3.0)
     >>> float(f.value(0.0)), float(f.rate(0.0))
     (0.0, 6.0)
+    >>> g = TimeFunction.expression("2*t**2 + Heaviside(t - 1)")
+    >>> g.value(2.0), g.rate(2.0)
+    (9.0, 8.0)
     """
 
     value: Callable[[float], Any]
@@ -477,6 +481,66 @@ class TimeFunction:
         return TimeFunction(lambda t: offset + slope * max(t - start, 0.0),
                             lambda t: slope if t >= start else 0.0, breaks=(float(start),),
                             compiled=TimeKernel("ramp", (offset, slope, start)))
+
+    @staticmethod
+    def expression(value: Any, *, where: str = "expression") -> "TimeFunction":
+        """A function of time given as an expression of ``t`` (s) alone: a sympy
+        expression, a number, text read by :func:`bondgraph.expressions.parse_expression`
+        (``"5*sin(2*t) + 3*Heaviside(t - 1)"``, never executed), or a list of these for
+        a vector value.
+
+        A source whose value this is runs as a source given as the expression itself:
+        its exact rate (Eq. (15) needs it), its jumps and period read from the
+        expression (the run stops at a Heaviside's jump), the compiled loop kept, and an
+        FMU writes it in C.
+
+        Raises
+        ------
+        ModelError
+            Naming ``where``: text that does not parse, a name other than ``t`` (give
+            parameters as numbers here), or a value that is not a scalar or a flat list.
+        """
+        from .expressions import parse_expression
+        from .laws import TIME, TimeLaw
+
+        if isinstance(value, str):
+            value = parse_expression(value, symbols={TIME.name: TIME}, where=where)
+        items = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+        if not items:
+            raise ModelError(f"{where}: an empty list; valid: an expression of t or a "
+                             f"list of them")
+        exprs = []
+        for i, item in enumerate(items):
+            at = where if len(items) == 1 else f"{where}[{i}]"
+            if isinstance(item, str):
+                item = parse_expression(item, symbols={TIME.name: TIME}, where=at)
+            try:
+                e = sympy.sympify(item, strict=True)
+            except (sympy.SympifyError, TypeError, ValueError):
+                e = None
+            if not isinstance(e, sympy.Expr):
+                raise ModelError(f"{at}: {item!r} is not an expression; valid: a number or "
+                                 f"an expression of t")
+            others = sorted(s.name for s in e.free_symbols if s.name != TIME.name)
+            if others:
+                raise ModelError(f"{at}: names {', '.join(others)}; valid: an expression "
+                                 f"of time t alone (write parameters' values as numbers)")
+            exprs.append(e.xreplace({s: TIME for s in e.free_symbols}))
+        dim = len(exprs)
+        value_fn, rate_fn = TimeLaw(exprs, dim, where, "value").bind(None)
+        if dim == 1:
+            return TimeFunction(lambda t: float(value_fn(t)[0]),
+                                lambda t: float(rate_fn(t)[0]),
+                                compiled=TimeKernel("expression", (tuple(exprs),)))
+        return TimeFunction(value_fn, rate_fn,
+                            compiled=TimeKernel("expression", (tuple(exprs),)))
+
+    def expressions(self, dim: int) -> list[sympy.Expr] | None:
+        """The value, for a source of ``dim`` components, as sympy expressions of ``t``
+        where its form is known (:meth:`sine`, :meth:`ramp`, :meth:`expression`, a model
+        file's signals: :meth:`TimeKernel.expressions`); None for a function given only
+        in Python."""
+        return None if self.compiled is None else self.compiled.expressions(dim)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,13 @@ class _NumericPrinter(NumPyPrinter):
     (sympy's 1/2, or the second argument): sympy's own printer rewrites it into nested
     conditions, exponentially many when its argument holds a Min or Max."""
 
+    def _print_Float(self, expr):
+        # the double the Float stands for, in full (sympy prints a Float of 53 bits with
+        # 15 digits: 4 pi came out as 12.5663706143592, 2.2e-15 off, and a rate
+        # 37.7 cos(12.6 t) 7e-14 off at t = 2.5)
+        v = float(expr)
+        return repr(v) if np.isfinite(v) else super()._print_Float(expr)
+
     def _print_Heaviside(self, expr):
         at_zero = expr.args[1] if len(expr.args) > 1 else sympy.Rational(1, 2)
         return (f"{self._module_format('numpy.heaviside')}({self._print(expr.args[0])}, "

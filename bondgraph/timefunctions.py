@@ -1,9 +1,11 @@
 """The standard functions of time as data, so that a run can compute them in compiled
 code (:mod:`bondgraph._time_kernels`) instead of calling their Python functions.
 
-- :class:`TimeKernel`: what a :class:`~bondgraph.TimeFunction` made by ``sine`` or
-  ``ramp`` (or by a model file's ``step``, ``ramp``, ``sine`` or ``table`` source) is:
-  its kind and parameters (SI units, as given to it).
+- :class:`TimeKernel`: what a :class:`~bondgraph.TimeFunction` made by ``sine``,
+  ``ramp`` or ``expression`` (or by a model file's ``step``, ``ramp``, ``sine``,
+  ``table`` or ``expression`` signal) is: its kind and parameters (SI units, as given
+  to it); :meth:`TimeKernel.expressions` writes it as sympy expressions of ``t`` (what
+  an FMU's C code is made from).
 - :data:`TIME_SOURCES` and :func:`time_kernel`: the family of these sources and its
   compiled kernel (:func:`bondgraph.primitives.sources.compiled_time_source` makes a
   source's ``CompiledSource``: its value and its rate).
@@ -14,7 +16,11 @@ All the time sources of a model are one family: one kernel call computes them al
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
+import sympy
+
+from .laws import TIME
 
 __all__ = ["TimeKernel", "TIME_SOURCES", "time_kernel"]
 
@@ -45,6 +51,10 @@ class TimeKernel:
     - ``"step"``: (before, after, time (s)): before until ``time``, then after.
     - ``"table"``: (times (n,), values (n, dim)): linear between the points, the end
       values outside them (``np.interp``).
+    - ``"expression"``: (a tuple of sympy expressions of ``t`` alone, one per component,
+      or one for every component): a run computes it as a source given as an
+      expression (:func:`bondgraph.primitives.sources.compiled_expression_source`),
+      with its exact rate.
 
     Offsets, amplitudes, slopes and the step's values are numbers or arrays of the
     source's dimension.
@@ -55,7 +65,10 @@ class TimeKernel:
 
     def record(self, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(ints (4,), flts) of this function as a record of the kernel, for a source of
-        ``dim`` values; None where a parameter does not fit ``dim`` or is not finite."""
+        ``dim`` values; None where a parameter does not fit ``dim`` or is not finite (or
+        the kind is ``"expression"``, which is not of this family)."""
+        if self.kind not in KINDS:
+            return None
         try:
             if self.kind == "table":
                 ts = np.asarray(self.params[0], dtype=float).ravel()
@@ -77,6 +90,62 @@ class TimeKernel:
             return None
         ints = np.array([KINDS.index(self.kind), dim, flts.size, n], dtype=np.int64)
         return ints, flts
+
+    def timing(self) -> tuple[float | None, tuple[float, ...]]:
+        """(period (s) or None, the times (s) where the value jumps or has a kink) of
+        this function, for a run's steps (:class:`bondgraph.laws.SourceTiming`): a
+        sine's period, a step's or a ramp's start, a table's points. An expression's
+        come from the expression itself: (None, ()) here."""
+        try:
+            if self.kind == "sine":
+                w = float(self.params[2])
+                return (2 * np.pi / abs(w) if w and np.isfinite(w) else None), ()
+            if self.kind in ("ramp", "step"):
+                return None, (float(self.params[2]),)
+            if self.kind == "table":
+                ts = np.asarray(self.params[0], dtype=float).ravel()
+                return None, tuple(float(t) for t in ts[np.isfinite(ts)])
+        except (ValueError, TypeError, IndexError):
+            pass
+        return None, ()
+
+    def expressions(self, dim: int) -> list[sympy.Expr] | None:
+        """The value of a source of ``dim`` components as sympy expressions of ``t`` (the
+        symbol :data:`bondgraph.laws.TIME`), one per component, computing what the
+        kernel computes (a jump's or a kink's side as the kernel takes it: from
+        ``time`` on, the value after); None where a parameter does not fit ``dim``."""
+        t = TIME
+        if self.kind == "expression":
+            items = list(self.params[0])
+            if len(items) == 1 and dim > 1:
+                items = items * dim
+            return items if len(items) == dim else None
+        rec = self.record(dim)
+        if rec is None:
+            return None
+        ints, flts = rec
+        f = [sympy.Float(float(v)) for v in flts]
+        if self.kind == "table":
+            n = int(ints[3])
+            ts, vs = f[:n], np.array(f[n:], dtype=object).reshape(n, dim)
+            out = []
+            for c in range(dim):
+                # np.interp: slope (t - t_j) + v_j on [t_j, t_j+1), the end values outside
+                pieces = [(vs[0, c], t < ts[0])]
+                pieces += [((vs[j + 1, c] - vs[j, c]) / (ts[j + 1] - ts[j]) * (t - ts[j])
+                            + vs[j, c], t < ts[j + 1]) for j in range(n - 1)]
+                out.append(sympy.Piecewise(*pieces, (vs[n - 1, c], True)))
+            return out
+        a, b, rest = f[:dim], f[dim:2 * dim], f[2 * dim:]
+        if self.kind == "sine":
+            w, ph = rest
+            return [a[c] + b[c] * sympy.sin(w * t + ph) for c in range(dim)]
+        if self.kind == "ramp":
+            t0 = rest[0]
+            return [sympy.Piecewise((a[c], t < t0), (a[c] + b[c] * (t - t0), True))
+                    for c in range(dim)]
+        t0 = rest[0]                                        # step
+        return [sympy.Piecewise((a[c], t < t0), (b[c], True)) for c in range(dim)]
 
 
 def time_kernel():

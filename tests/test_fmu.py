@@ -745,3 +745,86 @@ def test_the_command_line_writes_an_fmu_and_refuses_bad_names(tmp_path, capsys):
     assert run(["export-fmu", str(ROOT / "examples" / "three_body_prismatic.toml"), "--out",
                 str(out), "--outputs", "J1.qdd"]) == 2
     assert "no output 'J1.qdd'" in capsys.readouterr().err
+
+
+SIGNALS_MODEL = """
+[model]
+name = "driven_double_pendulum"
+gravity = [0.0, -9.81, 0.0]
+
+[[body]]
+name = "upper"
+mass = 1.2
+inertia = { principal = [0.036, 0.036, 0.036] }
+points = { top = [0.0, 0.3, 0.0], tip = [0.0, -0.3, 0.0] }
+
+[[body]]
+name = "lower"
+mass = 0.8
+inertia = { principal = [0.02, 0.02, 0.02] }
+points = { top = [0.0, 0.25, 0.0], tip = [0.0, -0.25, 0.0] }
+
+[[joint]]
+name = "shoulder"
+type = "revolute"
+parent = "ground"
+child = "upper"
+child_point = "top"
+axis = [0.0, 0.0, 1.0]
+actuator = { type = "sine", amplitude = 0.4, frequency = 1.5, phase = 0.3 }
+
+[[joint]]
+name = "elbow"
+type = "revolute"
+parent = "upper"
+child = "lower"
+parent_point = "tip"
+child_point = "top"
+axis = [0.0, 0.0, 1.0]
+actuator = { type = "expression", expr = "0.2*exp(-t)*cos(3*t) + 0.05*t**2" }
+
+[[load]]
+name = "push"
+type = "force"
+body = "lower"
+point = "tip"
+frame = "global"
+value = { type = "ramp", slope = [0.3, 0.1, 0.0] }
+
+[initial]
+q = { shoulder = 0.5, elbow = -0.3 }
+qd = { shoulder = 0.0, elbow = 0.2 }
+
+[solver]
+t_end = 1.0
+"""
+
+
+def test_a_mechanisms_time_signals_are_written_in_c(folder, tmp_path):
+    """A model file's sine, ramp and expression signals (Python TimeFunctions carrying
+    their form) export as C and give the model's derivative and run; before, the export
+    refused them ("a Python TimeFunction")."""
+    from elements import export_mechanism_fmu
+    from elements.files.modelfile import load_model
+    (tmp_path / "signals.toml").write_text(SIGNALS_MODEL, encoding="utf-8")
+    spec = load_model(str(tmp_path / "signals.toml"))
+    mm = spec.mechanism.assemble()
+    path = folder / "signals.fmu"
+    info = export_mechanism_fmu(mm, path, q=spec.q0, qd=spec.qd0, stop_time=1.0)
+    assert info.inputs == ()
+    x0 = mm.initial_state(spec.q0, spec.qd0)
+    case = Case("signals", mm.model, x0, 1.0, Baumgarte(10.0, 10.0), path, info,
+                mm.state_atol(1.0))
+    inst = Instance(path)
+    rng = np.random.default_rng(3)
+    for t, x in [(0.0, x0), *((rng.uniform(0, 1), x0 + rng.normal(scale=0.05,
+                                                                  size=x0.size))
+                              for _ in range(4))]:
+        got = inst.derivative(t, x)
+        want = case.model.rhs(t, x, stabilization=case.stab)
+        assert np.abs(got - want).max() <= DERIV_RTOL * np.abs(want).max(), (t, got, want)
+    ts = np.linspace(0.0, 1.0, 51)
+    X = _reference(case, ts)
+    err = run_errors(path, X, list(info.states), state_scale(X, case.nominal),
+                     "ModelExchange", stop_time=1.0, output_interval=0.02)
+    assert err.max() <= RUN_RTOL, dict(zip(info.states, err))

@@ -39,7 +39,7 @@ from ._cwriter import array, scalar, string
 from ._dense import dense_c, dense_refusal
 from ._fused import FUSED_SOURCES, fused_c, fused_parts, no_rate_c
 from ._variables import Interface, model_description, model_identifier, parameter_users, \
-    python_source, sources_c
+    python_source, sources_c, written_value
 
 __all__ = ["export_fmu", "ExportedFMU", "CS_SOLVERS"]
 
@@ -244,7 +244,8 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
     model = _inputs_held(model, inputs, float(start_time), x0)
     for n, law in model.sources.items():
         el = model.graph.element(n)
-        if isinstance(el.value, (TimeFunction, StateFunction)) and law.constant is None:
+        if isinstance(written_value(el), (TimeFunction, StateFunction)) and \
+                law.constant is None:
             raise ModelError(python_source(el))
     name = name or model.graph.name
     identifier = model_identifier(name)

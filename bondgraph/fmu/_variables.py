@@ -19,6 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sympy
@@ -31,7 +32,7 @@ from ..linearization import _input_components, output_location
 from ._cwriter import CFunction
 
 __all__ = ["Variable", "Interface", "sources_c", "model_description", "symbols_of",
-           "parameter_users", "python_source", "model_identifier"]
+           "parameter_users", "python_source", "written_value", "model_identifier"]
 
 
 @dataclass(frozen=True)
@@ -225,8 +226,8 @@ def sources_c(model, iface: Interface) -> str:
     k = 0
     for n in model.sources:
         el = model.graph.element(n)
-        v = el.value
         dim = el.dim
+        v = written_value(el)
         if isinstance(v, (TimeFunction, StateFunction)) and \
                 not all(k + i in iface.input_of for i in range(dim)):
             raise ModelError(python_source(el))
@@ -250,12 +251,25 @@ def sources_c(model, iface: Interface) -> str:
             "(void)U1; (void)dU1;\n" + fn.text() + "    return 0;\n}\n")
 
 
+def written_value(el) -> Any:
+    """Source ``el``'s value, a :class:`TimeFunction` whose form is known (a sine, a
+    ramp, a step, a table, an expression: :meth:`TimeFunction.expressions`) written as
+    its sympy expressions of ``t``, which C can compute; otherwise the value itself."""
+    v = el.value
+    if isinstance(v, TimeFunction):
+        exprs = v.expressions(el.dim)
+        if exprs is not None:
+            return exprs
+    return v
+
+
 def python_source(el) -> str:
     """Why source ``el`` (its value a TimeFunction or StateFunction) cannot be exported."""
     what = "StateFunction" if isinstance(el.value, StateFunction) else "TimeFunction"
     return (f"{el.kind} '{el.name}': its value is a Python {what}, which cannot be written "
-            f"in C; give it as a number or a sympy expression of time t and parameters, or "
-            f"name it as an input (in all its components: the tool then sets it)")
+            f"in C; give it as a number, a sympy expression of time t and parameters (or "
+            f"TimeFunction.expression, sine, ramp), or name it as an input (in all its "
+            f"components: the tool then sets it)")
 
 
 def model_identifier(name: str) -> str:

@@ -365,8 +365,19 @@ class SourceBase(Element):
             return []
         return super().problems_at(values)
 
-    def _time_law(self) -> TimeLaw:
-        return TimeLaw(self.value, self._dim, self.name, self.value_name)
+    def _time_law(self, value: Any = None) -> TimeLaw:
+        return TimeLaw(self.value if value is None else value, self._dim, self.name,
+                       self.value_name)
+
+    def _expressions(self) -> Any:
+        """The value, with a :meth:`TimeFunction.expression` in its place written as
+        the expressions it holds (sympy, one per component)."""
+        v = self.value
+        if isinstance(v, TimeFunction) and v.compiled is not None and \
+                v.compiled.kind == "expression":
+            e = v.expressions(self._dim)
+            return v if e is None else e[0] if self._dim == 1 else e
+        return v
 
     def _vector(self, raw: Any) -> np.ndarray:
         arr = np.asarray(raw, dtype=float)
@@ -379,12 +390,15 @@ class SourceBase(Element):
 
     def law(self, values: Mapping[str, float] | None = None) -> SourceLaw:
         """The numeric law, with symbols replaced by ``values``."""
-        v = self.value
+        v = self._expressions()
         if isinstance(v, TimeFunction):
             rate = None
             if v.rate is not None:
                 rate = lambda t, s, f=v.rate: self._vector(f(t))  # noqa: E731
-            timing = SourceTiming(v.period, v.breaks) if v.period or v.breaks else None
+            period, breaks = v.period, v.breaks
+            if v.compiled is not None and not (period or breaks):
+                period, breaks = v.compiled.timing()    # (a model file's step, sine...)
+            timing = SourceTiming(period, breaks) if period or breaks else None
             compiled = compiled_time_source(v.compiled, self._dim) if rate else None
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t)), rate, False,
                              timing=timing, compiled=compiled)
@@ -392,7 +406,7 @@ class SourceBase(Element):
             return SourceLaw(lambda t, s, f=v.value: self._vector(f(t, s)), None, True,
                              compiled=v.compiled)
         if depends_on_time(v):
-            law = self._time_law()
+            law = self._time_law(v)
             bound = law.bound(values)
             value, rate = law.bind(values, bound)
             return SourceLaw(lambda t, s: value(t), lambda t, s: rate(t), False,
@@ -404,7 +418,7 @@ class SourceBase(Element):
         return SourceLaw(lambda t, s: const, lambda t, s: zero, False, constant=const)
 
     def label(self, values: Mapping[str, float] | None = None) -> str:
-        v = self.value
+        v = self._expressions()
         text = "f(t)" if isinstance(v, TimeFunction) else (
             "f(t,x)" if isinstance(v, StateFunction) else _short(v, values))
         return f"{self.kind}: {self.name}\\n{text}"

@@ -38,7 +38,9 @@ class TableReader(_CoreTableReader):
 
 def signal(spec: Any, *, dim: int = 1, where: str = "signal",
            ctx: TableReader | None = None) -> Any:
-    """A value table -> a number (dim 1), an array (dim > 1) or a TimeFunction."""
+    """A value table -> a number (dim 1), an array (dim > 1) or a TimeFunction (an
+    ``expression`` signal's: :meth:`bondgraph.TimeFunction.expression`, its text read,
+    never executed)."""
     c = ctx or TableReader("<table>")
 
     def val(v, key):
@@ -50,7 +52,22 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
 
     if not isinstance(spec, dict):
         return val(spec, "value")
-    kind = c.string(spec, where, "type", choices=("constant", "step", "ramp", "sine", "table"))
+    kind = c.string(spec, where, "type",
+                    choices=("constant", "step", "ramp", "sine", "table", "expression"))
+    if kind == "expression":
+        c.only(spec, where, {"type", "expr"})
+        text = c.string(spec, where, "expr", required=True)
+        at = f"{c.path}: [{where}] 'expr'"
+        try:
+            f = TimeFunction.expression(text, where=at)
+        except ModelError as exc:
+            raise ModelFileError(str(exc)) from None
+        n = len(f.compiled.params[0])
+        if n != dim:
+            c.fail(where, "expr", f"gives {n} value{'s' * (n != 1)}; valid: "
+                   + ("one expression of t" if dim == 1 else
+                      f"a list of {dim} expressions of t, e.g. \"[0, 0, 5*sin(2*t)]\""))
+        return f
     if kind == "constant":
         c.only(spec, where, {"type", "value"})
         if "value" not in spec:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import sympy
 
-from bondgraph import ModelError
+from bondgraph import ModelError, TimeFunction
 from bondgraph.spatial import axis_angle_matrix
 
 __all__ = ["JointAxis", "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor",
@@ -153,9 +154,16 @@ class AxisRotor:
 @dataclass(frozen=True)
 class AxisActuator:
     """An effort source on a joint coordinate (N or N m on the child along the axis):
-    a number, a TimeFunction or a StateFunction."""
+    a number, a TimeFunction, a StateFunction, or a sympy expression of time ``t``
+    alone (kept as its :meth:`TimeFunction.expression`: its exact rate, its jumps
+    stepped to, the compiled loop kept)."""
 
     effort: Any
+
+    def __post_init__(self) -> None:
+        if isinstance(self.effort, sympy.Basic) and self.effort.free_symbols:
+            object.__setattr__(self, "effort", TimeFunction.expression(
+                self.effort, where="actuator effort"))
 
 
 @dataclass(frozen=True)

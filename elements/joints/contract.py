@@ -3,9 +3,8 @@
 :class:`AxisRotor`, :class:`AxisActuator`) and the registry of joint kinds
 (:func:`register_joint`, :func:`joint_type`, :func:`joint_types`).
 
-A kind is one class (:mod:`elements.joints` holds the library's; ``examples/
-custom_joint.py`` writes one outside it); the registry serves model files, importers,
-results, studies and the 3D page.
+A kind is one class (:mod:`elements.joints` holds the library's; ``examples/custom_joint.py``
+writes one outside it); the registry serves model files, importers, results, studies, the 3D page.
 
 Conventions (method.md section 3). Coordinates are the child's motion relative to the
 parent: angles by the right-hand rule about the axis, slides along it. At coordinates 0
@@ -366,8 +365,7 @@ class Joint(abc.ABC):
 
     def add_rotor(self, rotor: AxisRotor | float, *,
                   coordinate: str | None = None) -> AxisRotor:
-        """Attach a rotor inertia (> 0: kg m^2 on an angle, kg on a slide) on a
-        coordinate."""
+        """Attach a rotor inertia (> 0: kg m^2 on an angle, kg on a slide) on a coordinate."""
         ax = self._port_for("rotor inertia", coordinate)
         r = self._one_number(rotor, AxisRotor, "rotor inertia", positive=True)
         ax.rotors.append(r)
@@ -375,16 +373,19 @@ class Joint(abc.ABC):
 
     def add_actuator(self, actuator: AxisActuator | Any, *,
                      coordinate: str | None = None) -> AxisActuator:
-        """Attach an effort source (constant, TimeFunction or StateFunction) on a
-        coordinate."""
+        """Attach an effort source on a coordinate (:class:`AxisActuator`'s efforts)."""
         ax = self._port_for("actuator", coordinate)
-        a = actuator if isinstance(actuator, AxisActuator) else AxisActuator(actuator)
+        try:                                  # (a sympy expression: TimeFunction.expression)
+            a = actuator if isinstance(actuator, AxisActuator) else AxisActuator(actuator)
+        except ModelError as exc:
+            raise ModelError(f"joint '{self.name}': {exc}") from None
         if not isinstance(a.effort, (TimeFunction, StateFunction)):
             try:
                 v = float(a.effort)
             except (TypeError, ValueError):
-                raise ModelError(f"joint '{self.name}': actuator effort must be a number, a "
-                                 f"TimeFunction or a StateFunction, got {a.effort!r}") from None
+                raise ModelError(f"joint '{self.name}': actuator effort must be a number, a Time"
+                                 f"Function, a StateFunction or an expression of t, got "
+                                 f"{a.effort!r}") from None
             if not np.isfinite(v):
                 raise ModelError(f"joint '{self.name}': actuator effort must be finite")
         ax.actuators.append(a)

@@ -14,11 +14,13 @@ amplified by the integration: 1e-8 at rtol 1e-10.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from bondgraph import ModelError, Sf, TimeFunction, TimeKernel
+from bondgraph.laws import TimeLaw
 from bondgraph.fastlu import enabled
 from bondgraph.primitives.sources import compiled_time_source
 from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
@@ -64,6 +66,22 @@ TIMES = np.concatenate([np.linspace(-0.5, 2.5, 301), [0.0, 0.1, 0.2, 0.3, 0.5, 0
                                                       1.7]])
 
 
+def _own(f, dim):
+    """A TimeFunction's own value (or rate) ``f`` at TIMES, shape (len(TIMES), dim)."""
+    return np.array([np.broadcast_to(np.asarray(f(float(t)), dtype=float), (dim,))
+                     for t in TIMES])
+
+
+def _equal_to_own(vals, rates, tf, dim):
+    """Assert values and rates at TIMES equal TimeFunction ``tf``'s own to 1e-14 of the
+    largest; its own values."""
+    ref_v, ref_r = _own(tf.value, dim), _own(tf.rate, dim)
+    scale = max(np.abs(ref_v).max(), np.abs(ref_r).max(), 1.0)
+    assert np.abs(vals - ref_v).max() <= 1e-14 * scale
+    assert np.abs(rates - ref_r).max() <= 1e-14 * scale
+    return ref_v
+
+
 @pytest.mark.parametrize("case", list(_functions()), ids=lambda c: c[0])
 def test_each_standard_function_of_time_equals_its_python_function(case):
     """Values and rates at 309 times (before, at and after the breaks and the table's
@@ -72,19 +90,94 @@ def test_each_standard_function_of_time_equals_its_python_function(case):
     _, tf, dim = case
     assert isinstance(tf.compiled, TimeKernel)
     vals, rates = _kernel_values(tf, dim, TIMES)
-
-    def own(f):
-        return np.array([np.broadcast_to(np.asarray(f(float(t)), dtype=float), (dim,))
-                         for t in TIMES])
-    ref_v, ref_r = own(tf.value), own(tf.rate)
-    scale = max(np.abs(ref_v).max(), np.abs(ref_r).max(), 1.0)
-    assert np.abs(vals - ref_v).max() <= 1e-14 * scale
-    assert np.abs(rates - ref_r).max() <= 1e-14 * scale
+    ref_v = _equal_to_own(vals, rates, tf, dim)
     p = list(tf.compiled.params)
     p[0] = np.asarray(p[0], dtype=float) + 1e-3
     off = TimeFunction(tf.value, tf.rate, compiled=TimeKernel(tf.compiled.kind, tuple(p)))
     wrong, _ = _kernel_values(off, dim, TIMES)
     assert np.abs(wrong - ref_v).max() > 1e-4
+
+
+@pytest.mark.parametrize("case", list(_functions()), ids=lambda c: c[0])
+def test_each_standard_function_written_as_expressions_computes_the_same(case):
+    """What an FMU's C is made from (TimeKernel.expressions): the sympy expressions of t,
+    evaluated with their exact rates as any expression source is, equal the function's
+    own value and rate at the 309 times (jumps and kinks taken on the same side: the
+    value after from the break on) to 1e-14 of the largest; with a parameter off by
+    1e-3, they do not."""
+    _, tf, dim = case
+
+    def law(f):
+        value, rate = TimeLaw(f.expressions(dim), dim, "case", "value").bind(None)
+        return (np.array([value(float(t)) for t in TIMES]),
+                np.array([rate(float(t)) for t in TIMES]))
+
+    vals, rates = law(tf)
+    ref_v = _equal_to_own(vals, rates, tf, dim)
+    p = list(tf.compiled.params)
+    p[1] = np.asarray(p[1], dtype=float) + 1e-3
+    wrong, _ = law(TimeFunction(tf.value, compiled=TimeKernel(tf.compiled.kind, tuple(p))))
+    assert np.abs(wrong - ref_v).max() > 1e-4
+
+
+def test_the_standard_functions_say_where_a_run_must_stop():
+    """A model file's step, ramp and table (which carry no breaks of their own) stop a
+    run at their jumps, kinks and points, and a sine bounds its steps by its period
+    (TimeKernel.timing, read by the source's law where the TimeFunction gives none)."""
+    step = signal({"type": "step", "time": 0.5, "after": 1.0})
+    table = signal({"type": "table", "t": [0.0, 0.5, 1.7], "value": [0.0, 2.0, 4.0]})
+    sine = signal({"type": "sine", "amplitude": 1.0, "frequency": 50.0})
+    assert step.compiled.timing() == (None, (0.5,))
+    assert signal({"type": "ramp", "slope": 1.0, "start": 0.2}).compiled.timing() == \
+        (None, (0.2,))
+    assert table.compiled.timing() == (None, (0.0, 0.5, 1.7))
+    assert sine.compiled.timing()[0] == pytest.approx(0.02, rel=1e-15)
+    timing = Sf("f", step).law().timing
+    assert list(timing.breaks(0.0, 2.0)) == [0.5]
+    assert Sf("f", sine).law().timing.period(0.0, 1.0) == pytest.approx(0.02, rel=1e-15)
+    # a TimeFunction's own timing stands
+    assert Sf("f", TimeFunction(step.value, step.rate, breaks=(0.7,),
+                                compiled=step.compiled)).law().timing.breaks(0, 2) == [0.7]
+
+
+def test_an_expression_of_time_as_a_time_function():
+    """TimeFunction.expression: the value and exact rate of an expression of t alone
+    (text read, never executed; a list for a vector), its form kept as data; names other
+    than t, and what is not an expression, are refused naming where."""
+    f = TimeFunction.expression("3*sin(2*t) + Heaviside(t - 1, 1)*t**2")
+    assert f.value(0.5) == pytest.approx(3 * math.sin(1.0), rel=1e-15)
+    assert f.rate(0.5) == pytest.approx(6 * math.cos(1.0), rel=1e-15)
+    assert f.value(2.0) == pytest.approx(3 * math.sin(4.0) + 4.0, rel=1e-15)
+    assert f.rate(2.0) == pytest.approx(6 * math.cos(4.0) + 4.0, rel=1e-15)
+    assert f.compiled.kind == "expression" and len(f.expressions(1)) == 1
+    v = TimeFunction.expression(["t", 2, "exp(-t)"])
+    assert np.allclose(v.value(1.0), [1.0, 2.0, math.exp(-1.0)], rtol=1e-15)
+    assert np.allclose(v.rate(1.0), [1.0, 0.0, -math.exp(-1.0)], rtol=1e-15)
+    assert len(TimeFunction.expression("sin(t)").expressions(3)) == 3    # (broadcast)
+    assert v.expressions(2) is None
+    for bad, words in [("k*t", "names k"), ("sin(", "never closed"),
+                       ("[[1, 2]]", "is not an expression"), ([], "an empty list"),
+                       ("open('x')", "not an allowed function")]:
+        with pytest.raises(ModelError, match=f"actuator J.*{re.escape(words)}"):
+            TimeFunction.expression(bad, where="actuator J")
+
+
+def test_a_run_driven_by_an_expression_takes_the_compiled_loop():
+    """An actuator given as an expression of t (TimeFunction.expression, or a sympy
+    expression handed to add_actuator) runs on the compiled loop as the same function
+    given as a sine does: the same motion to 1e-10."""
+    import sympy
+    t = sympy.Symbol("t")
+    by_sine = _pendulum(TimeFunction.sine(2.0, 3.0, 0.4, 1.0)).simulate(
+        (0.0, 2.0), q={"J": 0.3}, **RUN)
+    for actuator in (TimeFunction.expression("1 + 2*sin(3*t + 0.4)"),
+                     1 + 2 * sympy.sin(3 * t + sympy.Float(0.4))):
+        res = _pendulum(actuator).simulate((0.0, 2.0), q={"J": 0.3}, **RUN)
+        assert res.success and res.raw.diagnostics["compiled_loop"], \
+            res.raw.diagnostics["compiled_loop_reason"]
+        assert np.abs(res.joint("J").q - by_sine.joint("J").q).max() < 1e-10
+    with pytest.raises(ModelError, match=r"joint 'J': actuator effort: names k"):
+        _pendulum(sympy.Symbol("k") * t)
 
 
 def test_parameters_that_do_not_fit_leave_the_python_function():
@@ -112,7 +205,9 @@ def _pendulum(actuator, drive=None):
 
 
 def _python_form(tf):
-    return TimeFunction(tf.value, tf.rate, tf.period, tf.breaks)
+    period, breaks = (tf.period, tf.breaks) if tf.period or tf.breaks else \
+        tf.compiled.timing()
+    return TimeFunction(tf.value, tf.rate, period, breaks)
 
 
 RUN = dict(rtol=1e-10, atol=1e-10, t_eval=np.linspace(0.0, 2.0, 21))
