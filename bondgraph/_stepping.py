@@ -120,8 +120,12 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                 break
             for k in done:                       # the next segment, from the break
                 done[k] += int(getattr(solver, k, 0) or 0)
+            # (from the float after the break, so that the segment's evaluations see
+            # what follows the break: Heaviside(t - t_b) is 1/2 at t_b itself, and a
+            # first stage at half a jump costs the segment's first step its accuracy)
+            after = float(np.nextafter(solver.t, t_end))
             try:
-                solver = steps.solver(rhs, solver.t, solver.y, breaks.pop(0), False)
+                solver = steps.solver(rhs, after, solver.y, breaks.pop(0), False)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
                 return end(*_solver_raised(exc, rhs, t_ok))
             continue
