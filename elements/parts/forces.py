@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
+import sympy
 
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import check_name
@@ -32,10 +33,14 @@ __all__ = ["PointForce", "BodyMoment", "Load"]
 def _check_vector(name: str, value: Any) -> Any:
     if isinstance(value, (TimeFunction, StateFunction)):
         return value
+    items = list(value) if isinstance(value, (list, tuple, sympy.MatrixBase)) else []
+    if len(items) == 3 and any(isinstance(v, sympy.Basic) and v.free_symbols
+                               for v in items):    # expressions of t
+        return TimeFunction.expression(items, where=f"load '{name}': its value")
     arr = np.asarray(value, dtype=float) if not isinstance(value, str) else None
     if arr is None or arr.shape != (3,) or not np.all(np.isfinite(arr)):
-        raise ModelError(f"load '{name}': its value must be 3 finite numbers, a TimeFunction "
-                         f"or a StateFunction, got {value!r}")
+        raise ModelError(f"load '{name}': its value must be 3 finite numbers, 3 expressions "
+                         f"of t, a TimeFunction or a StateFunction, got {value!r}")
     return arr
 
 

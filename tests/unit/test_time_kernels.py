@@ -180,6 +180,24 @@ def test_a_run_driven_by_an_expression_takes_the_compiled_loop():
         _pendulum(sympy.Symbol("k") * t)
 
 
+def test_a_load_given_as_expressions_of_t():
+    """A point force given as 3 sympy expressions of t (a TimeFunction.expression) on a
+    free 2 kg body at rest: x = (t - sin t) / 2 (1e-9 at rtol 1e-10), on the compiled
+    loop; a name other than t is refused naming the load."""
+    import sympy
+    from elements import PointForce
+    t = sympy.Symbol("t")
+    mech = Mechanism("free", gravity=(0, 0, 0))
+    body = mech.add_body(RigidBody("b", 2.0, Inertia.principal(0.1, 0.1, 0.1)))
+    mech.add_load(PointForce("push", body, (0, 0, 0), [sympy.sin(t), 0, 0]))
+    res = mech.assemble().simulate((0.0, 2.0), **RUN)
+    assert res.success and res.raw.diagnostics["compiled_loop"]
+    ts = res.t
+    assert np.abs(res.body("b").position[0] - (ts - np.sin(ts)) / 2).max() < 1e-9
+    with pytest.raises(ModelError, match=r"load 'f': its value\[0\]: names k"):
+        PointForce("f", body, (0, 0, 0), [sympy.Symbol("k") * t, 0, 0])
+
+
 def test_parameters_that_do_not_fit_leave_the_python_function():
     """A kernel whose vectors do not fit the source's dimension, whose table does not
     increase, of an unknown kind or with a vector where a number belongs makes no
