@@ -303,6 +303,15 @@ def _arithmetic(e: sympy.Basic, values: Mapping[str, float]) -> float | None:
     return None
 
 
+def _quoted(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message, its middle left out beyond ``limit`` characters (a
+    folded constant such as 2**3000 has 904 digits)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}...{text[-limit // 4:]} ({len(text)} characters)"
+
+
 def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: str,
                       parameter: str) -> np.ndarray:
     """Turn a parameter (number, array or sympy expression) into a float array.
@@ -323,7 +332,7 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
            if isinstance(v, (bool, np.bool_, str, bytes))]
     if bad:
         what = "text" if isinstance(bad[0], (str, bytes)) else "true or false"
-        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is "
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {_quoted(value)} is "
                          f"{what}, not a number; valid: a number, an array of numbers or a "
                          f"sympy expression (in a file: {{ expr = \"...\" }})")
     fast = _symbols_and_numbers(arr, values) if arr.dtype == object else None
@@ -349,7 +358,7 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
                 flat.append(complex(v))
             except (TypeError, ValueError):
                 raise ModelError(f"element '{owner}': parameter '{parameter}' has a value "
-                                 f"{v!r} that is not a number") from None
+                                 f"{_quoted(v)} that is not a number") from None
         if missing:
             raise ModelError(f"element '{owner}': parameter '{parameter}' needs values for "
                              f"symbol(s) {', '.join(sorted(missing))}: pass them as "
@@ -362,14 +371,15 @@ def resolve_parameter(value: Any, values: Mapping[str, float] | None, *, owner: 
         try:
             out = np.asarray(arr, dtype=float)
         except (TypeError, ValueError):
-            raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is not "
-                             f"a number or an array of numbers") from None
+            raise ModelError(f"element '{owner}': parameter '{parameter}' = "
+                             f"{_quoted(value)} is not a number or an array of numbers"
+                             ) from None
     if not np.all(np.isfinite(out)):
-        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is not "
-                         f"finite")
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {_quoted(value)} is "
+                         f"not finite")
     if out.size and np.abs(out).max() > MAX_MAGNITUDE:
-        raise ModelError(f"element '{owner}': parameter '{parameter}' = {value!r} is beyond "
-                         f"{MAX_MAGNITUDE:.0e} in magnitude: products of such values "
+        raise ModelError(f"element '{owner}': parameter '{parameter}' = {_quoted(value)} is "
+                         f"beyond {MAX_MAGNITUDE:.0e} in magnitude: products of such values "
                          f"overflow double precision; valid: |value| <= {MAX_MAGNITUDE:.0e} "
                          f"(choose other units if the physics needs more)")
     return out
@@ -525,6 +535,14 @@ class TimeFunction:
             if others:
                 raise ModelError(f"{at}: names {', '.join(others)}; valid: an expression "
                                  f"of time t alone (write parameters' values as numbers)")
+            if not e.free_symbols:                       # (a constant: checked now)
+                try:
+                    c = complex(e)
+                except (TypeError, ValueError, OverflowError):
+                    c = complex(np.nan)
+                if c.imag or not np.isfinite(c.real) or abs(c.real) > MAX_MAGNITUDE:
+                    raise ModelError(f"{at}: {_quoted(e)} is not a finite real number of "
+                                     f"magnitude at most {MAX_MAGNITUDE:.0e}")
             exprs.append(e.xreplace({s: TIME for s in e.free_symbols}))
         dim = len(exprs)
         value_fn, rate_fn = TimeLaw(exprs, dim, where, "value").bind(None)

@@ -586,3 +586,38 @@ def test_expressions_end_in_a_result_or_a_named_refusal_within_a_second(warm_exp
 @given(expressions())
 def test_expressions_slow(warm_expressions, expr):
     run_expression_case(expr, "expressions (slow)")
+
+
+def _with_expression_signal(expr: str) -> str:
+    """The base model file with J1's actuator an expression signal of ``expr``."""
+    import copy
+    doc = copy.deepcopy(BASE_MODEL)
+    doc["joint"][0]["actuator"] = {"type": "expression", "expr": expr}
+    return to_toml(doc)
+
+
+@pytest.fixture(scope="module")
+def warm_signals():
+    """The base model with an expression signal, run once without a short limit (the
+    interpreter's first compile)."""
+    run_model_case(_with_expression_signal("0.5*sin(3*t)"), "base signal", time_limit=600)
+
+
+def test_the_signal_cases_start_from_a_model_that_runs(warm_signals):
+    assert COUNTS["base signal"] == {"ran (exit 0)": 1}
+
+
+@settings(max_examples=60, derandomize=True, **SETTINGS)
+@given(expressions())
+def test_expression_signals_in_model_files(warm_signals, expr):
+    """A model file's actuator given as any expression (huge powers, poles, Min/Max of
+    300 arguments, nestings): a result (exit 0), a failed run saying why (1) or a
+    refusal naming the file (2), nothing written outside --out."""
+    run_model_case(_with_expression_signal(expr), "expression signals")
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **SETTINGS)
+@given(expressions())
+def test_expression_signals_in_model_files_slow(warm_signals, expr):
+    run_model_case(_with_expression_signal(expr), "expression signals (slow)")

@@ -160,6 +160,11 @@ def test_an_expression_of_time_as_a_time_function():
                        ("open('x')", "not an allowed function")]:
         with pytest.raises(ModelError, match=f"actuator J.*{re.escape(words)}"):
             TimeFunction.expression(bad, where="actuator J")
+    # a folded constant of 904 digits is quoted in part (the message was 950 characters)
+    import sympy
+    with pytest.raises(ModelError) as err:
+        Sf("f", sympy.Integer(2) ** 3000).law()
+    assert "(904 characters) is not finite" in str(err.value) and len(str(err.value)) < 200
 
 
 def test_a_run_driven_by_an_expression_takes_the_compiled_loop():
