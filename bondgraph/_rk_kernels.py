@@ -301,51 +301,14 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
     return False
 
 
-@njit(cache=True)
-def _outputs(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t_old, y_old, t,
-             y, h, G_t, G_y, n_out):
-    """Write the states at the output times ``G_t[n_out:]`` up to ``t`` into ``G_y``
-    (see :func:`rk_advance`) for the step from (t_old, y_old) to (t, y) of size ``h``
-    and stages ``K``. Returns (the new count of outputs, the evaluations made), or
-    (-1, 0) where an extra stage failed (nothing written)."""
-    n = y.size
-    m = n_out
-    inside = False
-    while m < G_t.size and G_t[m] <= t:
-        if G_t[m] != t:
-            inside = True
-        m += 1
-    nev = 0
-    if inside:
-        nev = _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q,
-                           t_old, y_old, t, y, h)
-        if nev < 0:
-            return -1, 0
-    hh = t - t_old                      # (scipy's DenseOutput.h)
-    for k in range(n_out, m):
-        if G_t[k] == t:
-            for i in range(n):
-                G_y[k, i] = y[i]
-        else:
-            _interpolate(dop, Q, y_old, (G_t[k] - t_old) / hh, hh, G_y[k])
-    return m, nev
-
-
-@njit(cache=True)
-def _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t_old, y_old,
-                 t, y, h):
-    """The step's interpolant into ``Q`` (n rows), as scipy makes it: RK45's
-    ``Q = K^T P`` (``DI`` = P); DOP853's F (``DI`` = D; its extra stages evaluated as
-    ``DOP853._dense_output_impl`` does, with the same sums, F transposed into Q, and
-    the extra stages into ``X_out``). Returns the evaluations made (DOP853: its extra
-    stages), or -1 where one failed."""
-    n = y.size
-    if not dop:
-        P = np.dot(K.T, DI)              # (loops copy it: see K_out's)
-        for i in range(n):
-            for j in range(P.shape[1]):
-                Q[i, j] = P[i, j]
-        return 0
+@njit(cache=True, inline="always")
+def _extra_stages(prog, qrate, s0, s1, s2, s3, D, K, XA, XC, X_out, t_old, y_old, h):
+    """DOP853's extra stages of the step from (t_old, y_old) of size ``h`` with stages
+    ``K`` (its ns + 1 rows), into ``X_out``, as scipy's ``DOP853._dense_output_impl``
+    evaluates them: stage s from the stages before it (np.dot: the same BLAS sums).
+    False where one failed. (Inlined: the one place, in :func:`rk_advance`, where the
+    loop's kernels are linked, so that no other kernel compiles ``fused_rhs`` again.)"""
+    n = y_old.size
     ns = K.shape[0]
     nx = XA.shape[0]
     Kx = np.empty((ns + nx, n))
@@ -357,10 +320,65 @@ def _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t
         dy = np.dot(Kx[:s].T, np.ascontiguousarray(XA[j, :s])) * h
         ks, ok = fused_rhs(t_old + XC[j] * h, y_old + dy, prog, qrate, s0, s1, s2, s3, D)
         if not ok:
-            return -1
+            return False
         for i in range(n):
             Kx[s, i] = ks[i]
             X_out[j, i] = ks[i]
+    return True
+
+
+@njit(cache=True)
+def _output_inside(G_t, n_out, t):
+    """(the count of output times ``G_t[n_out:]`` up to ``t``, whether one of them is
+    strictly before ``t``: the step's interpolant is needed)."""
+    m = n_out
+    inside = False
+    while m < G_t.size and G_t[m] <= t:
+        if G_t[m] != t:
+            inside = True
+        m += 1
+    return m, inside
+
+
+@njit(cache=True)
+def _outputs(dop, K, X_out, DI, Q, t_old, y_old, t, y, h, G_t, G_y, n_out, m, inside):
+    """Write the states at the output times ``G_t[n_out:m]`` (up to ``t``) into
+    ``G_y`` (see :func:`rk_advance`) for the step from (t_old, y_old) to (t, y) of size
+    ``h`` and stages ``K`` (and, for DOP853 where ``inside``, its extra stages
+    ``X_out``)."""
+    n = y.size
+    if inside:
+        _interpolant(dop, K, X_out, DI, Q, y_old, y, h)
+    hh = t - t_old                      # (scipy's DenseOutput.h)
+    for k in range(n_out, m):
+        if G_t[k] == t:
+            for i in range(n):
+                G_y[k, i] = y[i]
+        else:
+            _interpolate(dop, Q, y_old, (G_t[k] - t_old) / hh, hh, G_y[k])
+
+
+@njit(cache=True)
+def _interpolant(dop, K, X_out, DI, Q, y_old, y, h):
+    """The step's interpolant into ``Q`` (n rows), as scipy makes it: RK45's
+    ``Q = K^T P`` (``DI`` = P); DOP853's F (``DI`` = D; from the stages ``K`` and the
+    extra stages ``X_out``, F transposed into Q)."""
+    n = y.size
+    if not dop:
+        P = np.dot(K.T, DI)              # (loops copy it: see K_out's)
+        for i in range(n):
+            for j in range(P.shape[1]):
+                Q[i, j] = P[i, j]
+        return
+    ns = K.shape[0]
+    nx = X_out.shape[0]
+    Kx = np.empty((ns + nx, n))
+    for j in range(ns):
+        for i in range(n):
+            Kx[j, i] = K[j, i]
+    for j in range(nx):
+        for i in range(n):
+            Kx[ns + j, i] = X_out[j, i]
     F3 = h * np.dot(DI, Kx)
     for i in range(n):
         dy = y[i] - y_old[i]
@@ -369,7 +387,6 @@ def _interpolant(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI, Q, t
         Q[i, 2] = 2 * dy - h * (K[ns - 1, i] + Kx[0, i])
         for j in range(F3.shape[0]):
             Q[i, 3 + j] = F3[j, i]
-    return nx
 
 
 @njit(cache=True)
@@ -545,14 +562,16 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         if not finite:                   # (the caller ends the run there)
             break
         if n_out < G_t.size and G_t[n_out] <= t:
-            m, ev = _outputs(prog, qrate, s0, s1, s2, s3, D, dop, K, XA, XC, X_out, DI,
-                             Q, t_old, y_old, t, y, h, G_t, G_y, n_out)
-            if m < 0:                    # (an extra stage failed: the caller's step)
-                break
-            nev += ev
-            n_out = m
-            if ev:
+            m, inside = _output_inside(G_t, n_out, t)
+            if inside and nx:
+                if not _extra_stages(prog, qrate, s0, s1, s2, s3, D, K, XA, XC, X_out,
+                                     t_old, y_old, h):
+                    break                # (an extra stage failed: the caller's step)
+                nev += nx
                 x_step = steps           # (X_out holds this step's extra stages)
+            _outputs(dop, K, X_out, DI, Q, t_old, y_old, t, y, h, G_t, G_y, n_out, m,
+                     inside)
+            n_out = m
         if stiff:
             break
         if t - t_bound >= 0 or t >= t_stop:
@@ -561,24 +580,9 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     if nx and steps and x_step == steps:       # (made for the output times: counted)
         extra = True
     elif nx and steps and (dense_all or t_stop < t):
-        # the last step's extra stages, as scipy's DOP853._dense_output_impl: stage s
-        # from the stages before it (np.dot: the same BLAS sums)
-        Kx = np.empty((ns + 1 + nx, n))
-        for j in range(ns + 1):
-            for i in range(n):
-                Kx[j, i] = K_out[j, i]
-        extra = True
-        for j in range(nx):
-            s = ns + 1 + j
-            dy = np.dot(Kx[:s].T, np.ascontiguousarray(XA[j, :s])) * h_prev
-            ks, ok = fused_rhs(t_old + XC[j] * h_prev, y_old + dy, prog, qrate, s0, s1,
-                               s2, s3, D)
-            if not ok:
-                extra = False
-                break
-            for i in range(n):
-                Kx[s, i] = ks[i]
-                X_out[j, i] = ks[i]
+        # the last step's extra stages (K holds its stages, as K_out does)
+        extra = _extra_stages(prog, qrate, s0, s1, s2, s3, D, K, XA, XC, X_out, t_old,
+                              y_old, h_prev)
         if extra:
             nev += nx
     return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra, n_out
