@@ -6,8 +6,9 @@
   an array or a TimeFunction.
 - :class:`ModelFileError`: names the file, the table, the key and what is valid.
 
-A file never executes code or evaluates expressions: values are numbers, arrays, names,
-and signal tables (constant, step, ramp, sine, table). The format, by example::
+A file never executes code: values are numbers, arrays, names, and signal tables
+(constant, step, ramp, sine, table, or an expression of t read as sympy objects). The
+format, by example::
 
     [model]
     name = "pendulum"
