@@ -62,6 +62,7 @@ from ._files import read_text, write_text
 from ._tables import read_toml
 from ._toml import table_text
 from .element import ELEMENT_TYPES, Element, StateFunction, TimeFunction
+from .laws import TIME
 from ._graphfile_read import (
     FORMAT, GraphFile, GraphFileError, GraphOutput, GraphSolver, keywords, read_document,
 )
@@ -88,12 +89,34 @@ def _has_sympy(v: Any) -> bool:
     return False
 
 
+WRITTEN_KINDS = ("expression", "sine")
+"""The TimeFunctions a file holds as their expressions of t (:meth:`TimeFunction.
+expressions`): what :func:`bondgraph.parse_expression` reads back exactly (a step's,
+a ramp's and a table's written forms are Piecewise, which a file does not take)."""
+
+
+def _written(el: Element, v: Any) -> Any:
+    """``v`` as a file holds it: a TimeFunction of a kind in :data:`WRITTEN_KINDS` as
+    its expression(s) of t (one for a scalar element, a list for a vector), anything
+    else as it is."""
+    if isinstance(v, TimeFunction) and v.compiled is not None and \
+            v.compiled.kind in WRITTEN_KINDS:
+        dim = getattr(el, "dim", 1) or 1
+        exprs = v.expressions(dim)
+        if exprs is not None:                # (t as a file reads it: a plain symbol)
+            exprs = [sympy.sympify(e).xreplace({TIME: sympy.Symbol(TIME.name)})
+                     for e in exprs]
+            return exprs[0] if dim == 1 else exprs
+    return v
+
+
 def _unsaveable(v: Any) -> str | None:
     """Why ``v`` cannot be written (None when it can)."""
     if isinstance(v, TimeFunction):
         return ("a TimeFunction (Python functions of time); a file holds no code: give a "
                 "number, or a sympy expression of the symbol t where the element accepts "
-                "one (its laws of time are read as { expr = \"...\" })")
+                "one (its laws of time are read as { expr = \"...\" }; TimeFunction."
+                "expression and TimeFunction.sine are written so)")
     if isinstance(v, StateFunction):
         return ("a StateFunction (a Python function of the state); a file holds no code: "
                 "give a sympy expression of the states where the element accepts one, or "
@@ -210,7 +233,7 @@ def _fingerprint(el: Element) -> tuple:
     held = {k: _canon(_attribute(el, k)) for k in keywords(type(el)) if k not in params}
     return (type(el), el.kind, el.name, tuple((p.name, p.dim) for p in el.ports()),
             el.dim if el.category.is_junction else None,
-            tuple(sorted((k, _canon(v)) for k, v in params.items())),
+            tuple(sorted((k, _canon(_written(el, v))) for k, v in params.items())),
             tuple(sorted((k, v) for k, v in held.items() if v is not None)))
 
 
@@ -227,7 +250,7 @@ def _element_table(el: Element) -> dict[str, Any]:
             raise GraphFileError(f"{where}: its parameter {k!r} clashes with the file's own "
                                  f"key")
         if v is not None:
-            table[k] = _encode(v, f"{where}: '{k}'")
+            table[k] = _encode(_written(el, v), f"{where}: '{k}'")
     return table
 
 

@@ -185,7 +185,8 @@ def test_run_settings_round_trip(tmp_path):
 # -- what cannot be saved --------------------------------------------------------------
 
 @pytest.mark.parametrize("value, says", [
-    (TimeFunction.sine(1.0, 2.0), "expression of the symbol t"),
+    (TimeFunction(lambda t: 1.0, lambda t: 0.0), "expression of the symbol t"),
+    (TimeFunction.ramp(1.0), "expression of the symbol t"),
     (StateFunction(lambda t, s: 1.0, ("p_m",)), "StateFunction"),
 ])
 def test_python_functions_are_refused_on_save_naming_the_element(value, says, tmp_path):
@@ -697,3 +698,38 @@ def test_a_name_is_one_name_and_a_flag_is_true_or_false(tmp_path):
         bg.add_parameter("m", True)
     with pytest.raises(ModelError, match="'t' is the time"):
         bg.add_parameter("t", 1.0)
+
+
+def _pushed(force):
+    bg = BondGraph("pushed")
+    bg.add(Se("F", force))
+    bg.add(OneJunction("v"))
+    bg.add(I("m", 2.0))
+    bg.add(R("d", 0.5))
+    bg.connect("F", "v")
+    bg.connect("v", "m")
+    bg.connect("v", "d")
+    return bg
+
+
+@pytest.mark.parametrize("force, text", [
+    (TimeFunction.expression("5*Heaviside(t - 0.5, 1) + sin(2*t)"),
+     'effort = { expr = "sin(2*t) + 5*Heaviside(t - 0.5, 1)" }'),
+    (TimeFunction.sine(2.0, 4 * np.pi, 0.3, 1.0),
+     'effort = { expr = "2.0*sin(12.566370614359172*t + 0.3) + 1.0" }'),
+])
+def test_a_time_function_of_known_form_is_saved_as_its_expression(force, text):
+    """TimeFunction.expression and .sine are written as { expr = "..." } (every digit of
+    4 pi kept) and read back as that expression: the file's run equals the graph's to
+    1e-12 (a ramp, whose form is a Piecewise, is still refused, naming the element)."""
+    bg = _pushed(force)
+    out = dumps_graph(bg)
+    assert text in out
+    back = loads_graph(out).graph
+    runs = [simulate(assemble(assign_causality(g)), (0.0, 2.0), np.zeros(1), rtol=1e-10,
+                     atol=1e-12) for g in (bg, back)]
+    assert all(r.success for r in runs)
+    assert np.abs(runs[0].x - runs[1].x).max() <= 1e-12 * np.abs(runs[0].x).max()
+    with pytest.raises(GraphFileError, match=r"element 'F' \(Se\): 'effort' is a "
+                                             r"TimeFunction"):
+        dumps_graph(_pushed(TimeFunction.ramp(1.0)))
