@@ -103,6 +103,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
     breaks = list(steps.breaks[1:]) + [t_end]
     done = {"nfev": 0, "njev": 0, "nlu": 0}
     t_ok, y_ok = float(solver.t), np.array(solver.y)
+    gap = (np.nan, np.nan)                   # (a segment's start, one float after its break)
     paced = progress is not None or budget.deadline is not None
     max_k = 1 if dense_output else (CHUNK if not paced else 8)
 
@@ -124,6 +125,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             # what follows the break: Heaviside(t - t_b) is 1/2 at t_b itself, and a
             # first stage at half a jump costs the segment's first step its accuracy)
             after = float(np.nextafter(solver.t, t_end))
+            gap = (after, float(solver.t))   # (events: the step from it starts at the break)
             try:
                 solver = steps.solver(rhs, after, solver.y, breaks.pop(0), False)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
@@ -187,6 +189,8 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                                           f"finite one at t = {t_ok:.6g} s){why}", t_ok)
         t_ok, y_ok = float(t_new), solver.y
         interpolate = _Interpolant(solver, loop if taken else None)
+        if t_prev == gap[0]:     # (the events' last values are the break's, one float back)
+            t_prev = gap[1]
         terminate_at = tracker.step(t_prev, t_new, solver.y, interpolate)
         storm = tracker.storm
         if storm:

@@ -535,13 +535,15 @@ class TimeFunction:
             if others:
                 raise ModelError(f"{at}: names {', '.join(others)}; valid: an expression "
                                  f"of time t alone (write parameters' values as numbers)")
-            if not e.free_symbols:                       # (a constant: checked now)
+            # (its numbers, and a constant as a whole, checked now: 2**3000 sin(t) failed
+            # in its first evaluation, naming neither the file nor the key)
+            for c in [*e.atoms(sympy.Number), *([e] if not e.free_symbols else [])]:
                 try:
-                    c = complex(e)
+                    v = complex(c)
                 except (TypeError, ValueError, OverflowError):
-                    c = complex(np.nan)
-                if c.imag or not np.isfinite(c.real) or abs(c.real) > MAX_MAGNITUDE:
-                    raise ModelError(f"{at}: {_quoted(e)} is not a finite real number of "
+                    v = complex(np.nan)
+                if v.imag or not np.isfinite(v.real) or abs(v.real) > MAX_MAGNITUDE:
+                    raise ModelError(f"{at}: {_quoted(c)} is not a finite real number of "
                                      f"magnitude at most {MAX_MAGNITUDE:.0e}")
             exprs.append(e.xreplace({s: TIME for s in e.free_symbols}))
         dim = len(exprs)

@@ -94,26 +94,27 @@ class TimeKernel:
     def timing(self) -> tuple[float | None, tuple[float, ...]]:
         """(period (s) or None, the times (s) where the value jumps or has a kink) of
         this function, for a run's steps (:class:`bondgraph.laws.SourceTiming`): a
-        sine's period, a step's or a ramp's start, a table's points. An expression's
-        come from the expression itself: (None, ()) here."""
+        sine's period, a step's or a ramp's start. Not a table's points: their kinks
+        (the value continuous) are left to the error control, since a break at each
+        would restart the solver at every point (a 2001-point table: 6 times the
+        evaluations). An expression's come from the expression itself: (None, ()) here."""
         try:
             if self.kind == "sine":
                 w = float(self.params[2])
                 return (2 * np.pi / abs(w) if w and np.isfinite(w) else None), ()
             if self.kind in ("ramp", "step"):
                 return None, (float(self.params[2]),)
-            if self.kind == "table":
-                ts = np.asarray(self.params[0], dtype=float).ravel()
-                return None, tuple(float(t) for t in ts[np.isfinite(ts)])
         except (ValueError, TypeError, IndexError):
             pass
         return None, ()
 
     def expressions(self, dim: int) -> list[sympy.Expr] | None:
         """The value of a source of ``dim`` components as sympy expressions of ``t`` (the
-        symbol :data:`bondgraph.laws.TIME`), one per component, computing what the
-        kernel computes (a jump's or a kink's side as the kernel takes it: from
-        ``time`` on, the value after); None where a parameter does not fit ``dim``."""
+        symbol :data:`bondgraph.laws.TIME`), one per component: the kernel's function,
+        a jump's or a kink's side as the kernel takes it (from ``time`` on, the value
+        after), its rate exactly, its value to rounding (sympy distributes a ramp's or
+        a table segment's slope, b t - b t0 for b (t - t0): apart by the rounding of b t
+        and b t0); None where a parameter does not fit ``dim``."""
         t = TIME
         if self.kind == "expression":
             items = list(self.params[0])

@@ -799,6 +799,7 @@ def test_an_expression_signal_drives_an_actuator_and_a_load():
      "'expr': 1230231922161117176931558813276752514640...72178519018229989376 (904 "
      "characters) is not a finite real number of magnitude at most 1e+100"),
     ('{ type = "expression", expr = "sqrt(-1)" }', "'expr': I is not a finite real"),
+    ('{ type = "expression", expr = "2**3000*sin(t)" }', "(904 characters) is not a finite"),
 ])
 def test_bad_expression_signals_are_named(signal, what):
     msg = error(SLIDER.replace("ACTUATOR", signal).replace("LOAD", "[0.0, 0.0, 0.0]"))

@@ -162,8 +162,11 @@ class AxisActuator:
 
     def __post_init__(self) -> None:
         if isinstance(self.effort, sympy.Basic) and self.effort.free_symbols:
-            object.__setattr__(self, "effort", TimeFunction.expression(
-                self.effort, where="actuator effort"))
+            try:
+                object.__setattr__(self, "effort", TimeFunction.expression(
+                    self.effort, where="actuator effort"))
+            except ModelError:       # (kept: the joint it is added to says what is wrong)
+                pass
 
 
 @dataclass(frozen=True)

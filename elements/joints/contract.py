@@ -27,6 +27,7 @@ from dataclasses import fields
 from typing import Any, ClassVar
 
 import numpy as np
+import sympy
 
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import MAX_MAGNITUDE, check_name
@@ -375,10 +376,9 @@ class Joint(abc.ABC):
                      coordinate: str | None = None) -> AxisActuator:
         """Attach an effort source on a coordinate (:class:`AxisActuator`'s efforts)."""
         ax = self._port_for("actuator", coordinate)
-        try:                                  # (a sympy expression: TimeFunction.expression)
-            a = actuator if isinstance(actuator, AxisActuator) else AxisActuator(actuator)
-        except ModelError as exc:
-            raise ModelError(f"joint '{self.name}': {exc}") from None
+        a = actuator if isinstance(actuator, AxisActuator) else AxisActuator(actuator)
+        if isinstance(a.effort, sympy.Basic) and a.effort.free_symbols:   # (not of t alone)
+            TimeFunction.expression(a.effort, where=f"joint '{self.name}': actuator effort")
         if not isinstance(a.effort, (TimeFunction, StateFunction)):
             try:
                 v = float(a.effort)

@@ -33,11 +33,15 @@ __all__ = ["PointForce", "BodyMoment", "Load"]
 def _check_vector(name: str, value: Any) -> Any:
     if isinstance(value, (TimeFunction, StateFunction)):
         return value
-    items = list(value) if isinstance(value, (list, tuple, sympy.MatrixBase)) else []
+    items = list(np.ravel(value)) if isinstance(value, (list, tuple, np.ndarray,
+                                                        sympy.MatrixBase)) else []
     if len(items) == 3 and any(isinstance(v, sympy.Basic) and v.free_symbols
                                for v in items):    # expressions of t
         return TimeFunction.expression(items, where=f"load '{name}': its value")
-    arr = np.asarray(value, dtype=float) if not isinstance(value, str) else None
+    try:
+        arr = np.asarray(value, dtype=float) if not isinstance(value, str) else None
+    except (TypeError, ValueError):
+        arr = None
     if arr is None or arr.shape != (3,) or not np.all(np.isfinite(arr)):
         raise ModelError(f"load '{name}': its value must be 3 finite numbers, 3 expressions "
                          f"of t, a TimeFunction or a StateFunction, got {value!r}")

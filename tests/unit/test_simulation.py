@@ -425,3 +425,20 @@ def test_a_run_with_stops_sums_its_stretches_diagnostics_and_says_failed_points(
     with pytest.warns(IntegrationWarning, match=r"first t = 1\.5 s: RuntimeError"):
         f = r.joint("J1").force
     assert np.isnan(f[:, 15]).all() and np.isfinite(np.delete(f, 15, axis=1)).all()
+
+
+def test_an_event_at_a_break_is_found_from_the_break():
+    """A run restarts one float after a break (so that its first stage sees the value
+    after a jump); an event whose value changes sign in that float (Heaviside of the
+    same argument: 1/2 at the break) is searched from the break itself and found there,
+    to the event search's 1e-14, on the compiled loop and off it (the search raised "f(a) and f(b) must have
+    different signs" when it started one float late)."""
+    import sympy
+    t = sympy.Symbol("t")
+    m = assemble(assign_causality(models.mass_spring_damper(1, 4, 0.5,
+                                                            sympy.Heaviside(t - 0.5))))
+    for compiled in (True, False):
+        r = simulate(m, (0, 1), {"p_m": 0, "q_k": 0}, compiled_loop=compiled,
+                     events=[lambda tt, x: np.heaviside(tt - 0.5, 0.5) - 0.75])
+        assert r.success, r.message
+        assert len(r.t_events[0]) == 1 and abs(r.t_events[0][0] - 0.5) <= 1e-13

@@ -23,7 +23,7 @@ from bondgraph import ModelError, Sf, TimeFunction, TimeKernel
 from bondgraph.laws import TimeLaw
 from bondgraph.fastlu import enabled
 from bondgraph.primitives.sources import compiled_time_source
-from elements import Inertia, Mechanism, RevoluteJoint, RigidBody
+from elements import AxisActuator, Inertia, Mechanism, RevoluteJoint, RigidBody
 from elements.files.tables import signal
 
 pytestmark = pytest.mark.skipif(not enabled(), reason="numba is not enabled: no compiled "
@@ -121,16 +121,17 @@ def test_each_standard_function_written_as_expressions_computes_the_same(case):
 
 
 def test_the_standard_functions_say_where_a_run_must_stop():
-    """A model file's step, ramp and table (which carry no breaks of their own) stop a
-    run at their jumps, kinks and points, and a sine bounds its steps by its period
-    (TimeKernel.timing, read by the source's law where the TimeFunction gives none)."""
+    """A model file's step and ramp (which carry no breaks of their own) stop a run at
+    their jump and kink, and a sine bounds its steps by its period (TimeKernel.timing,
+    read by the source's law where the TimeFunction gives none); a table's points do
+    not (kinks of a continuous value, left to the error control)."""
     step = signal({"type": "step", "time": 0.5, "after": 1.0})
     table = signal({"type": "table", "t": [0.0, 0.5, 1.7], "value": [0.0, 2.0, 4.0]})
     sine = signal({"type": "sine", "amplitude": 1.0, "frequency": 50.0})
     assert step.compiled.timing() == (None, (0.5,))
     assert signal({"type": "ramp", "slope": 1.0, "start": 0.2}).compiled.timing() == \
         (None, (0.2,))
-    assert table.compiled.timing() == (None, (0.0, 0.5, 1.7))
+    assert table.compiled.timing() == (None, ())
     assert sine.compiled.timing()[0] == pytest.approx(0.02, rel=1e-15)
     timing = Sf("f", step).law().timing
     assert list(timing.breaks(0.0, 2.0)) == [0.5]
@@ -157,7 +158,9 @@ def test_an_expression_of_time_as_a_time_function():
     assert v.expressions(2) is None
     for bad, words in [("k*t", "names k"), ("sin(", "never closed"),
                        ("[[1, 2]]", "is not an expression"), ([], "an empty list"),
-                       ("open('x')", "not an allowed function")]:
+                       ("open('x')", "not an allowed function"),
+                       ("2**3000*sin(t)", "(904 characters) is not a finite real number"),
+                       ("t + 10**200", "is not a finite real number of magnitude at most")]:
         with pytest.raises(ModelError, match=f"actuator J.*{re.escape(words)}"):
             TimeFunction.expression(bad, where="actuator J")
     # a folded constant of 904 digits is quoted in part (the message was 950 characters)
@@ -181,8 +184,9 @@ def test_a_run_driven_by_an_expression_takes_the_compiled_loop():
         assert res.success and res.raw.diagnostics["compiled_loop"], \
             res.raw.diagnostics["compiled_loop_reason"]
         assert np.abs(res.joint("J").q - by_sine.joint("J").q).max() < 1e-10
-    with pytest.raises(ModelError, match=r"joint 'J': actuator effort: names k"):
-        _pendulum(sympy.Symbol("k") * t)
+    for wrong in (sympy.Symbol("k") * t, AxisActuator(sympy.Symbol("k") * t)):
+        with pytest.raises(ModelError, match=r"joint 'J': actuator effort: names k"):
+            _pendulum(wrong)
 
 
 def test_a_load_given_as_expressions_of_t():
@@ -201,6 +205,11 @@ def test_a_load_given_as_expressions_of_t():
     assert np.abs(res.body("b").position[0] - (ts - np.sin(ts)) / 2).max() < 1e-9
     with pytest.raises(ModelError, match=r"load 'f': its value\[0\]: names k"):
         PointForce("f", body, (0, 0, 0), [sympy.Symbol("k") * t, 0, 0])
+    with pytest.raises(ModelError, match=r"load 'f': its value must be 3 finite numbers, 3 "
+                                         r"expressions of t"):
+        PointForce("f", body, (0, 0, 0), [sympy.sin(t), 0])
+    as_array = PointForce("f", body, (0, 0, 0), np.array([sympy.sin(t), 0, 0]))
+    assert as_array.value.compiled.kind == "expression"
 
 
 def test_parameters_that_do_not_fit_leave_the_python_function():
