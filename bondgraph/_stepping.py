@@ -60,8 +60,16 @@ class Steps:
         """A new solver from (t, y) to ``t_bound`` (the user's first step only on the
         run's first segment)."""
         kwargs = dict(self.kwargs)
+        left = abs(t_bound - t)
         if not first:
             kwargs.pop("first_step", None)
+        elif kwargs.get("first_step") is not None and kwargs["first_step"] > left:
+            # (a segment that ends sooner than the first step asked for: a hybrid run's
+            # switch 5e-15 s before a source's break; scipy refuses such a step)
+            if left > 0:
+                kwargs["first_step"] = left
+            else:
+                kwargs.pop("first_step")
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             return self.solver_cls(rhs, t, y, t_bound, **kwargs)   # (its first step)
 

@@ -94,16 +94,20 @@ class TimeKernel:
     def timing(self) -> tuple[float | None, tuple[float, ...]]:
         """(period (s) or None, the times (s) where the value jumps or has a kink) of
         this function, for a run's steps (:class:`bondgraph.laws.SourceTiming`): a
-        sine's period, a step's or a ramp's start. Not a table's points: their kinks
-        (the value continuous) are left to the error control, since a break at each
-        would restart the solver at every point (a 2001-point table: 6 times the
-        evaluations). An expression's come from the expression itself: (None, ()) here."""
+        sine's period, a step's or a ramp's start, a table's points (as Modelica's
+        CombiTimeTable's time events: a pulse between two steps of the error control is
+        not seen at all; a break at each point costs a dense table's run its evaluations,
+        6 times on a 2001-point table). An expression's come from the expression itself:
+        (None, ()) here."""
         try:
             if self.kind == "sine":
                 w = float(self.params[2])
                 return (2 * np.pi / abs(w) if w and np.isfinite(w) else None), ()
             if self.kind in ("ramp", "step"):
                 return None, (float(self.params[2]),)
+            if self.kind == "table":
+                ts = np.asarray(self.params[0], dtype=float).ravel()
+                return None, tuple(float(t) for t in ts[np.isfinite(ts)])
         except (ValueError, TypeError, IndexError):
             pass
         return None, ()

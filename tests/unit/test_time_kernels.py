@@ -121,17 +121,16 @@ def test_each_standard_function_written_as_expressions_computes_the_same(case):
 
 
 def test_the_standard_functions_say_where_a_run_must_stop():
-    """A model file's step and ramp (which carry no breaks of their own) stop a run at
-    their jump and kink, and a sine bounds its steps by its period (TimeKernel.timing,
-    read by the source's law where the TimeFunction gives none); a table's points do
-    not (kinks of a continuous value, left to the error control)."""
+    """A model file's step, ramp and table (which carry no breaks of their own) stop a
+    run at their jumps, kinks and points, and a sine bounds its steps by its period
+    (TimeKernel.timing, read by the source's law where the TimeFunction gives none)."""
     step = signal({"type": "step", "time": 0.5, "after": 1.0})
     table = signal({"type": "table", "t": [0.0, 0.5, 1.7], "value": [0.0, 2.0, 4.0]})
     sine = signal({"type": "sine", "amplitude": 1.0, "frequency": 50.0})
     assert step.compiled.timing() == (None, (0.5,))
     assert signal({"type": "ramp", "slope": 1.0, "start": 0.2}).compiled.timing() == \
         (None, (0.2,))
-    assert table.compiled.timing() == (None, ())
+    assert table.compiled.timing() == (None, (0.0, 0.5, 1.7))
     assert sine.compiled.timing()[0] == pytest.approx(0.02, rel=1e-15)
     timing = Sf("f", step).law().timing
     assert list(timing.breaks(0.0, 2.0)) == [0.5]
