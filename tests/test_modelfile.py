@@ -844,3 +844,53 @@ def test_a_step_that_frees_a_stuck_joint_runs_through_its_break():
         t = res.t
         exact = np.where(t > 0.3, 0.5 * (1.5 / 1.5) * (t - 0.3) ** 2, 0.0)
         assert np.abs(res.coordinate("slide") - exact).max() < 2e-6
+
+
+FREE_NO_PORTS = '''
+[model]
+gravity = [0.0, 0.0, -9.81]
+[[body]]
+name = "c"
+mass = 1.0
+inertia = { principal = [0.1, 0.2, 0.25] }
+[[joint]]
+name = "F"
+type = "free"
+parent = "ground"
+child = "c"
+ports = PORTS
+[solver]
+t_end = 0.1
+[initial]
+INITIAL
+'''
+
+
+@pytest.mark.parametrize("initial", ["qd = { F = [1.0, 2.0, 3.0] }",
+                                     "q = { F = [0.1, 0.2, 0.3] }"])
+def test_a_free_joint_without_ports_takes_no_initial_value(initial):
+    """ports = false is the free body's model, which a file gives no pose or twist: a
+    q or qd for it is refused naming the key (qd = [1, 2, 3] was read as a spherical
+    joint's angular velocity and set as the linear one; q failed in the initial state
+    without naming the key); with ports = true the same joint takes them by name."""
+    msg = error(FREE_NO_PORTS.replace("PORTS", "false").replace("INITIAL", initial))
+    assert "[initial] '" in msg and "free joint 'F' without ports has no key for its " \
+        "pose or twist" in msg and "valid: ports = true" in msg, msg
+    spec = loads_model(FREE_NO_PORTS.replace("PORTS", "true").replace(
+        "INITIAL", "q = { F = { x = 0.1, y = 0.2, z = 0.3 } }\nqd = { F = { x = 1.0 } }"),
+        "free.toml")
+    mm = spec.mechanism.assemble()
+    x = mm.initial_state(spec.q0, spec.qd0)
+    assert np.allclose(x[mm.model.state_slices["c.r"]], [0.1, 0.2, 0.3], atol=1e-15)
+    assert np.allclose(x[mm.model.state_slices["p_c.linear"]], [1.0, 0.0, 0.0], atol=1e-15)
+
+
+def test_a_kind_a_file_cannot_describe_is_refused_by_name():
+    """A chain joint (its members are built in Python) is refused naming the key, and
+    the kinds listed as valid are those a file takes (chain was listed as valid, then
+    failed in its constructor: "members must be 1 to 6 ChainAxis")."""
+    text = FREE_NO_PORTS.replace('type = "free"', 'type = "chain"').replace(
+        "ports = PORTS\n", "").replace("INITIAL", "")
+    msg = error(text)
+    assert "[joint 'F'] 'type': a chain joint cannot be described in a model file" in msg
+    assert "chain" not in msg.split("kinds a file takes:")[1] and "revolute" in msg

@@ -302,7 +302,12 @@ def _loads_model(text: str, path: str) -> ModelSpec:
         if jname in names:
             c.fail(where, "name", f"duplicate name {jname!r}; names must be unique")
         names.add(jname)
-        jtype = c.string(j, where, "type", choices=tuple(joint_types()))
+        kinds = {n: k for n, k in joint_types().items() if k.in_files}
+        if j.get("type") in joint_types() and j.get("type") not in kinds:
+            c.fail(where, "type", f"a {j['type']} joint cannot be described in a model file "
+                                  f"(build it in Python); kinds a file takes: "
+                                  f"{', '.join(kinds)}")
+        jtype = c.string(j, where, "type", choices=tuple(kinds))
         cls = joint_type(jtype)
         c.only(j, where, {"name", "type", "parent", "child", "parent_point", "child_point",
                           "axis", "rest_rotation", "spring", "damper", "actuator",
@@ -505,6 +510,11 @@ def _initial_value(c: TableReader, mech: Mechanism, key: str, jn: str, v: Any) -
     if not joint.free_rotation:            # (the contract: a rotation without ports)
         c.fail("initial", full, f"joint '{jn}' ({joint.type_name}) has no coordinate or rate "
                                 f"to set")
+    if joint.type_name == "free":          # (ports = false: the free body's model)
+        c.fail("initial", full, f"free joint '{jn}' without ports has no key for its pose "
+                                f"or twist (its body starts at rest where it is drawn); "
+                                f"valid: ports = true, then q.{jn} and qd.{jn} take its "
+                                f"coordinates x, y, z and rotation, and their rates")
     if key == "qd":
         if not isinstance(v, list) or len(v) != 3:
             c.fail("initial", full, f"a spherical joint's rate is its angular velocity, 3 "

@@ -418,6 +418,7 @@ class ChainJoint(Joint):
     type_name = "chain"
     needs_axis = False
     options = {}
+    in_files = False                 # (its members: built in Python)
 
     def __init__(self, name: str, parent: RigidBody, child: RigidBody, *,
                  members: Sequence[Any] = (), **kwargs: Any):

@@ -32,7 +32,7 @@ import sympy
 from bondgraph import ModelError, StateFunction, TimeFunction
 from bondgraph.element import MAX_MAGNITUDE, check_name
 from bondgraph.spatial import (
-    as_rotation, axis_angle_matrix, cross3, frame_from_axis, matrix_to_quat,
+    as_rotation, cross3, frame_from_axis, matrix_to_quat,
 )
 
 from elements.kernels.blocks import Block, Junction
@@ -86,18 +86,6 @@ def joint_type(name: str) -> type["Joint"]:
                          f"{', '.join(sorted(_REGISTRY))}") from None
 
 
-def _turn(axis: np.ndarray, angle: float) -> np.ndarray:
-    """The rotation by ``angle`` (rad) about the unit ``axis``."""
-    return axis_angle_matrix(axis, float(angle))
-
-
-def _angle_about(F: np.ndarray, R: np.ndarray) -> float:
-    """The angle of rotation ``R`` about F's third column, F an orthonormal frame (R a
-    rotation about that axis; otherwise the angle of its projection)."""
-    rel = F.T @ R @ F
-    return float(np.arctan2(rel[1, 0], rel[0, 0]))
-
-
 class Joint(abc.ABC):
     """The joint contract: the abstract base class of joint kinds.
 
@@ -135,6 +123,8 @@ class Joint(abc.ABC):
     options: ClassVar[dict[str, str]] = {}
     """Constructor keywords beyond the common ones, with their kind for model files
     ("vector": 3 numbers, "number", "matrix": 3 x 3, "boolean": true or false)."""
+    in_files: ClassVar[bool] = True
+    """Whether a model file can describe the kind (the common keys and :attr:`options`)."""
     n_free: ClassVar[int] = 0
     """The number of coordinates (set from :attr:`coordinates`)."""
     coordinate_unit: ClassVar[str | None] = None

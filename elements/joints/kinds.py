@@ -30,7 +30,7 @@ import numpy as np
 
 from bondgraph import ModelError
 from bondgraph.element import MAX_MAGNITUDE
-from bondgraph.spatial import as_rotation, skew
+from bondgraph.spatial import as_rotation, axis_angle_matrix, skew
 
 from elements.kernels.blocks import Block
 from elements.kernels.geometry import AxesCombination, AxesCross, AxesDot, GimbalRate, Sandwich, ScrewGap
@@ -42,7 +42,7 @@ from elements.joints.blocks import (
 from elements.joints.free import FreeJoint
 from elements.joints.contract import (
     AxisActuator, AxisDamper, AxisFriction, AxisLimit, AxisMotion, AxisRotor, AxisSpring, Joint,
-    JointAxis, _angle_about, _turn, attachment_name, joint_type, joint_types, register_joint,
+    JointAxis, attachment_name, joint_type, joint_types, register_joint,
 )
 from elements.parts.rigid_body import RigidBody
 
@@ -53,6 +53,18 @@ __all__ = ["Joint", "JointAxis", "RevoluteJoint", "PrismaticJoint", "Cylindrical
            "AxisMotion", "AxisSpring", "AxisDamper", "AxisActuator", "AxisRotor", "AxisLimit",
            "AxisFriction", "attachment_name",
            "register_joint", "joint_type", "joint_types"]
+
+
+def _turn(axis: np.ndarray, angle: float) -> np.ndarray:
+    """The rotation by ``angle`` (rad) about the unit ``axis``."""
+    return axis_angle_matrix(axis, float(angle))
+
+
+def _angle_about(F: np.ndarray, R: np.ndarray) -> float:
+    """The angle of rotation ``R`` about F's third column, F an orthonormal frame (R a
+    rotation about that axis; otherwise the angle of its projection)."""
+    rel = F.T @ R @ F
+    return float(np.arctan2(rel[1, 0], rel[0, 0]))
 
 
 @register_joint
