@@ -894,3 +894,15 @@ def test_a_kind_a_file_cannot_describe_is_refused_by_name():
     msg = error(text)
     assert "[joint 'F'] 'type': a chain joint cannot be described in a model file" in msg
     assert "chain" not in msg.split("kinds a file takes:")[1] and "revolute" in msg
+
+
+@pytest.mark.parametrize("old, new, where", [
+    ('name = "rod"', 'name = "a.b"', "[body 1] 'name': body name 'a.b' is not valid"),
+    ('name = "hinge"', 'name = "h\\ninge"', "[joint 1] 'name': joint name"),
+    ('name = "gust"', 'name = " gust"', "[load 1] 'name': load name"),
+])
+def test_a_bad_name_is_refused_naming_its_table_and_key(old, new, where):
+    """(The library's rule for names, said with the file's table and key: a body name
+    holding '.' named only the file.)"""
+    msg = error(PENDULUM.replace(old, new, 1))
+    assert msg.startswith("bad.toml: ") and where in msg and "valid:" in msg, msg

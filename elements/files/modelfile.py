@@ -108,6 +108,7 @@ from typing import Any
 import numpy as np
 
 from bondgraph import Baumgarte, Budget, ModelError, SaveAt, Solver
+from bondgraph.element import check_name
 from bondgraph._files import MAX_POINTS, output_name
 from bondgraph.simulation import METHODS
 from bondgraph.spatial import as_rotation
@@ -223,6 +224,15 @@ def _inertia(c: TableReader, spec: Any, where: str, mass: float) -> Inertia:
                              f"about_point (+ point), solid_cube")
 
 
+def _name(c: TableReader, table: dict, where: str, what: str) -> str:
+    """A body's, joint's or load's ``name``: refused naming the table and the key."""
+    name = c.string(table, where, "name")
+    try:
+        return check_name(name, what, ".")
+    except ModelError as exc:
+        c.fail(where, "name", str(exc))
+
+
 def _point(c: TableReader, value: Any, where: str, key: str, body: RigidBody):
     if isinstance(value, str):
         if value not in body.points:
@@ -280,7 +290,7 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     for k, b in enumerate(bodies):
         where = f"body {k + 1}"
         c.only(b, where, {"name", "mass", "inertia", "points"})
-        bname = c.string(b, where, "name")
+        bname = _name(c, b, where, "body")
         where = f"body '{bname}'"
         if bname in names:
             c.fail(where, "name", f"duplicate name {bname!r}; names must be unique")
@@ -297,7 +307,7 @@ def _loads_model(text: str, path: str) -> ModelSpec:
         mech.add_body(body)
     for k, j in enumerate(joints):
         where = f"joint {k + 1}"
-        jname = c.string(j, where, "name")
+        jname = _name(c, j, where, "joint")
         where = f"joint '{jname}'"
         if jname in names:
             c.fail(where, "name", f"duplicate name {jname!r}; names must be unique")
@@ -383,7 +393,7 @@ def _loads_model(text: str, path: str) -> ModelSpec:
     for k, ld in enumerate(loads):
         where = f"load {k + 1}"
         c.only(ld, where, {"name", "type", "body", "point", "frame", "value"})
-        lname = c.string(ld, where, "name")
+        lname = _name(c, ld, where, "load")
         where = f"load '{lname}'"
         if lname in names:
             c.fail(where, "name", f"duplicate name {lname!r}; names must be unique")
