@@ -302,6 +302,16 @@ def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
 
 
 @njit(cache=True, inline="always")
+def _with_rows(K, extra):
+    """A new array of K's rows and then ``extra`` rows more (not set)."""
+    Kx = np.empty((K.shape[0] + extra, K.shape[1]))
+    for j in range(K.shape[0]):
+        for i in range(K.shape[1]):
+            Kx[j, i] = K[j, i]
+    return Kx
+
+
+@njit(cache=True, inline="always")
 def _extra_stages(prog, qrate, s0, s1, s2, s3, D, K, XA, XC, X_out, t_old, y_old, h):
     """DOP853's extra stages of the step from (t_old, y_old) of size ``h`` with stages
     ``K`` (its ns + 1 rows), into ``X_out``, as scipy's ``DOP853._dense_output_impl``
@@ -311,10 +321,7 @@ def _extra_stages(prog, qrate, s0, s1, s2, s3, D, K, XA, XC, X_out, t_old, y_old
     n = y_old.size
     ns = K.shape[0]
     nx = XA.shape[0]
-    Kx = np.empty((ns + nx, n))
-    for j in range(ns):
-        for i in range(n):
-            Kx[j, i] = K[j, i]
+    Kx = _with_rows(K, nx)
     for j in range(nx):
         s = ns + j
         dy = np.dot(Kx[:s].T, np.ascontiguousarray(XA[j, :s])) * h
@@ -372,10 +379,7 @@ def _interpolant(dop, K, X_out, DI, Q, y_old, y, h):
         return
     ns = K.shape[0]
     nx = X_out.shape[0]
-    Kx = np.empty((ns + nx, n))
-    for j in range(ns):
-        for i in range(n):
-            Kx[j, i] = K[j, i]
+    Kx = _with_rows(K, nx)
     for j in range(nx):
         for i in range(n):
             Kx[ns + j, i] = X_out[j, i]
