@@ -68,6 +68,50 @@ def _no_dirac(exprs: sympy.Matrix) -> sympy.Matrix:
     return exprs.replace(sympy.DiracDelta, lambda *a: sympy.Integer(0))
 
 
+def _degree(g: sympy.Basic) -> float:
+    """The degree of ``g`` as a polynomial in ``t``, read from its tree without
+    expanding it ((t + 1)**(10**9) is 1e9, not a billion terms); inf where it is not a
+    polynomial in t."""
+    if TIME not in g.free_symbols:
+        return 0
+    if g == TIME:
+        return 1
+    if isinstance(g, sympy.Add):
+        return max(_degree(a) for a in g.args)
+    if isinstance(g, sympy.Mul):
+        return sum(_degree(a) for a in g.args)
+    if isinstance(g, sympy.Pow) and g.exp.is_Integer and g.exp >= 0:
+        return _degree(g.base) * int(g.exp)
+    return float("inf")
+
+
+def _polynomial_zeros(g: sympy.Expr, max_degree: int = 20) -> list[float]:
+    """The real zeros of ``g`` where it is a polynomial in ``t`` with number coefficients
+    (degree 1 to ``max_degree``), else none: found exactly where sampling a span can
+    miss them (two zeros between two samples: Heaviside((t - a) (b - t)), a pulse
+    shorter than the samples' spacing, was stepped over). The roots of the companion
+    matrix, polished by two Newton steps."""
+    if TIME not in g.free_symbols or not 1 <= _degree(g) <= max_degree:
+        return []
+    try:
+        coeffs = [complex(a) for a in sympy.Poly(g, TIME).all_coeffs()]
+    except (sympy.PolynomialError, TypeError, ValueError, OverflowError):
+        return []
+    c = np.array(coeffs)
+    if not 2 <= c.size <= max_degree + 1 or not np.all(np.isfinite(c)) or c[0] == 0 or \
+            np.any(c.imag != 0):
+        return []
+    c = c.real
+    with np.errstate(all="ignore"):
+        z = np.roots(c)
+        z = z[np.abs(z.imag) <= 1e-9 * np.maximum(1.0, np.abs(z))].real
+        dc = np.polyder(c)
+        for _ in range(2):
+            d = np.polyval(dc, z)
+            z = np.where(d != 0, z - np.polyval(c, z) / np.where(d != 0, d, 1.0), z)
+    return [float(v) for v in z if np.isfinite(v)]
+
+
 def _of_time(expr: sympy.Expr) -> Callable[[np.ndarray], Any]:
     """A vectorised numpy function of time for the stepping hints (periods, kinks),
     printed as :func:`compile_numeric` prints (Heaviside as numpy's, Dirac terms
@@ -414,6 +458,10 @@ class SourceTiming:
         ``sin(arg(t))``; the period is 2 pi over the largest rate over a span.
     kinks : sequence of callables
         ``g(t)``: the value jumps or has a kink where g changes sign.
+    hints : sequence of sequences of float
+        For each kink, times (s) to sample it at besides the span's samples (a
+        polynomial argument's zeros and the midpoints between them: two zeros closer
+        than the samples, a short pulse, are then seen as two sign changes).
     """
 
     SAMPLES = 257
@@ -423,17 +471,20 @@ class SourceTiming:
     MAX_BREAKS = 100_000
     """Breaks found in one span at most (more: the first ones are kept)."""
 
-    def __init__(self, period: float | None = None, times=(), rates=(), kinks=()):
+    def __init__(self, period: float | None = None, times=(), rates=(), kinks=(),
+                 hints=()):
         self._period = period
         self._times = np.asarray(sorted(float(t) for t in times), dtype=float)
         self._rates = tuple(rates)
         self._kinks = tuple(kinks)
+        self._hints = tuple(np.sort(np.asarray(h, dtype=float)) for h in hints) or \
+            tuple(np.zeros(0) for _ in self._kinks)
 
     @classmethod
     def of(cls, expressions: Sequence[sympy.Basic]) -> "SourceTiming | None":
         """The timing of sympy expressions of ``t`` with numbers for their parameters
         (None when they have neither a periodic part nor a break)."""
-        rates, kinks = [], []
+        rates, kinks, hints = [], [], []
         for e in expressions:
             for f in sympy.preorder_traversal(e):
                 if not isinstance(f, sympy.Basic) or TIME not in f.free_symbols:
@@ -454,10 +505,13 @@ class SourceTiming:
                     args = [r.lhs - r.rhs for _, c in f.args
                             for r in sympy.preorder_traversal(c)
                             if isinstance(r, sympy.core.relational.Relational)]
-                kinks += [_of_time(g) for g in args if TIME in g.free_symbols]
+                for g in args:
+                    if TIME in g.free_symbols:
+                        kinks.append(_of_time(g))
+                        hints.append(_polynomial_zeros(g))
         if not rates and not kinks:
             return None
-        return cls(rates=rates, kinks=kinks)
+        return cls(rates=rates, kinks=kinks, hints=hints)
 
     def period(self, t0: float, t1: float) -> float | None:
         """The shortest period (s) of the value over [t0, t1] (None: not periodic)."""
@@ -484,8 +538,12 @@ class SourceTiming:
             p = self.period(t0, t1)
             n = self.SAMPLES if p is None else \
                 int(min(max(self.SAMPLES, 32 * (t1 - t0) / p + 1), 10 * self.MAX_BREAKS))
-            tt = np.linspace(t0, t1, n)
-            for g in self._kinks:
+            grid = np.linspace(t0, t1, n)
+            for g, hint in zip(self._kinks, self._hints):
+                tt = grid
+                if hint.size:                  # (its zeros, and the midpoints between)
+                    extra = np.concatenate([hint, (hint[1:] + hint[:-1]) / 2])
+                    tt = np.union1d(grid, extra[(extra > t0) & (extra < t1)])
                 with np.errstate(all="ignore"):
                     v = np.broadcast_to(np.asarray(g(tt), dtype=float), tt.shape)
                 ok = np.isfinite(v)

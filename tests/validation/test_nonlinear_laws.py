@@ -323,6 +323,27 @@ def test_a_pulse_is_not_stepped_over():
     assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
 
 
+def test_a_pulse_written_as_one_polynomial_argument_is_not_stepped_over():
+    """A 1 ms pulse as Heaviside((t - a) (a + d - t)), at a = 0.3011 s: both zeros of
+    the argument fall between two of the span's 257 samples (0.30078 and 0.30469 s),
+    where it is negative on both sides, so the sampling saw no sign change and the
+    charge stayed zero (SUCCESS). A polynomial argument's zeros are now sampled too: the
+    two breaks, and the closed form."""
+    Rv, Cv, Vp, a, d = 1e3, 1e-4, 5.0, 0.3011, 1e-3
+    tau = Rv * Cv
+    bg = BondGraph("pulse")
+    bg.add(Se("V", Vp * sympy.Heaviside((t - a) * (a + d - t))),
+           OneJunction("i"), R("R", Rv), C("cap", compliance=Cv))
+    for x, y in [("V", "i"), ("i", "R"), ("i", "cap")]:
+        bg.connect(x, y)
+    tt = np.linspace(0.4, 1.0, 7)
+    res = simulate(_model(bg), (0, 1.0), {"q_cap": 0.0}, t_eval=np.r_[0.0, tt],
+                   rtol=1e-10)
+    exact = Cv * Vp * -np.expm1(-d / tau) * np.exp(-(tt - a - d) / tau)
+    assert res.success and res.diagnostics["breaks"] == 2
+    assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
+
+
 def test_a_jump_through_a_pole_is_a_break():
     """Heaviside(1/(t - 0.004)) jumps at 0.004 s, where its argument changes sign
     through a pole rather than a zero: the break is located there (to rounding, 1e-15
