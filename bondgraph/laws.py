@@ -112,6 +112,18 @@ def _polynomial_zeros(g: sympy.Expr, max_degree: int = 20) -> list[float]:
     return [float(v) for v in z if np.isfinite(v)]
 
 
+def _sampled(f: Callable[[np.ndarray], Any], tt: np.ndarray | np.float64) -> np.ndarray:
+    """A stepping hint ``f`` (:func:`_of_time`) at the times ``tt``, as floats of their
+    shape: NaN where it cannot be computed (a term numpy cannot take, such as the log of
+    an integer beyond 64 bits in d/dt (10**300)**(1/t), raised TypeError and ended a run
+    as an internal error), which the callers skip as any value that is not finite."""
+    with np.errstate(all="ignore"):
+        try:
+            return np.broadcast_to(np.asarray(f(tt), dtype=float), np.shape(tt))
+        except (TypeError, ValueError, ArithmeticError):
+            return np.full(np.shape(tt), np.nan)
+
+
 def _of_time(expr: sympy.Expr) -> Callable[[np.ndarray], Any]:
     """A vectorised numpy function of time for the stepping hints (periods, kinks),
     printed as :func:`compile_numeric` prints (Heaviside as numpy's, Dirac terms
@@ -519,8 +531,7 @@ class SourceTiming:
         if self._rates:
             tt = np.linspace(t0, t1, self.SAMPLES)
             for rate in self._rates:
-                with np.errstate(all="ignore"):
-                    w = np.broadcast_to(np.asarray(rate(tt), dtype=float), tt.shape)
+                w = _sampled(rate, tt)
                 w = w[np.isfinite(w)]
                 if w.size and w.max() > 0:
                     p = 2 * np.pi / float(w.max())
@@ -544,8 +555,7 @@ class SourceTiming:
                 if hint.size:                  # (its zeros, and the midpoints between)
                     extra = np.concatenate([hint, (hint[1:] + hint[:-1]) / 2])
                     tt = np.union1d(grid, extra[(extra > t0) & (extra < t1)])
-                with np.errstate(all="ignore"):
-                    v = np.broadcast_to(np.asarray(g(tt), dtype=float), tt.shape)
+                v = _sampled(g, tt)
                 ok = np.isfinite(v)
                 zeros = list(tt[ok & (v == 0.0)])
                 s = np.sign(v)
@@ -554,8 +564,7 @@ class SourceTiming:
                     # (numpy's scalars: a sign change through a pole, 1 / (t - 0.004),
                     # meets it as inf, where Python's floats raise ZeroDivisionError)
                     def at(t: float, g=g) -> float:
-                        with np.errstate(all="ignore"):
-                            return float(g(np.float64(t)))
+                        return float(_sampled(g, np.float64(t)))
                     try:
                         zeros.append(brentq(at, tt[k], tt[k + 1],
                                             xtol=1e-15 * max(1.0, abs(tt[k]))))
