@@ -302,17 +302,15 @@ def test_a_periodic_source_bounds_the_step():
     assert "'Vs'" in res.diagnostics["max_step_reason"]
 
 
-def test_a_pulse_is_not_stepped_over():
-    """A 1 ms pulse of 5 V at t = 0.3 s into an RC (tau = 0.1 s), run over 1 s: its
-    Heaviside edges are breaks where the run restarts, so the charge after it is the
-    closed form C V (1 - exp(-d/tau)) exp(-(t - 0.301)/tau) (to 1e-8 of it: rtol 1e-10);
-    without the breaks the solver, at rest before the pulse, stepped over it and the
-    charge stayed zero."""
-    Rv, Cv, Vp, a, d = 1e3, 1e-4, 5.0, 0.3, 1e-3
+def _check_rc_pulse(pulse, a, d, Vp=5.0):
+    """A pulse of Vp volts from ``a`` for ``d`` seconds (``pulse(a, d)``, a sympy
+    expression of t) into an RC (tau = 0.1 s), run over 1 s: two breaks, and the charge
+    after it is the closed form C V (1 - exp(-d/tau)) exp(-(t - a - d)/tau) (to 1e-8 of
+    it: rtol 1e-10)."""
+    Rv, Cv = 1e3, 1e-4
     tau = Rv * Cv
     bg = BondGraph("pulse")
-    bg.add(Se("V", Vp * (sympy.Heaviside(t - a) - sympy.Heaviside(t - a - d))),
-           OneJunction("i"), R("R", Rv), C("cap", compliance=Cv))
+    bg.add(Se("V", Vp * pulse(a, d)), OneJunction("i"), R("R", Rv), C("cap", compliance=Cv))
     for x, y in [("V", "i"), ("i", "R"), ("i", "cap")]:
         bg.connect(x, y)
     tt = np.linspace(0.4, 1.0, 7)
@@ -321,6 +319,14 @@ def test_a_pulse_is_not_stepped_over():
     exact = Cv * Vp * -np.expm1(-d / tau) * np.exp(-(tt - a - d) / tau)
     assert res.success and res.diagnostics["breaks"] == 2
     assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
+
+
+def test_a_pulse_is_not_stepped_over():
+    """A 1 ms pulse of 5 V at t = 0.3 s, Heaviside(t - a) - Heaviside(t - a - d): its
+    edges are breaks where the run restarts (_check_rc_pulse); without the breaks the
+    solver, at rest before the pulse, stepped over it and the charge stayed zero."""
+    _check_rc_pulse(lambda a, d: sympy.Heaviside(t - a) - sympy.Heaviside(t - a - d),
+                    0.3, 1e-3)
 
 
 def test_a_pulse_written_as_one_polynomial_argument_is_not_stepped_over():
@@ -328,20 +334,8 @@ def test_a_pulse_written_as_one_polynomial_argument_is_not_stepped_over():
     the argument fall between two of the span's 257 samples (0.30078 and 0.30469 s),
     where it is negative on both sides, so the sampling saw no sign change and the
     charge stayed zero (SUCCESS). A polynomial argument's zeros are now sampled too: the
-    two breaks, and the closed form."""
-    Rv, Cv, Vp, a, d = 1e3, 1e-4, 5.0, 0.3011, 1e-3
-    tau = Rv * Cv
-    bg = BondGraph("pulse")
-    bg.add(Se("V", Vp * sympy.Heaviside((t - a) * (a + d - t))),
-           OneJunction("i"), R("R", Rv), C("cap", compliance=Cv))
-    for x, y in [("V", "i"), ("i", "R"), ("i", "cap")]:
-        bg.connect(x, y)
-    tt = np.linspace(0.4, 1.0, 7)
-    res = simulate(_model(bg), (0, 1.0), {"q_cap": 0.0}, t_eval=np.r_[0.0, tt],
-                   rtol=1e-10)
-    exact = Cv * Vp * -np.expm1(-d / tau) * np.exp(-(tt - a - d) / tau)
-    assert res.success and res.diagnostics["breaks"] == 2
-    assert np.abs(res.state("q_cap")[1:] - exact).max() < 1e-8 * exact.max()
+    two breaks, and the closed form (_check_rc_pulse)."""
+    _check_rc_pulse(lambda a, d: sympy.Heaviside((t - a) * (a + d - t)), 0.3011, 1e-3)
 
 
 def test_a_stepping_hint_numpy_cannot_compute_is_skipped():
