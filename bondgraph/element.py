@@ -453,8 +453,8 @@ class TimeFunction:
         Times (s) where the value jumps or has a kink: a run stops and restarts there.
     compiled : TimeKernel, optional
         What the function is, as data (:class:`bondgraph.timefunctions.TimeKernel`: set
-        by :meth:`sine`, :meth:`ramp`, :meth:`expression` and the model files' step,
-        ramp, sine, table and expression signals), so that a run computes it in compiled
+        by :meth:`sine`, :meth:`ramp`, :meth:`step`, :meth:`table` and
+        :meth:`expression`, and so by the model files' signals), so that a run computes it in compiled
         code and stays on the compiled loop, and an FMU can write it in C; ``value`` and
         ``rate`` must compute the same (the first evaluation of a model checks it).
         None: the Python functions are called.
@@ -479,18 +479,80 @@ class TimeFunction:
     @staticmethod
     def sine(amplitude: float, omega: float, phase: float = 0.0,
              offset: float = 0.0) -> "TimeFunction":
-        """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s)."""
-        return TimeFunction(lambda t: offset + amplitude * np.sin(omega * t + phase),
-                            lambda t: amplitude * omega * np.cos(omega * t + phase),
+        """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s, phase in rad;
+        amplitude and offset in the source's unit, numbers or arrays of its dimension)."""
+        kernel = TimeKernel("sine", (offset, amplitude, omega, phase))
+        return TimeFunction(*kernel.functions(),
                             period=2 * np.pi / abs(omega) if omega else None,
-                            compiled=TimeKernel("sine", (offset, amplitude, omega, phase)))
+                            compiled=kernel)
 
     @staticmethod
     def ramp(slope: float, start: float = 0.0, offset: float = 0.0) -> "TimeFunction":
-        """``offset`` until ``start``, then ``offset + slope (t - start)``."""
-        return TimeFunction(lambda t: offset + slope * max(t - start, 0.0),
-                            lambda t: slope if t >= start else 0.0, breaks=(float(start),),
-                            compiled=TimeKernel("ramp", (offset, slope, start)))
+        """``offset`` until ``start`` (s), then ``offset + slope (t - start)``; the run
+        stops and restarts at ``start``."""
+        kernel = TimeKernel("ramp", (offset, slope, start))
+        return TimeFunction(*kernel.functions(), breaks=(float(start),), compiled=kernel)
+
+    @staticmethod
+    def step(after: Any, time: float = 0.0, before: Any = 0.0, *,
+             where: str = "step") -> "TimeFunction":
+        """``before`` until ``time`` (s), ``after`` from ``time`` on (numbers, or arrays
+        of the source's dimension, in its unit); the run stops and restarts at ``time``.
+
+        Raises
+        ------
+        ModelError
+            Naming ``where``: a value that is not finite, values of different shapes.
+        """
+        a = _finite_values(before, f"{where} before")
+        b = _finite_values(after, f"{where} after")
+        t0 = float(_finite_values(time, f"{where} time", scalar=True))
+        if np.ndim(a) and np.ndim(b) and np.shape(a) != np.shape(b):
+            raise ModelError(f"{where}: before has {np.size(a)} values and after "
+                             f"{np.size(b)}; valid: the same number (or a number for one)")
+        if np.ndim(a) != np.ndim(b):            # (one number for every component)
+            a, b = np.broadcast_arrays(np.asarray(a, dtype=float),
+                                       np.asarray(b, dtype=float))
+            a, b = a.copy(), b.copy()
+        kernel = TimeKernel("step", (a, b, t0))
+        return TimeFunction(*kernel.functions(), breaks=(t0,), compiled=kernel)
+
+    @staticmethod
+    def table(times: Sequence[float], values: Any, *, breaks: bool = True,
+              where: str = "table") -> "TimeFunction":
+        """Linear interpolation in a table of ``times`` (s, at least 2, strictly
+        increasing) and ``values`` (one per time: numbers, or rows of the source's
+        dimension), the first and last values held outside it (``np.interp``).
+
+        ``breaks``: whether a run stops and restarts at each point (default, as
+        Modelica's CombiTimeTable's time events: the kinks cost the error control
+        nothing, and a pulse between two of its steps is not stepped over). False for
+        a dense table of measured data: a run of a 2001-point table then takes about a
+        sixth of the evaluations, each kink handled by the error control.
+
+        Raises
+        ------
+        ModelError
+            Naming ``where``: fewer than 2 times, times not increasing, a value count
+            other than the times', a value that is not finite.
+        """
+        ts = np.asarray(_finite_values(times, f"{where} times"), dtype=float)
+        if ts.ndim != 1 or ts.size < 2:
+            raise ModelError(f"{where}: times must be a list of at least 2 times (s)")
+        bad = np.flatnonzero(np.diff(ts) <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise ModelError(f"{where}: times must increase strictly; times[{i}] = "
+                             f"{ts[i]:g} and times[{i + 1}] = {ts[i + 1]:g}")
+        vs = np.asarray(_finite_values(values, f"{where} values"), dtype=float)
+        if vs.ndim not in (1, 2) or vs.shape[0] != ts.size:
+            raise ModelError(f"{where}: values must hold {ts.size} entries (one per time, "
+                             f"each a number or a row of the source's values); got shape "
+                             f"{vs.shape}")
+        kernel = TimeKernel("table", (ts, vs, bool(breaks)))
+        return TimeFunction(*kernel.functions(),
+                            breaks=tuple(float(t) for t in ts) if breaks else (),
+                            compiled=kernel)
 
     @staticmethod
     def expression(value: Any, *, where: str = "expression") -> "TimeFunction":
@@ -561,6 +623,20 @@ class TimeFunction:
         file's signals: :meth:`TimeKernel.expressions`); None for a function given only
         in Python."""
         return None if self.compiled is None else self.compiled.expressions(dim)
+
+
+def _finite_values(v: Any, where: str, scalar: bool = False) -> Any:
+    """``v`` as a float or a float array, checked finite (ModelError naming ``where``)."""
+    try:
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: {_quoted(v)} is not a number or an array of numbers"
+                         ) from None
+    if scalar and a.ndim:
+        raise ModelError(f"{where}: {_quoted(v)}; valid: one number")
+    if not np.all(np.isfinite(a)):
+        raise ModelError(f"{where}: {_quoted(v)} holds a value that is not finite")
+    return float(a) if a.ndim == 0 else a
 
 
 @dataclass(frozen=True)

@@ -89,10 +89,11 @@ def _has_sympy(v: Any) -> bool:
     return False
 
 
-WRITTEN_KINDS = ("expression", "sine")
+WRITTEN_KINDS = ("expression", "sine", "step", "ramp")
 """The TimeFunctions a file holds as their expressions of t (:meth:`TimeFunction.
-expressions`): what :func:`bondgraph.parse_expression` reads back exactly (a step's,
-a ramp's and a table's written forms are Piecewise, which a file does not take)."""
+expressions`: a step and a ramp with ``Heaviside(t - time, 1)``): what
+:func:`bondgraph.parse_expression` reads back exactly (a table's written form is a
+Piecewise, which a file does not take)."""
 
 
 def _written(el: Element, v: Any) -> Any:
@@ -116,7 +117,7 @@ def _unsaveable(v: Any) -> str | None:
         return ("a TimeFunction (Python functions of time); a file holds no code: give a "
                 "number, or a sympy expression of the symbol t where the element accepts "
                 "one (its laws of time are read as { expr = \"...\" }; TimeFunction."
-                "expression and TimeFunction.sine are written so)")
+                "expression, .sine, .step and .ramp are written so, a table is not)")
     if isinstance(v, StateFunction):
         return ("a StateFunction (a Python function of the state); a file holds no code: "
                 "give a sympy expression of the states where the element accepts one, or "

@@ -566,13 +566,46 @@ class SourceTiming:
                     def at(t: float, g=g) -> float:
                         return float(_sampled(g, np.float64(t)))
                     try:
-                        zeros.append(brentq(at, tt[k], tt[k + 1],
-                                            xtol=1e-15 * max(1.0, abs(tt[k]))))
+                        r = brentq(at, tt[k], tt[k + 1], xtol=1e-15 * max(1.0, abs(tt[k])))
                     except (ValueError, ArithmeticError):  # (not located: the solver's
                         continue                           # error control sees the jump)
+                    zeros.append(_last_before(at, tt[k], tt[k + 1], r, s[k + 1]))
                 found.append(np.asarray(zeros, dtype=float))
         out = np.unique(np.concatenate(found))
         return out[(out > t0) & (out < t1)][:self.MAX_BREAKS]
+
+
+def _last_before(g: Callable[[float], float], a: float, b: float, r: float,
+                 after: float) -> float:
+    """The last float in [a, b) at which ``g`` does not yet have the sign ``after`` (its
+    sign at b), found from Brent's ``r`` (a few ulps off): the float after it, where a
+    run restarts (:func:`bondgraph._stepping.step_until_done`), sees the value after the
+    jump. ``r`` itself where g does not change sign monotonically near it."""
+    def past(t: float) -> bool:
+        v = g(t)
+        return bool(np.isfinite(v) and np.sign(v) == after)
+
+    lo, hi = float(r), float(r)
+    step = 1
+    if past(r):                      # widen to [lo, hi] with not past(lo), past(hi)
+        while past(lo):
+            if lo <= a or step > 2 ** 40:
+                return float(r)
+            lo, step = max(float(a), lo - step * float(np.spacing(lo))), step * 2
+    else:
+        while not past(hi):
+            if hi >= b or step > 2 ** 40:
+                return float(r)
+            hi, step = min(float(b), hi + step * float(np.spacing(hi))), step * 2
+    while np.nextafter(lo, np.inf) < hi:         # bisect on the floats between
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            mid = float(np.nextafter(lo, np.inf))
+        if past(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo
 
 
 def depends_on_time(value: Any) -> bool:

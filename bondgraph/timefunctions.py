@@ -15,7 +15,9 @@ All the time sources of a model are one family: one kernel call computes them al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sympy
@@ -49,8 +51,9 @@ class TimeKernel:
       sin(omega t + phase).
     - ``"ramp"``: (offset, slope, start (s)): offset + slope max(t - start, 0).
     - ``"step"``: (before, after, time (s)): before until ``time``, then after.
-    - ``"table"``: (times (n,), values (n, dim)): linear between the points, the end
-      values outside them (``np.interp``).
+    - ``"table"``: (times (n,), values (n,) or (n, dim)[, breaks]): linear between the
+      points, the end values outside them (``np.interp``); ``breaks`` (default True):
+      whether a run stops at each point.
     - ``"expression"``: (a tuple of sympy expressions of ``t`` alone, one per component,
       or one for every component): a run computes it as a source given as an
       expression (:func:`bondgraph.primitives.sources.compiled_expression_source`),
@@ -97,8 +100,8 @@ class TimeKernel:
         sine's period, a step's or a ramp's start, a table's points (as Modelica's
         CombiTimeTable's time events: a pulse between two steps of the error control is
         not seen at all; a break at each point costs a dense table's run its evaluations,
-        6 times on a 2001-point table). An expression's come from the expression itself:
-        (None, ()) here."""
+        6 times on a 2001-point table; none for a table made with ``breaks=False``). An
+        expression's come from the expression itself: (None, ()) here."""
         try:
             if self.kind == "sine":
                 w = float(self.params[2])
@@ -106,19 +109,68 @@ class TimeKernel:
             if self.kind in ("ramp", "step"):
                 return None, (float(self.params[2]),)
             if self.kind == "table":
+                if len(self.params) > 2 and not self.params[2]:
+                    return None, ()                     # (TimeFunction.table, breaks=False)
                 ts = np.asarray(self.params[0], dtype=float).ravel()
                 return None, tuple(float(t) for t in ts[np.isfinite(ts)])
         except (ValueError, TypeError, IndexError):
             pass
         return None, ()
 
+    def functions(self) -> tuple[Callable[[float], Any], Callable[[float], Any]]:
+        """(value(t), rate(t)) of a ``sine``, ``ramp``, ``step`` or ``table`` as Python
+        functions, with the compiled kernel's formulas (:mod:`bondgraph._time_kernels`):
+        a float where the parameters are numbers (a table's values of shape (n,)), an
+        array of their dimension otherwise. The kink or jump belongs to what follows it
+        (from ``start``/``time`` on, the ramp's slope, the step's value after; at a table's
+        point the next segment's slope, 0 from the last point on)."""
+        k, p = self.kind, self.params
+        if k == "sine":
+            off, amp, w, ph = p
+            return (lambda t: off + amp * np.sin(w * t + ph),
+                    lambda t: amp * w * np.cos(w * t + ph))
+        if k in ("ramp", "step"):
+            a, b, t0 = p
+            zero = np.zeros_like(np.asarray(b, dtype=float)) + 0.0
+            zero = float(zero) if zero.ndim == 0 else zero
+            if k == "ramp":
+                return (lambda t: a + b * max(t - t0, 0.0), lambda t: b if t >= t0 else zero)
+            return (lambda t: b if t >= t0 else a), (lambda t: zero)
+        if k != "table":
+            raise ValueError(f"no Python functions for a TimeKernel of kind {k!r}")
+        ts = np.asarray(p[0], dtype=float)
+        vs = np.asarray(p[1], dtype=float)
+        scalar = vs.ndim == 1
+        vs = vs.reshape(ts.size, -1)
+        n = ts.size
+
+        def segment(t: float) -> tuple[np.ndarray, np.ndarray]:
+            i = int(np.searchsorted(ts, t, side="right")) - 1
+            if i < 0:
+                return vs[0].copy(), np.zeros(vs.shape[1])
+            if i >= n - 1:
+                return vs[n - 1].copy(), np.zeros(vs.shape[1])
+            rate = (vs[i + 1] - vs[i]) / (ts[i + 1] - ts[i])
+            return rate * (t - ts[i]) + vs[i], rate
+
+        def value(t: float) -> Any:
+            v = segment(t)[0]
+            return float(v[0]) if scalar else v
+
+        def rate(t: float) -> Any:
+            r = segment(t)[1]
+            return float(r[0]) if scalar else r
+
+        return value, rate
+
     def expressions(self, dim: int) -> list[sympy.Expr] | None:
         """The value of a source of ``dim`` components as sympy expressions of ``t`` (the
         symbol :data:`bondgraph.laws.TIME`), one per component: the kernel's function,
         a jump's or a kink's side as the kernel takes it (from ``time`` on, the value
-        after), its rate exactly, its value to rounding (sympy distributes a ramp's or
-        a table segment's slope, b t - b t0 for b (t - t0): apart by the rounding of b t
-        and b t0); None where a parameter does not fit ``dim``."""
+        after: ``Heaviside(t - time, 1)``), its rate exactly, its value to rounding (a
+        table as a Piecewise, whose segments sympy distributes, b t - b t0 for
+        b (t - t0): apart by the rounding of b t and b t0); None where a parameter does
+        not fit ``dim``."""
         t = TIME
         if self.kind == "expression":
             items = list(self.params[0])
@@ -145,12 +197,13 @@ class TimeKernel:
         if self.kind == "sine":
             w, ph = rest
             return [a[c] + b[c] * sympy.sin(w * t + ph) for c in range(dim)]
+        # a ramp and a step with Heaviside(., 1), 1 from the break on (the kernel's side),
+        # which graph files read back; values exact (x * 1 and x * 0 + y are exact)
+        t0 = rest[0]
         if self.kind == "ramp":
-            t0 = rest[0]
-            return [sympy.Piecewise((a[c], t < t0), (a[c] + b[c] * (t - t0), True))
-                    for c in range(dim)]
-        t0 = rest[0]                                        # step
-        return [sympy.Piecewise((a[c], t < t0), (b[c], True)) for c in range(dim)]
+            return [a[c] + b[c] * (t - t0) * sympy.Heaviside(t - t0, 1) for c in range(dim)]
+        return [a[c] * sympy.Heaviside(t0 - t, 0) + b[c] * sympy.Heaviside(t - t0, 1)
+                for c in range(dim)]                        # step
 
 
 def time_kernel():

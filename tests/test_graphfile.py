@@ -186,7 +186,7 @@ def test_run_settings_round_trip(tmp_path):
 
 @pytest.mark.parametrize("value, says", [
     (TimeFunction(lambda t: 1.0, lambda t: 0.0), "expression of the symbol t"),
-    (TimeFunction.ramp(1.0), "expression of the symbol t"),
+    (TimeFunction.table([0.0, 1.0], [0.0, 1.0]), "expression of the symbol t"),
     (StateFunction(lambda t, s: 1.0, ("p_m",)), "StateFunction"),
 ])
 def test_python_functions_are_refused_on_save_naming_the_element(value, says, tmp_path):
@@ -717,11 +717,17 @@ def _pushed(force):
      'effort = { expr = "sin(2*t) + 5*Heaviside(t - 0.5, 1)" }'),
     (TimeFunction.sine(2.0, 4 * np.pi, 0.3, 1.0),
      'effort = { expr = "2.0*sin(12.566370614359172*t + 0.3) + 1.0" }'),
+    (TimeFunction.step(3.0, time=0.6, before=0.5),
+     'effort = { expr = "0.5*Heaviside(0.6 - t, 0) + 3.0*Heaviside(t - 0.6, 1)" }'),
+    (TimeFunction.ramp(2.5, start=0.3, offset=-1.0),
+     'effort = { expr = "(2.5*t - 0.75)*Heaviside(t - 0.3, 1) - 1.0" }'),
 ])
 def test_a_time_function_of_known_form_is_saved_as_its_expression(force, text):
-    """TimeFunction.expression and .sine are written as { expr = "..." } (every digit of
-    4 pi kept) and read back as that expression: the file's run equals the graph's to
-    1e-12 (a ramp, whose form is a Piecewise, is still refused, naming the element)."""
+    """TimeFunction.expression, .sine, .step and .ramp are written as { expr = "..." }
+    (every digit of 4 pi kept; a jump or a kink as Heaviside(., 1), the value after
+    from the break on) and read back as that expression: the file's run equals the
+    graph's to 1e-12 (a table, whose form is a Piecewise, is still refused, naming the
+    element)."""
     bg = _pushed(force)
     out = dumps_graph(bg)
     assert text in out
@@ -732,4 +738,4 @@ def test_a_time_function_of_known_form_is_saved_as_its_expression(force, text):
     assert np.abs(runs[0].x - runs[1].x).max() <= 1e-12 * np.abs(runs[0].x).max()
     with pytest.raises(GraphFileError, match=r"element 'F' \(Se\): 'effort' is a "
                                              r"TimeFunction"):
-        dumps_graph(_pushed(TimeFunction.ramp(1.0)))
+        dumps_graph(_pushed(TimeFunction.table([0.0, 1.0], [0.0, 2.0])))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bondgraph import ModelError, TimeFunction, TimeKernel
+from bondgraph import ModelError, TimeFunction
 from bondgraph._files import read_text
 from bondgraph._tables import TableReader as _CoreTableReader, read_toml
 
@@ -80,9 +80,7 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         if "after" not in spec:
             c.fail(where, "after", "missing")
         b = val(spec["after"], "after")
-        zero = 0.0 if dim == 1 else np.zeros(dim)
-        return TimeFunction(lambda t: b if t >= t0 else a, lambda t: zero,
-                            compiled=TimeKernel("step", (a, b, t0)))
+        return TimeFunction.step(b, t0, a)
     if kind == "ramp":
         c.only(spec, where, {"type", "slope", "start", "offset"})
         if "slope" not in spec:
@@ -90,10 +88,7 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         k = val(spec["slope"], "slope")
         t0 = c.number(spec, where, "start", required=False, default=0.0)
         off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
-        zero = 0.0 if dim == 1 else np.zeros(dim)
-        return TimeFunction(lambda t: off + k * max(t - t0, 0.0),
-                            lambda t: k if t >= t0 else zero,
-                            compiled=TimeKernel("ramp", (off, k, t0)))
+        return TimeFunction.ramp(k, t0, off)
     if kind == "sine":
         c.only(spec, where, {"type", "amplitude", "omega", "frequency", "phase", "offset"})
         if "amplitude" not in spec:
@@ -105,10 +100,8 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
             2 * math.pi * c.number(spec, where, "frequency")
         ph = c.number(spec, where, "phase", required=False, default=0.0)
         off = val(spec.get("offset", 0.0 if dim == 1 else [0.0] * dim), "offset")
-        return TimeFunction(lambda t: off + amp * np.sin(w * t + ph),
-                            lambda t: amp * w * np.cos(w * t + ph),
-                            compiled=TimeKernel("sine", (off, amp, w, ph)))
-    c.only(spec, where, {"type", "t", "value"})
+        return TimeFunction.sine(amp, w, ph, off)
+    c.only(spec, where, {"type", "t", "value", "breaks"})
     ts = spec.get("t")
     vs = spec.get("value")
     if not isinstance(ts, list) or len(ts) < 2:
@@ -118,22 +111,9 @@ def signal(spec: Any, *, dim: int = 1, where: str = "signal",
         c.fail(where, "t", "times must increase strictly")
     if not isinstance(vs, list) or len(vs) != len(ts):
         c.fail(where, "value", f"must be a list of {len(ts)} values (one per time)")
-    varr = np.array([val(v, "value") for v in vs], dtype=float).reshape(len(ts), -1)
-    slopes = np.diff(varr, axis=0) / np.diff(tarr)[:, None]
-
-    def value(t):
-        out = np.array([np.interp(t, tarr, varr[:, k]) for k in range(varr.shape[1])])
-        return float(out[0]) if dim == 1 else out
-
-    def rate(t):
-        i = int(np.searchsorted(tarr, t, side="right")) - 1
-        if i < 0 or i >= len(slopes):
-            r = np.zeros(varr.shape[1])
-        else:
-            r = slopes[i]
-        return float(r[0]) if dim == 1 else r
-
-    return TimeFunction(value, rate, compiled=TimeKernel("table", (tarr, varr)))
+    varr = np.array([val(v, "value") for v in vs], dtype=float)
+    breaks = c.boolean(spec, where, "breaks", required=False, default=True)
+    return TimeFunction.table(tarr, varr, breaks=breaks, where=f"{c.path}: [{where}]")
 
 
 def xml_root(text: str) -> str | None:

@@ -46,6 +46,10 @@ def _functions():
     yield "file table (2)", signal({"type": "table", "t": [0.1, 0.6, 1.0],
                                     "value": [[0.0, 1.0], [2.0, 3.0], [-1.0, 0.5]]},
                                    dim=2), 2
+    yield "step", TimeFunction.step([3.0, -1.0], time=0.6, before=0.5), 2
+    yield "table", TimeFunction.table([0.0, 0.2, 0.3, 1.7], [1.0, -2.0, 0.0, 5.0]), 1
+    yield "table (2), no breaks", TimeFunction.table(
+        [0.1, 0.6, 1.0], [[0.0, 1.0], [2.0, 3.0], [-1.0, 0.5]], breaks=False), 2
 
 
 def _kernel_values(tf, dim, ts):
@@ -138,6 +142,96 @@ def test_the_standard_functions_say_where_a_run_must_stop():
     # a TimeFunction's own timing stands
     assert Sf("f", TimeFunction(step.value, step.rate, breaks=(0.7,),
                                 compiled=step.compiled)).law().timing.breaks(0, 2) == [0.7]
+
+
+def test_a_step_and_a_table_as_time_functions():
+    """TimeFunction.step and .table: values equal their closed forms (the step's,
+    np.interp's) to rounding at 309 times, the rates each segment's slope; they stop a
+    run at the step and at every point, or nowhere with breaks=False (a model file's
+    'breaks = false' too); bad tables and steps are refused naming where."""
+    ts, vs = [0.0, 0.2, 0.3, 1.7], [1.0, -2.0, 0.0, 5.0]
+    table = TimeFunction.table(ts, vs, where="drive")
+    vals = np.array([table.value(float(t)) for t in TIMES])
+    assert np.abs(vals - np.interp(TIMES, ts, vs)).max() <= 1e-15 * 5
+    slopes = np.diff(vs) / np.diff(ts)
+    inside = [(t, k) for t in TIMES for k in range(3) if ts[k] < t < ts[k + 1]]
+    assert all(table.rate(float(t)) == slopes[k] for t, k in inside)
+    assert table.rate(-0.1) == table.rate(1.7) == table.rate(2.0) == 0.0
+    assert table.breaks == tuple(ts)
+    assert list(Sf("f", table).law().timing.breaks(0.0, 2.0)) == ts[1:]   # (after 0)
+    dense = TimeFunction.table(ts, vs, breaks=False)
+    assert dense.breaks == () and dense.compiled.timing() == (None, ())
+    assert Sf("f", dense).law().timing is None
+    assert signal({"type": "table", "t": ts, "value": vs, "breaks": False}
+                  ).compiled.timing() == (None, ())
+    with pytest.raises(ModelError, match=r"\[signal\] 'breaks': must be true or false"):
+        signal({"type": "table", "t": ts, "value": vs, "breaks": 0})
+    step = TimeFunction.step(2.0, time=0.5, before=-1.0)
+    assert [step.value(t) for t in (0.0, 0.5 - 1e-12, 0.5, 3.0)] == [-1.0, -1.0, 2.0, 2.0]
+    assert step.rate(0.5) == 0.0 and step.breaks == (0.5,)
+    assert np.array_equal(TimeFunction.step([1.0, 2.0], 0.1).value(0.0), [0.0, 0.0])
+    for bad, match in [
+            (lambda: TimeFunction.table([0.0, 0.3, 0.3], [1, 2, 3], where="drive"),
+             r"drive: times must increase strictly; times\[1\] = 0.3 and times\[2\]"),
+            (lambda: TimeFunction.table([0.0], [1.0], where="drive"), "at least 2 times"),
+            (lambda: TimeFunction.table([0.0, 1.0], [1.0, 2.0, 3.0], where="drive"),
+             r"drive: values must hold 2 entries"),
+            (lambda: TimeFunction.table([0.0, np.nan], [1.0, 2.0], where="drive"),
+             "drive times: .* not finite"),
+            (lambda: TimeFunction.table([0.0, 1.0], ["a", 2.0], where="drive"),
+             "drive values: .* not a number"),
+            (lambda: TimeFunction.step([1.0, 2.0], 0.0, [0.0, 0.0, 0.0], where="kick"),
+             "kick: before has 3 values and after 2"),
+            (lambda: TimeFunction.step(1.0, np.inf, where="kick"), "kick time: .* not finite")]:
+        with pytest.raises(ModelError, match=match):
+            bad()
+
+
+def _impulse(t, ts, vs):
+    """The integral of np.interp(s, ts, vs) over 0 <= s <= t, exact (trapezoids between
+    the points)."""
+    grid = np.sort(np.concatenate([np.asarray(ts)[(np.asarray(ts) > 0) & (ts < t)],
+                                   [0.0, t]]))
+    f = np.interp(grid, ts, vs)
+    return float(np.sum((f[1:] + f[:-1]) / 2 * np.diff(grid)))
+
+
+def test_a_table_drives_two_rigidly_joined_masses_on_the_compiled_loop():
+    """A table force on the README's two masses (m1 = 1, m2 = 3 kg): their momenta sum to
+    the force's integral (1e-12, closed form: trapezoids) and the coupling force is
+    3 F / 4 (its rate enters Eq. (15)) to 1e-12, on the compiled loop. A dense table
+    (2001 points) without breaks takes far fewer evaluations at a loose tolerance (RK45
+    1e-6: 284 against 16 036 on this machine) and ends within 1e-4 of the integral: the
+    error control meets each kink, but the kinks' local errors add up (1e-5 there,
+    against 4e-14 with breaks), as docs/time_functions say."""
+    from bondgraph import assemble, assign_causality, models, simulate
+
+    def run(tf, **kw):
+        model = assemble(assign_causality(models.two_masses_rigid(1.0, 3.0, tf)))
+        return simulate(model, (0.0, 2.0), {"p_m1": 0.0, "p_m2": 0.0}, t_eval=te, **kw)
+
+    te = np.linspace(0.0, 2.0, 41)
+    ts = np.array([0.0, 0.3, 0.31, 0.9, 1.4, 1.75])
+    vs = np.array([0.0, 2.0, -1.0, 4.0, 4.0, 0.5])
+    res = run(TimeFunction.table(ts, vs), method="DOP853", rtol=1e-10, atol=1e-10)
+    assert res.success and res.diagnostics["compiled_loop"]
+    p = res.state("p_m1").ravel() + res.state("p_m2").ravel()
+    assert np.abs(p - [_impulse(t, ts, vs) for t in te]).max() < 1e-12
+    coupling = res.constraint_force("Se*_coupling")[0]
+    assert np.abs(coupling - 0.75 * np.interp(te, ts, vs)).max() < 1e-12
+    tt = np.linspace(0.0, 2.0, 2001)
+    vv = np.sin(7 * tt) + 0.3 * np.cos(23 * tt)
+    ref = np.array([_impulse(t, tt, vv) for t in te])
+    errors, nfev = [], []
+    for breaks in (True, False):
+        res = run(TimeFunction.table(tt, vv, breaks=breaks), method="RK45", rtol=1e-6,
+                  atol=1e-6)
+        assert res.success and res.diagnostics["compiled_loop"]
+        errors.append(np.abs(res.state("p_m1").ravel() + res.state("p_m2").ravel()
+                             - ref).max())
+        nfev.append(res.nfev)
+    assert errors[0] < 1e-12 and errors[1] < 1e-4
+    assert nfev[1] * 10 < nfev[0]
 
 
 def test_an_expression_of_time_as_a_time_function():
