@@ -55,6 +55,7 @@ class Steps:
     budget: StepBudget
     compiled: Any = None          # the run's CompiledLoop (bondgraph._fastrk), or None
     breaks: tuple[float, ...] = ()
+    starts: tuple[float, ...] = ()   # where the segment after each break starts
 
     def solver(self, rhs, t: float, y: np.ndarray, t_bound: float, first: bool):
         """A new solver from (t, y) to ``t_bound`` (the user's first step only on the
@@ -109,6 +110,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
     loop = steps.compiled
     budget = steps.budget
     breaks = list(steps.breaks[1:]) + [t_end]
+    starts = list(steps.starts)
     done = {"nfev": 0, "njev": 0, "nlu": 0}
     t_ok, y_ok = float(solver.t), np.array(solver.y)
     gap = (np.nan, np.nan)                   # (a segment's start, one float after its break)
@@ -129,10 +131,13 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
                 break
             for k in done:                       # the next segment, from the break
                 done[k] += int(getattr(solver, k, 0) or 0)
-            # (from the float after the break, so that the segment's evaluations see
-            # what follows the break: Heaviside(t - t_b) is 1/2 at t_b itself, and a
-            # first stage at half a jump costs the segment's first step its accuracy)
-            after = float(np.nextafter(solver.t, t_end))
+            # (from the first float of the value after the break (its last float before:
+            # solver.t), so that no stage of either segment sees the other side's value,
+            # or Heaviside's 1/2 where its argument is 0: a wrong first stage costs a
+            # step an error its error estimate hardly sees)
+            after = starts.pop(0) if starts else float(np.nextafter(solver.t, t_end))
+            if not solver.t < after < breaks[0]:
+                after = float(np.nextafter(solver.t, t_end))
             gap = (after, float(solver.t))   # (events: the step from it starts at the break)
             try:
                 solver = steps.solver(rhs, after, solver.y, breaks.pop(0), False)

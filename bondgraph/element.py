@@ -477,19 +477,29 @@ class TimeFunction:
     compiled: TimeKernel | None = None
 
     @staticmethod
-    def sine(amplitude: float, omega: float, phase: float = 0.0,
-             offset: float = 0.0) -> "TimeFunction":
+    def sine(amplitude: float, omega: float, phase: float = 0.0, offset: float = 0.0, *,
+             where: str = "sine") -> "TimeFunction":
         """``offset + amplitude * sin(omega t + phase)`` (omega in rad/s, phase in rad;
-        amplitude and offset in the source's unit, numbers or arrays of its dimension)."""
+        amplitude and offset in the source's unit, numbers or arrays of its dimension).
+        A value that is not a finite number is refused naming ``where``."""
+        amplitude = _finite_values(amplitude, f"{where} amplitude")
+        offset = _finite_values(offset, f"{where} offset")
+        omega = _finite_values(omega, f"{where} omega", scalar=True)
+        phase = _finite_values(phase, f"{where} phase", scalar=True)
         kernel = TimeKernel("sine", (offset, amplitude, omega, phase))
         return TimeFunction(*kernel.functions(),
                             period=2 * np.pi / abs(omega) if omega else None,
                             compiled=kernel)
 
     @staticmethod
-    def ramp(slope: float, start: float = 0.0, offset: float = 0.0) -> "TimeFunction":
+    def ramp(slope: float, start: float = 0.0, offset: float = 0.0, *,
+             where: str = "ramp") -> "TimeFunction":
         """``offset`` until ``start`` (s), then ``offset + slope (t - start)``; the run
-        stops and restarts at ``start``."""
+        stops and restarts at ``start``. A value that is not a finite number is refused
+        naming ``where``."""
+        slope = _finite_values(slope, f"{where} slope")
+        offset = _finite_values(offset, f"{where} offset")
+        start = _finite_values(start, f"{where} start", scalar=True)
         kernel = TimeKernel("ramp", (offset, slope, start))
         return TimeFunction(*kernel.functions(), breaks=(float(start),), compiled=kernel)
 
@@ -628,6 +638,8 @@ class TimeFunction:
 def _finite_values(v: Any, where: str, scalar: bool = False) -> Any:
     """``v`` as a float or a float array, checked finite (ModelError naming ``where``)."""
     try:
+        if np.asarray(v).dtype.kind in "USb":     # (numpy would read "1" and True)
+            raise TypeError
         a = np.asarray(v, dtype=float)
     except (TypeError, ValueError):
         raise ModelError(f"{where}: {_quoted(v)} is not a number or an array of numbers"

@@ -113,11 +113,16 @@ def _written(el: Element, v: Any) -> Any:
 
 def _unsaveable(v: Any) -> str | None:
     """Why ``v`` cannot be written (None when it can)."""
+    if isinstance(v, TimeFunction) and v.compiled is not None and \
+            v.compiled.kind == "table":
+        return ("a TimeFunction.table, which a bond graph file does not hold (a model "
+                "file's table signal does); give a number or a sympy expression of the "
+                "symbol t")
     if isinstance(v, TimeFunction):
         return ("a TimeFunction (Python functions of time); a file holds no code: give a "
                 "number, or a sympy expression of the symbol t where the element accepts "
                 "one (its laws of time are read as { expr = \"...\" }; TimeFunction."
-                "expression, .sine, .step and .ramp are written so, a table is not)")
+                "expression, .sine, .step and .ramp are written so)")
     if isinstance(v, StateFunction):
         return ("a StateFunction (a Python function of the state); a file holds no code: "
                 "give a sympy expression of the states where the element accepts one, or "

@@ -161,6 +161,10 @@ def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owne
         raise ModelError(f"element '{owner}': its {what} cannot be evaluated numerically "
                          f"({type(exc).__name__}: {exc})") from None
 
+    def shown(values) -> str:                # (one number without brackets)
+        v = [float(a) for a in np.ravel(values)]
+        return f"{v[0]!r}" if len(v) == 1 else f"{v}"
+
     def evaluate(*x) -> np.ndarray:
         args = [np.float64(v) for v in x]
         with np.errstate(all="ignore"):
@@ -168,12 +172,12 @@ def compile_numeric(variables: Sequence[sympy.Symbol], exprs: sympy.Matrix, owne
                 out = np.asarray(f(*args), dtype=float)
             except (ArithmeticError, TypeError, ValueError) as exc:
                 raise NonFiniteLawError(f"element '{owner}': its {what} cannot be evaluated at "
-                                 f"{names} = {[float(a) for a in args]}: "
+                                 f"{names} = {shown(args)}: "
                                  f"{type(exc).__name__}: {exc}") from None
         out = out.reshape(shape)
         if not np.isfinite(out).all():      # (the method: np.all costs 3 us more)
             raise NonFiniteLawError(f"element '{owner}': its {what} is not finite at {names} = "
-                             f"{[float(a) for a in args]} (got {out.tolist()})")
+                             f"{shown(args)} (got {shown(out)})")
         return out
 
     evaluate.raw = f              # (the lambdified function, for tangent_or_zero)
@@ -540,11 +544,22 @@ class SourceTiming:
 
     def breaks(self, t0: float, t1: float) -> np.ndarray:
         """The times (s) strictly inside (t0, t1) where the value jumps or has a kink,
-        sorted (the zeros of the arguments of Heaviside, sign, Abs, Min, Max and
-        Piecewise's conditions: located to rounding by Brent's method between samples
-        at least 32 per period of the fastest periodic part apart)."""
+        sorted: each the last float of the value before it (:meth:`segments`' ends)."""
+        return self.segments(t0, t1)[0]
+
+    def segments(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+        """(ends, starts): where the value jumps or has a kink strictly inside (t0, t1),
+        sorted, the last float of the value before each (a run's segment ends there) and
+        the first float of the value after it (the next segment starts there), so that
+        no stage of either sees the other side's value, nor Heaviside's 1/2 where its
+        argument is 0. A given time (a TimeFunction's ``breaks``: the first float of the
+        value after, ``t >= time``) starts a segment, which the one float before ends;
+        the zeros of the arguments of Heaviside, sign, Abs, Min, Max and Piecewise's
+        conditions are located by Brent's method between samples at least 32 per period
+        of the fastest periodic part apart, then to the float (:func:`_around_zero`)."""
         from scipy.optimize import brentq
-        found = [self._times[(self._times > t0) & (self._times < t1)]]
+        ends = [np.nextafter(self._times, -np.inf)]
+        starts = [self._times]
         if self._kinks:
             p = self.period(t0, t1)
             n = self.SAMPLES if p is None else \
@@ -557,7 +572,8 @@ class SourceTiming:
                     tt = np.union1d(grid, extra[(extra > t0) & (extra < t1)])
                 v = _sampled(g, tt)
                 ok = np.isfinite(v)
-                zeros = list(tt[ok & (v == 0.0)])
+                zero = tt[ok & (v == 0.0)]          # (a sample at the zero: skipped)
+                pairs = list(zip(np.nextafter(zero, -np.inf), np.nextafter(zero, np.inf)))
                 s = np.sign(v)
                 for k in np.flatnonzero(ok[:-1] & ok[1:] & (s[:-1] * s[1:] < 0))[
                         :self.MAX_BREAKS]:
@@ -569,43 +585,86 @@ class SourceTiming:
                         r = brentq(at, tt[k], tt[k + 1], xtol=1e-15 * max(1.0, abs(tt[k])))
                     except (ValueError, ArithmeticError):  # (not located: the solver's
                         continue                           # error control sees the jump)
-                    zeros.append(_last_before(at, tt[k], tt[k + 1], r, s[k + 1]))
-                found.append(np.asarray(zeros, dtype=float))
-        out = np.unique(np.concatenate(found))
-        return out[(out > t0) & (out < t1)][:self.MAX_BREAKS]
+                    pairs.append(_around_zero(at, tt[k], tt[k + 1], r, s[k]))
+                if pairs:
+                    ends.append(np.array([e for e, _ in pairs]))
+                    starts.append(np.array([st for _, st in pairs]))
+        end, start = np.concatenate(ends), np.concatenate(starts)
+        keep = (end > t0) & (end < t1)
+        end, start = merged_segments([(end[keep], start[keep])], t1)
+        return end[:self.MAX_BREAKS], start[:self.MAX_BREAKS]
 
 
-def _last_before(g: Callable[[float], float], a: float, b: float, r: float,
-                 after: float) -> float:
-    """The last float in [a, b) at which ``g`` does not yet have the sign ``after`` (its
-    sign at b), found from Brent's ``r`` (a few ulps off): the float after it, where a
-    run restarts (:func:`bondgraph._stepping.step_until_done`), sees the value after the
-    jump. ``r`` itself where g does not change sign monotonically near it."""
-    def past(t: float) -> bool:
+def merged_segments(parts, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (ends, starts) of several sources' :meth:`~bondgraph.laws.SourceTiming.
+    segments` as one sorted pair: at an end shared by several, the latest start; a
+    start that does not come before the next end (or ``t1``), one float after its end."""
+    if not parts:
+        return np.zeros(0), np.zeros(0)
+    end = np.concatenate([e for e, _ in parts])
+    start = np.concatenate([st for _, st in parts])
+    order = np.lexsort((-start, end))
+    end, start = end[order], start[order]
+    first = np.r_[True, end[1:] != end[:-1]] if end.size else np.zeros(0, dtype=bool)
+    end, start = end[first], start[first]
+    nxt = np.r_[end[1:], t1]
+    return end, np.where((start > end) & (start < nxt), start, np.nextafter(end, np.inf))
+
+
+def _around_zero(g: Callable[[float], float], a: float, b: float, r: float,
+                 before: float) -> tuple[float, float]:
+    """(the last float in [a, b) at which ``g`` still has its sign ``before``, its sign
+    at a, strictly; the first after it at which g has the other sign strictly), found
+    from Brent's ``r`` (a few ulps off; the floats where g is 0 between them are in
+    neither). (``r``, one float after it) where g does not change sign monotonically
+    near it."""
+    def started(t: float) -> bool:
         v = g(t)
-        return bool(np.isfinite(v) and np.sign(v) == after)
+        return not (np.isfinite(v) and np.sign(v) == before)
 
-    lo, hi = float(r), float(r)
-    step = 1
-    if past(r):                      # widen to [lo, hi] with not past(lo), past(hi)
-        while past(lo):
-            if lo <= a or step > 2 ** 40:
-                return float(r)
+    def after(t: float) -> bool:
+        v = g(t)
+        return not (np.isfinite(v) and np.sign(v) != -before)
+
+    fallback = (float(r), float(np.nextafter(r, np.inf)))
+    lo = float(r)
+    if started(lo):                  # back to a float before the sign change
+        step = 1
+        while started(lo):
+            if lo <= a or step > 2 ** 60:
+                return fallback
             lo, step = max(float(a), lo - step * float(np.spacing(lo))), step * 2
-    else:
-        while not past(hi):
-            if hi >= b or step > 2 ** 40:
-                return float(r)
-            hi, step = min(float(b), hi + step * float(np.spacing(hi))), step * 2
-    while np.nextafter(lo, np.inf) < hi:         # bisect on the floats between
+    end = _first_float(started, lo, float(b))
+    if end is None:
+        return fallback
+    start = _first_float(after, end[0], float(b))
+    return (end[0], end[1] if start is None else start[1])
+
+
+def _first_float(pred: Callable[[float], bool], lo: float, limit: float
+                 ) -> tuple[float, float] | None:
+    """(the last float at which ``pred`` is False, the first at which it is True) from
+    ``lo`` (where it is False) up to ``limit`` (doubling steps, then bisection on the
+    floats between); None where it is not True by ``limit``."""
+    hi, step = lo, 1
+    while True:
+        nxt = min(limit, hi + step * float(np.spacing(hi)))
+        if pred(nxt):
+            hi = nxt
+            break
+        if nxt >= limit or step > 2 ** 60:
+            return None
+        lo = hi = nxt
+        step *= 2
+    while np.nextafter(lo, np.inf) < hi:
         mid = lo + (hi - lo) / 2
         if mid <= lo or mid >= hi:
             mid = float(np.nextafter(lo, np.inf))
-        if past(mid):
+        if pred(mid):
             hi = mid
         else:
             lo = mid
-    return lo
+    return lo, hi
 
 
 def depends_on_time(value: Any) -> bool:

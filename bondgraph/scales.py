@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .element import Category, StateView
+from .laws import merged_segments
 from .reduction import StateSpaceModel
 
 __all__ = ["nominal_scales", "source_time_scales", "TimeScales", "STEPS_PER_PERIOD",
@@ -262,12 +263,16 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
 @dataclass(frozen=True)
 class TimeScales:
     """What a model's sources say about a span: ``max_step`` (s; inf when no source
-    bounds it), ``why`` (the source and its period, "" when none), and ``breaks``
-    (sorted times strictly inside the span where a source jumps or has a kink)."""
+    bounds it), ``why`` (the source and its period, "" when none), ``breaks`` (sorted
+    times strictly inside the span where a source jumps or has a kink: the last float of
+    the value before, where a run's segment ends) and ``starts`` (for each, the first
+    float of the value after, where the next segment starts:
+    :meth:`bondgraph.laws.SourceTiming.segments`)."""
 
     max_step: float
     why: str
     breaks: np.ndarray
+    starts: np.ndarray
 
 
 def source_time_scales(model: StateSpaceModel, t0: float, t1: float) -> TimeScales:
@@ -276,7 +281,7 @@ def source_time_scales(model: StateSpaceModel, t0: float, t1: float) -> TimeScal
     (:class:`~bondgraph.laws.SourceTiming`), a :class:`~bondgraph.TimeFunction` says its
     ``period`` and ``breaks``; the step is at most the shortest period over
     :data:`STEPS_PER_PERIOD`."""
-    best, why, breaks = np.inf, "", [np.zeros(0)]
+    best, why, parts = np.inf, "", []
     for name, law in model.sources.items():
         timing = law.timing
         if timing is None:
@@ -286,5 +291,5 @@ def source_time_scales(model: StateSpaceModel, t0: float, t1: float) -> TimeScal
             best = period / STEPS_PER_PERIOD
             why = (f"1/{STEPS_PER_PERIOD} of the period {period:.6g} s of source "
                    f"'{name}'")
-        breaks.append(timing.breaks(t0, t1))
-    return TimeScales(best, why, np.unique(np.concatenate(breaks)))
+        parts.append(timing.segments(t0, t1))
+    return TimeScales(best, why, *merged_segments(parts, t1))

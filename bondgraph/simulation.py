@@ -362,7 +362,8 @@ def _integrate(model, solver_cls, t0, t1, x_init, grid, rtol, atol, max_step, fi
     jac, jacobian, per_jacobian = jacobian_options(model, solver_cls, rhs, t0, x_init,
                                                    atol_used)
     kwargs.update(jac)
-    steps = Steps(solver_cls, kwargs, budget, loop, tuple(scales.breaks.tolist()))
+    steps = Steps(solver_cls, kwargs, budget, loop, tuple(scales.breaks.tolist()),
+                  tuple(scales.starts.tolist()))
     solver = steps.solver(rhs, t0, x_init, steps.breaks[0] if steps.breaks else t1, True)
     output = OutputGrid(grid, t0, x_init)
     tracker = EventTracker(events, t0, x_init, max_events)

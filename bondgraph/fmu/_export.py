@@ -33,13 +33,14 @@ from ..errors import ModelError
 from ..linearization import _input_components
 from ..primitives.sources import SourceLaw
 from ..reduction import StateSpaceModel
+from ..scales import nominal_scales
 from ..stabilization import Baumgarte
 from ._build import LICENSE, RUNTIME, build_fmu, runtime_text
 from ._cwriter import array, scalar, string
 from ._dense import dense_c, dense_refusal
 from ._fused import FUSED_SOURCES, fused_c, fused_parts, no_rate_c
 from ._variables import Interface, model_description, model_identifier, parameter_users, \
-    python_source, sources_c, written_value
+    python_source, source_breaks, sources_c, written_value
 
 __all__ = ["export_fmu", "ExportedFMU", "CS_SOLVERS"]
 
@@ -188,9 +189,11 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         Units and descriptions of states, inputs and outputs (parameters carry their
         own from the model).
     nominals : mapping or vector, optional
-        Each state's nominal magnitude (default 1): a tool's absolute tolerance is its
-        relative tolerance times the nominal (fmpy's CVode does so; so does the
-        co-simulation solver).
+        Each state's nominal magnitude: a tool's absolute tolerance is its relative
+        tolerance times the nominal (fmpy's CVode does so; so does the co-simulation
+        solver). Default: the scales :func:`simulate` takes its tolerances from
+        (:func:`bondgraph.scales.nominal_scales` over the experiment span at x0; a
+        mapping gives some states and leaves the others at 1).
     start_time, stop_time, tolerance : float
         The default experiment (s, s, relative tolerance).
     cs_solver : {"dopri5", "rk4"}
@@ -240,7 +243,8 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
     if isinstance(inputs, Mapping):
         raise ModelError("inputs: give the sources' names (a sequence), not a mapping")
     x0 = _state_vector(model, x0)
-    nom = _per_state(model, nominals, "nominals")
+    nom = _per_state(model, nominals, "nominals") if nominals is not None else \
+        nominal_scales(model, (start_time, stop_time), np.asarray(x0, dtype=float))
     model = _inputs_held(model, inputs, float(start_time), x0)
     for n, law in model.sources.items():
         el = model.graph.element(n)
@@ -277,6 +281,7 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
     # the generated model file
     engine_files = FUSED_SOURCES if engine == "fused" else ("bg_dense.c", "bg_dense.h")
     body = [sources_c(model, iface)]
+    breaks, starts = source_breaks(model, iface, start_time, stop_time)
     if engine == "fused":
         body.append(fused_c(D, fast, parts, model))
     else:
@@ -303,7 +308,9 @@ def export_fmu(model: StateSpaceModel, path: str | os.PathLike, *, x0: Any,
         array("double", "BG_Y_COEF", [c for t in iface.output_where for _, _, c in t]),
         scalar("int", "BG_CS_SOLVER", CS_SOLVERS.index(cs_solver)),
         scalar("double", "BG_CS_STEP", cs_step or 0.0),
-        scalar("double", "BG_CS_RTOL", tolerance)]
+        scalar("double", "BG_CS_RTOL", tolerance),
+        scalar("int", "BG_NBREAKS", breaks.size), array("double", "BG_BREAKS", breaks),
+        array("double", "BG_STARTS", starts)]
     head = ("/* The model file of the FMU '" + identifier + "', written by vector-bondgraph "
             + _version() + " (bondgraph.fmu): the data and laws of model '" +
             model.graph.name.replace("*/", "* /") + "'. */\n#include <math.h>\n"

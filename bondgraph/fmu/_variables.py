@@ -27,11 +27,11 @@ import sympy
 from ..bonds import component_names
 from ..element import StateFunction, TimeFunction
 from ..errors import ModelError
-from ..laws import TIME, TimeLaw
+from ..laws import TIME, TimeLaw, merged_segments
 from ..linearization import _input_components, output_location
-from ._cwriter import CFunction
+from ._cwriter import CFunction, array
 
-__all__ = ["Variable", "Interface", "sources_c", "model_description", "symbols_of",
+__all__ = ["Variable", "Interface", "sources_c", "source_breaks", "model_description", "symbols_of",
            "parameter_users", "python_source", "written_value", "model_identifier"]
 
 
@@ -210,9 +210,43 @@ class Interface:
         return out
 
 
+_TABLE_C = """\
+/* a table source's component k at t: times p[0..n), values p[n + i d + k]; linear
+   between the points, the end values outside (the compiled kernel's formulas) */
+static void bg_table(const double *p, int n, int d, int k, double t, double *v,
+                     double *r) {
+    int lo = 0, hi = n;                 /* the first point after t */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p[mid] <= t) lo = mid + 1; else hi = mid;
+    }
+    int i = lo - 1;
+    if (i < 0) { *v = p[n + k]; *r = 0.0; return; }
+    if (i >= n - 1) { *v = p[n + (n - 1) * d + k]; *r = 0.0; return; }
+    double y0 = p[n + i * d + k], y1 = p[n + (i + 1) * d + k];
+    double s = (y1 - y0) / (p[i + 1] - p[i]);
+    *v = s * (t - p[i]) + y0;
+    *r = s;
+}
+
+"""
+
+
+def _table_record(el) -> tuple[np.ndarray, int] | None:
+    """(the packed times and values, the number of points) of a source whose value is a
+    :meth:`TimeFunction.table`; None for any other value."""
+    v = el.value
+    if not isinstance(v, TimeFunction) or v.compiled is None or v.compiled.kind != "table":
+        return None
+    rec = v.compiled.record(el.dim)
+    return None if rec is None else (rec[1], int(rec[0][3]))
+
+
 def sources_c(model, iface: Interface) -> str:
     """The C function ``bg_sources`` of the model's known sources (U_1 in the layout's
-    order) and their time derivatives.
+    order) and their time derivatives: expressions of time and parameters as C
+    expressions; a table (:meth:`TimeFunction.table`) as a C array and a lookup (as
+    the compiled kernel computes it), whatever its length.
 
     Raises
     ------
@@ -223,32 +257,60 @@ def sources_c(model, iface: Interface) -> str:
     names = {sympy.Symbol(p): f"p[{k}]" for p, k in iface.parameter_index.items()}
     names[TIME] = "t"
     fn = CFunction(names)
+    head, lookups = [], []
     k = 0
     for n in model.sources:
         el = model.graph.element(n)
         dim = el.dim
-        v = written_value(el)
-        if isinstance(v, (TimeFunction, StateFunction)) and \
-                not all(k + i in iface.input_of for i in range(dim)):
+        inputs = [k + i in iface.input_of for i in range(dim)]
+        table = _table_record(el)
+        v = written_value(el) if table is None else None
+        if table is None and isinstance(v, (TimeFunction, StateFunction)) and \
+                not all(inputs):
             raise ModelError(python_source(el))
-        if all(k + i in iface.input_of for i in range(dim)):
-            law = None
-        else:
-            law = TimeLaw(v, dim, n, el.value_name)
+        law = None if all(inputs) or table is not None else TimeLaw(v, dim, n,
+                                                                     el.value_name)
+        if table is not None and not all(inputs):
+            data = f"bg_table_{len(head)}"
+            head.append(f"/* {el.kind} '{n}': a table of {table[1]} points */\n"
+                        f"static {array('double', data, table[0]).lstrip()}")
         for i in range(dim):
-            if k + i in iface.input_of:
+            if inputs[i]:
                 fn.assign(f"U1[{k + i}]", sympy.Symbol(f"u[{iface.input_of[k + i]}]"),
                           f"{el.kind} '{n}'")
                 fn.assign(f"dU1[{k + i}]", 0, f"{el.kind} '{n}'")
+            elif table is not None:
+                lookups.append(f"    bg_table({data}, {table[1]}, {dim}, {i}, t, "
+                               f"&U1[{k + i}], &dU1[{k + i}]);\n")
             else:
                 fn.assign(f"U1[{k + i}]", law.expressions[i], f"{el.kind} '{n}'")
                 fn.assign(f"dU1[{k + i}]", law.rates[i], f"{el.kind} '{n}' (its rate)")
         k += dim
     for i in iface.input_of.values():
         fn.names[sympy.Symbol(f"u[{i}]")] = f"u[{i}]"
-    return ("int bg_sources(bg_inst *m, double t, const double *p, const double *u, "
+    return ((_TABLE_C + "".join(head) + "\n" if head else "") +
+            "int bg_sources(bg_inst *m, double t, const double *p, const double *u, "
             "double *U1, double *dU1) {\n    (void)m; (void)t; (void)p; (void)u; "
-            "(void)U1; (void)dU1;\n" + fn.text() + "    return 0;\n}\n")
+            "(void)U1; (void)dU1;\n" + fn.text() + "".join(lookups) + "    return 0;\n}\n")
+
+
+def source_breaks(model, iface: Interface, t0: float, t1: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(ends, starts) of the segments of a run over (t0, t1) where a source the FMU
+    computes (not an input in all its components) jumps or has a kink (sorted, s): the
+    last float of the value before and the first of the value after
+    (:func:`bondgraph.scales.source_time_scales`' breaks and starts); a model-exchange
+    tool sees the starts as time events, the co-simulation solver ends a step at each
+    end and starts the next at its start."""
+    parts = []
+    k = 0
+    for n, law in model.sources.items():
+        dim = model.graph.element(n).dim
+        if law.timing is not None and \
+                not all(k + i in iface.input_of for i in range(dim)):
+            parts.append(law.timing.segments(t0, t1))
+        k += dim
+    return merged_segments(parts, t1)
 
 
 def written_value(el) -> Any:
@@ -268,7 +330,7 @@ def python_source(el) -> str:
     what = "StateFunction" if isinstance(el.value, StateFunction) else "TimeFunction"
     return (f"{el.kind} '{el.name}': its value is a Python {what}, which cannot be written "
             f"in C; give it as a number, a sympy expression of time t and parameters (or "
-            f"TimeFunction.expression, sine, ramp), or name it as an input (in all its "
+            f"TimeFunction.expression, sine, ramp, step, table), or name it as an input (in all its "
             f"components: the tool then sets it)")
 
 

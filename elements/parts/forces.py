@@ -31,6 +31,13 @@ __all__ = ["PointForce", "BodyMoment", "Load"]
 
 
 def _check_vector(name: str, value: Any) -> Any:
+    if isinstance(value, TimeFunction) and value.compiled is not None and \
+            np.shape(value.value(0.0)) != (3,):
+        # (a known form of one value: its Python function would give one number for
+        # all three components, where a model file refuses it)
+        raise ModelError(f"load '{name}': its TimeFunction ({value.compiled.kind}) gives "
+                         f"one value; valid: 3 (a list of 3 expressions of t, or arrays of "
+                         f"3 for the amplitude, slope, step values and offset)")
     if isinstance(value, (TimeFunction, StateFunction)):
         return value
     items = list(np.ravel(value)) if isinstance(value, (list, tuple, np.ndarray,

@@ -137,18 +137,21 @@ def test_the_standard_functions_say_where_a_run_must_stop():
     assert table.compiled.timing() == (None, (0.0, 0.5, 1.7))
     assert sine.compiled.timing()[0] == pytest.approx(0.02, rel=1e-15)
     timing = Sf("f", step).law().timing
-    assert list(timing.breaks(0.0, 2.0)) == [0.5]
+    # (a segment ends one float before the step, the next starts at it)
+    assert [list(v) for v in timing.segments(0.0, 2.0)] == [[np.nextafter(0.5, 0)], [0.5]]
     assert Sf("f", sine).law().timing.period(0.0, 1.0) == pytest.approx(0.02, rel=1e-15)
     # a TimeFunction's own timing stands
     assert Sf("f", TimeFunction(step.value, step.rate, breaks=(0.7,),
-                                compiled=step.compiled)).law().timing.breaks(0, 2) == [0.7]
+                                compiled=step.compiled)).law().timing.segments(0, 2)[1] == [0.7]
 
 
 def test_a_step_and_a_table_as_time_functions():
     """TimeFunction.step and .table: values equal their closed forms (the step's,
     np.interp's) to rounding at 309 times, the rates each segment's slope; they stop a
     run at the step and at every point, or nowhere with breaks=False (a model file's
-    'breaks = false' too); bad tables and steps are refused naming where."""
+    'breaks = false' too); bad tables, steps, sines and ramps are refused naming where
+    (a sine of amplitude NaN was taken, and its first evaluation's singular matrix
+    named the joint's constraint sources; a string amplitude a bare TypeError)."""
     ts, vs = [0.0, 0.2, 0.3, 1.7], [1.0, -2.0, 0.0, 5.0]
     table = TimeFunction.table(ts, vs, where="drive")
     vals = np.array([table.value(float(t)) for t in TIMES])
@@ -158,7 +161,7 @@ def test_a_step_and_a_table_as_time_functions():
     assert all(table.rate(float(t)) == slopes[k] for t, k in inside)
     assert table.rate(-0.1) == table.rate(1.7) == table.rate(2.0) == 0.0
     assert table.breaks == tuple(ts)
-    assert list(Sf("f", table).law().timing.breaks(0.0, 2.0)) == ts[1:]   # (after 0)
+    assert list(Sf("f", table).law().timing.segments(0.0, 2.0)[1]) == ts[1:]  # (after 0)
     dense = TimeFunction.table(ts, vs, breaks=False)
     assert dense.breaks == () and dense.compiled.timing() == (None, ())
     assert Sf("f", dense).law().timing is None
@@ -182,7 +185,13 @@ def test_a_step_and_a_table_as_time_functions():
              "drive values: .* not a number"),
             (lambda: TimeFunction.step([1.0, 2.0], 0.0, [0.0, 0.0, 0.0], where="kick"),
              "kick: before has 3 values and after 2"),
-            (lambda: TimeFunction.step(1.0, np.inf, where="kick"), "kick time: .* not finite")]:
+            (lambda: TimeFunction.step(1.0, np.inf, where="kick"), "kick time: .* not finite"),
+            (lambda: TimeFunction.sine(np.nan, 3.0), "sine amplitude: nan .*not finite"),
+            (lambda: TimeFunction.sine("1", 3.0), "sine amplitude: '1' is not a number"),
+            (lambda: TimeFunction.sine(1.0, np.inf), "sine omega: inf .*not finite"),
+            (lambda: TimeFunction.sine(1.0, [1.0, 2.0]), "sine omega: .*valid: one number"),
+            (lambda: TimeFunction.ramp(1.0, np.nan, where="lift"), "lift start: nan"),
+            (lambda: TimeFunction.ramp([1.0, None]), "ramp slope: ")]:
         with pytest.raises(ModelError, match=match):
             bad()
 
@@ -303,6 +312,12 @@ def test_a_load_given_as_expressions_of_t():
         PointForce("f", body, (0, 0, 0), [sympy.sin(t), 0])
     as_array = PointForce("f", body, (0, 0, 0), np.array([sympy.sin(t), 0, 0]))
     assert as_array.value.compiled.kind == "expression"
+    # a known form of one value is refused (it was applied to all three components)
+    for scalar in (TimeFunction.sine(1.0, 3.0), TimeFunction.expression("t")):
+        with pytest.raises(ModelError, match=r"load 'f': its TimeFunction \(\w+\) gives "
+                                             r"one value; valid: 3"):
+            PointForce("f", body, (0, 0, 0), scalar)
+    assert PointForce("f", body, (0, 0, 0), TimeFunction.sine([1.0, 0, 0], 3.0)).value
 
 
 def test_parameters_that_do_not_fit_leave_the_python_function():

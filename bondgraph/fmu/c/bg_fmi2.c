@@ -390,13 +390,17 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) {
 }
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
-    (void)c;
+    /* the next time event: the start (the first float of the value after the jump) of
+       the first of the sources' breaks not yet passed */
+    double t = ((bg_inst *)c)->t;
+    int k = bg_next_break(t);
+    while (k < BG_NBREAKS && BG_STARTS[k] <= t) k++;
     info->newDiscreteStatesNeeded = fmi2False;
     info->terminateSimulation = fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
     info->valuesOfContinuousStatesChanged = fmi2False;
-    info->nextEventTimeDefined = fmi2False;
-    info->nextEventTime = 0.0;
+    info->nextEventTimeDefined = k < BG_NBREAKS ? fmi2True : fmi2False;
+    info->nextEventTime = k < BG_NBREAKS ? BG_STARTS[k] : 0.0;
     return fmi2OK;
 }
 

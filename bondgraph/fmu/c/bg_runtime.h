@@ -45,6 +45,15 @@ extern const double BG_Y_COEF[];
 extern const int BG_CS_SOLVER;          /* 0 adaptive Dormand-Prince 5(4), 1 fixed-step RK4 */
 extern const double BG_CS_STEP;         /* RK4's largest step (s); 0: one per doStep */
 extern const double BG_CS_RTOL;         /* the adaptive solver's rtol without a tolerance */
+/* where a source jumps or has a kink inside the export's experiment span (s,
+   increasing): the last float of the value before (BG_BREAKS: co-simulation steps end
+   there) and the first of the value after (BG_STARTS: the next step starts there; a
+   model-exchange tool's time events) */
+extern const int BG_NBREAKS;
+extern const double BG_BREAKS[];
+extern const double BG_STARTS[];
+/* the index of the first break after t, or BG_NBREAKS */
+int bg_next_break(double t);
 
 /* U_1 and dU_1/dt at time t (s) from the parameters p and inputs u; 0, or 1 when a
    value is not finite (m->msg then names the source). */

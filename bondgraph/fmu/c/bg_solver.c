@@ -6,6 +6,8 @@
      exactly at the communication point, the last step size carried to the next call;
    - BG_CS_SOLVER 1: the classical Runge-Kutta method of order 4 with equal steps no
      longer than BG_CS_STEP (one per communication step when BG_CS_STEP is 0).
+   Either ends a step at each of the sources' breaks inside the communication step
+   (BG_BREAKS) and starts the next at the first float after the jump (BG_STARTS).
    A failed evaluation at a trial stage shrinks the step (a state outside the model's
    domain); one that persists down to the smallest step stops the run with the engine's
    message, the states left at the last accepted step. */
@@ -110,14 +112,23 @@ static int dopri5(bg_inst *m, double t_end) {
         h = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
         h = fmin(h, t_end - t);
     }
-    int rejected = 0;
+    int rejected = 0, rejections = 0;
     while (t < t_end) {
         double h_min = 16.0 * (nextafter(fabs(t), INFINITY) - fabs(t));
-        double hs = fmin(h, t_end - t);
-        int last = hs >= t_end - t;
-        if (t_end - t - hs < h_min) { hs = t_end - t; last = 1; }
-        if (hs < h_min) return bg_fail(m, "the step size fell below its floor (%g s) at "
-                                          "t = %.17g s", h_min, t);
+        double left = t_end - t;
+        double hs = fmin(h, left);
+        int last = hs >= left;
+        if (!last && left - hs < h_min) {
+            /* a sliver would be left: stretch the step to the end, except after a
+               rejection, when the step that failed would be taken again (for ever):
+               then half of what is left, or give up */
+            if (!rejected) { hs = left; last = 1; }
+            else if (0.5 * left >= h_min) hs = 0.5 * left;
+            else hs = 0.0;
+        }
+        if (hs < h_min || rejections > 200)
+            return bg_fail(m, "the step size fell below its floor (%g s) at t = %.17g s "
+                              "(%d steps rejected in a row)", h_min, t, rejections);
         /* the stages */
         int bad = 0;
         for (int st = 1; st < 7 && !bad; st++) {
@@ -131,6 +142,7 @@ static int dopri5(bg_inst *m, double t_end) {
         if (bad) {                      /* outside the model's domain: a smaller step */
             h = 0.25 * hs;
             rejected = 1;
+            rejections++;
             if (h < h_min) return 1;    /* (m->msg: the engine's reason) */
             continue;
         }
@@ -154,14 +166,39 @@ static int dopri5(bg_inst *m, double t_end) {
             m->step_guess = (last && hs < h) ? fmax(h, proposal) : proposal;
             h = proposal;
             rejected = 0;
+            rejections = 0;
         } else {
             h = hs * fmax(0.2, 0.9 * pow(err, -0.2));
             rejected = 1;
+            rejections++;
         }
     }
     return 0;
 }
 
+int bg_next_break(double t) {
+    int lo = 0, hi = BG_NBREAKS;        /* the first break > t */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (BG_BREAKS[mid] <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* to t_end, each step that meets a source's break ending at its last float before the
+   jump and the next starting at its first after it (as a run of the package does), so
+   that no stage sees the other side's value */
 int bg_solver_advance(bg_inst *m, double t_end) {
-    return BG_CS_SOLVER == 1 ? rk4(m, t_end) : dopri5(m, t_end);
+    for (;;) {
+        int k = bg_next_break(m->t);
+        if (k > 0 && m->t < BG_STARTS[k - 1]) {   /* (a step ended at a break before) */
+            if (BG_STARTS[k - 1] >= t_end) { m->t = t_end; return 0; }
+            m->t = BG_STARTS[k - 1];
+            continue;
+        }
+        double stop = k < BG_NBREAKS && BG_BREAKS[k] < t_end ? BG_BREAKS[k] : t_end;
+        if (BG_CS_SOLVER == 1 ? rk4(m, stop) : dopri5(m, stop)) return 1;
+        if (stop >= t_end || BG_STARTS[k] >= t_end) { m->t = t_end; return 0; }
+        m->t = BG_STARTS[k];                 /* (> stop: every pass moves on) */
+    }
 }
