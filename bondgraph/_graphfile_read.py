@@ -24,7 +24,7 @@ except ImportError:                    # pragma: no cover
                                  "finite", "complex", "zero", "even", "odd", "prime"))
 
 from ._files import MAX_POINTS, output_name
-from .element import ELEMENT_TYPES
+from .element import ELEMENT_TYPES, TimeFunction
 from .errors import ModelError, did_you_mean
 from .expressions import parse_expression
 from .graph import BondGraph
@@ -126,6 +126,8 @@ def decode(v: Any, where: str, symbols: Mapping[str, sympy.Symbol]) -> Any:
         return [decode(x, where, symbols) for x in v]
     if not isinstance(v, dict):
         return v
+    if len(v) == 1 and isinstance(v.get("table"), dict):
+        return _table(v["table"], where)
     if len(v) != 1 or next(iter(v)) not in _TAGS or \
             not isinstance(next(iter(v.values())), str):
         raise GraphFileError(f"{where}: a table here holds one expression: {{ expr = \"...\" "
@@ -147,6 +149,25 @@ def decode(v: Any, where: str, symbols: Mapping[str, sympy.Symbol]) -> Any:
     if tag == "array":
         return np.array(value, dtype=object)
     return value
+
+
+def _table(spec: dict, where: str) -> TimeFunction:
+    """``{ table = { t = [...], value = [...], breaks = true } }``: a
+    :meth:`TimeFunction.table` (times in s, one value or row per time)."""
+    unknown = sorted(set(spec) - {"t", "value", "breaks"})
+    if unknown or "t" not in spec or "value" not in spec:
+        raise GraphFileError(f"{where}: a table holds t (times, s), value (one per time) and "
+                             f"optionally breaks (true or false); got keys "
+                             f"{', '.join(spec) or 'none'}")
+    breaks = spec.get("breaks", True)
+    if not isinstance(breaks, bool):
+        raise GraphFileError(f"{where} table: 'breaks' must be true or false, got "
+                             f"{breaks!r}")
+    try:
+        return TimeFunction.table(spec["t"], spec["value"], breaks=breaks,
+                                  where=f"{where} table")
+    except ModelError as exc:
+        raise GraphFileError(str(exc)) from None
 
 
 class _Reader(TableReader):

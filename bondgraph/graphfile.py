@@ -42,7 +42,8 @@ The format, by example::
 A value is a number, a string (a name), an array, or a table holding an expression:
 ``{ expr = "2*m" }`` (a sympy expression, or a list of them: ``{ expr = "[0, -m*g]" }``),
 ``{ matrix = "[[cos(x), 0], [0, 1]]" }`` (a sympy Matrix), ``{ array = "[m, 2*m]" }`` (a
-numpy array of expressions). Expressions are read by :mod:`bondgraph.expressions`: no
+numpy array of expressions), or a table of a function of time: ``{ table = { t = [...],
+value = [...] } }`` (a :meth:`TimeFunction.table`). Expressions are read by :mod:`bondgraph.expressions`: no
 code runs. Other tables: ``[symbols]`` (assumptions of symbols, e.g. ``m = { positive =
 true }``), ``[ports]`` (component ports), ``[[kinematic_state]]`` and ``[[work_state]]``.
 """
@@ -92,8 +93,8 @@ def _has_sympy(v: Any) -> bool:
 WRITTEN_KINDS = ("expression", "sine", "step", "ramp")
 """The TimeFunctions a file holds as their expressions of t (:meth:`TimeFunction.
 expressions`: a step and a ramp with ``Heaviside(t - time, 1)``): what
-:func:`bondgraph.parse_expression` reads back exactly (a table's written form is a
-Piecewise, which a file does not take)."""
+:func:`bondgraph.parse_expression` reads back exactly (a table is written as its points,
+``{ table = {...} }``)."""
 
 
 def _written(el: Element, v: Any) -> Any:
@@ -113,16 +114,14 @@ def _written(el: Element, v: Any) -> Any:
 
 def _unsaveable(v: Any) -> str | None:
     """Why ``v`` cannot be written (None when it can)."""
-    if isinstance(v, TimeFunction) and v.compiled is not None and \
-            v.compiled.kind == "table":
-        return ("a TimeFunction.table, which a bond graph file does not hold (a model "
-                "file's table signal does); give a number or a sympy expression of the "
-                "symbol t")
+    if _table_of(v) is not None:
+        return None
     if isinstance(v, TimeFunction):
         return ("a TimeFunction (Python functions of time); a file holds no code: give a "
                 "number, or a sympy expression of the symbol t where the element accepts "
                 "one (its laws of time are read as { expr = \"...\" }; TimeFunction."
-                "expression, .sine, .step and .ramp are written so)")
+                "expression, .sine, .step and .ramp are written so, and a "
+                "TimeFunction.table as { table = { t = [...], value = [...] } })")
     if isinstance(v, StateFunction):
         return ("a StateFunction (a Python function of the state); a file holds no code: "
                 "give a sympy expression of the states where the element accepts one, or "
@@ -141,6 +140,10 @@ def _encode(v: Any, where: str) -> Any:
         raise GraphFileError(f"{where} is {why}")
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
+    table = _table_of(v)
+    if table is not None:                 # { table = { t = [...], value = [...] } }
+        ts, vs, breaks = table
+        return {"table": {"t": ts.tolist(), "value": vs.tolist(), "breaks": breaks}}
     if isinstance(v, (numbers.Integral, numbers.Real)) and not isinstance(v, sympy.Basic):
         return v
     if isinstance(v, str):
@@ -167,6 +170,15 @@ def _encode(v: Any, where: str) -> Any:
                          f"hold; valid: numbers, strings, arrays, sympy expressions")
 
 
+def _table_of(v: Any) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """(times, values, breaks) of a :meth:`TimeFunction.table`; None for anything else."""
+    if not isinstance(v, TimeFunction) or v.compiled is None or v.compiled.kind != "table":
+        return None
+    p = v.compiled.params
+    return (np.asarray(p[0], dtype=float), np.asarray(p[1], dtype=float),
+            bool(p[2]) if len(p) > 2 else True)
+
+
 def _canon(v: Any) -> Any:
     """A comparable form of a parameter value: numbers by value (int, float, numpy or
     sympy), sequences and arrays by their entries, expressions by their exact
@@ -187,6 +199,9 @@ def _canon(v: Any) -> Any:
         return _canon(v.tolist()) if v.ndim else _canon(v.item())
     if isinstance(v, (list, tuple)):
         return ("seq", tuple(_canon(x) for x in v))
+    table = _table_of(v)
+    if table is not None:
+        return ("table", _canon(table[0]), _canon(table[1]), table[2])
     return ("object", type(v).__name__, id(v))
 
 
