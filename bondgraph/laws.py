@@ -552,14 +552,15 @@ class SourceTiming:
         sorted, the last float of the value before each (a run's segment ends there) and
         the first float of the value after it (the next segment starts there), so that
         no stage of either sees the other side's value, nor Heaviside's 1/2 where its
-        argument is 0. A given time (a TimeFunction's ``breaks``: the first float of the
-        value after, ``t >= time``) starts a segment, which the one float before ends;
+        argument is 0. A given time (a TimeFunction's ``breaks``, whose Python function
+        may take either side there: ``t >= time`` or ``t > time``) is in neither: the
+        float before it ends a segment, the float after it starts the next;
         the zeros of the arguments of Heaviside, sign, Abs, Min, Max and Piecewise's
         conditions are located by Brent's method between samples at least 32 per period
         of the fastest periodic part apart, then to the float (:func:`_around_zero`)."""
         from scipy.optimize import brentq
         ends = [np.nextafter(self._times, -np.inf)]
-        starts = [self._times]
+        starts = [np.nextafter(self._times, np.inf)]
         if self._kinks:
             p = self.period(t0, t1)
             n = self.SAMPLES if p is None else \

@@ -137,12 +137,14 @@ def test_the_standard_functions_say_where_a_run_must_stop():
     assert table.compiled.timing() == (None, (0.0, 0.5, 1.7))
     assert sine.compiled.timing()[0] == pytest.approx(0.02, rel=1e-15)
     timing = Sf("f", step).law().timing
-    # (a segment ends one float before the step, the next starts at it)
-    assert [list(v) for v in timing.segments(0.0, 2.0)] == [[np.nextafter(0.5, 0)], [0.5]]
+    # (a segment ends one float before the step, the next starts one float after it)
+    assert [list(v) for v in timing.segments(0.0, 2.0)] == [[np.nextafter(0.5, 0)],
+                                                            [np.nextafter(0.5, 1)]]
     assert Sf("f", sine).law().timing.period(0.0, 1.0) == pytest.approx(0.02, rel=1e-15)
     # a TimeFunction's own timing stands
     assert Sf("f", TimeFunction(step.value, step.rate, breaks=(0.7,),
-                                compiled=step.compiled)).law().timing.segments(0, 2)[1] == [0.7]
+                                compiled=step.compiled)).law().timing.breaks(0, 2) == \
+        [np.nextafter(0.7, 0)]
 
 
 def test_a_step_and_a_table_as_time_functions():
@@ -161,7 +163,8 @@ def test_a_step_and_a_table_as_time_functions():
     assert all(table.rate(float(t)) == slopes[k] for t, k in inside)
     assert table.rate(-0.1) == table.rate(1.7) == table.rate(2.0) == 0.0
     assert table.breaks == tuple(ts)
-    assert list(Sf("f", table).law().timing.segments(0.0, 2.0)[1]) == ts[1:]  # (after 0)
+    assert list(Sf("f", table).law().timing.segments(0.0, 2.0)[1]) == \
+        list(np.nextafter(ts[1:], 3.0))                                   # (after 0)
     dense = TimeFunction.table(ts, vs, breaks=False)
     assert dense.breaks == () and dense.compiled.timing() == (None, ())
     assert Sf("f", dense).law().timing is None

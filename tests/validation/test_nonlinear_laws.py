@@ -361,7 +361,7 @@ def test_a_segment_ends_at_the_last_float_before_a_jump_and_the_next_starts_afte
     other (the floats where it is 0, Heaviside's 1/2, in neither), computed as the run
     computes it: none of the 371 breaks of Heaviside(sin(3 t + 0.3) - c) (Brent's method
     alone left 240 a few ulps early, and stages saw the value after the jump, or half of
-    it); a given time (a step's) starts a segment. So a mass pushed by steps (plain
+    it); a given time (a step's) is in neither. So a mass pushed by steps (plain
     Heaviside, Heaviside(., 1) and TimeFunction.step) follows its piecewise-polynomial
     momentum to 1e-14 at rtol = 1e-6 (1.3e-5 off with the step, 1.5e-10 with the
     Heaviside forms at rtol 1e-10 in 600 evaluations, before)."""
@@ -383,8 +383,9 @@ def test_a_segment_ends_at_the_last_float_before_a_jump_and_the_next_starts_afte
                 between = np.nextafter(between, 3.0)
             n += 1
     assert n == 371
-    ends, starts = SourceTiming(times=(0.5,)).segments(0.0, 1.0)
-    assert list(ends) == [np.nextafter(0.5, 0.0)] and list(starts) == [0.5]
+    ends, starts = SourceTiming(times=(0.5,)).segments(0.0, 1.0)   # (0.5 in neither:
+    assert list(ends) == [np.nextafter(0.5, 0.0)] and \
+        list(starts) == [np.nextafter(0.5, 1.0)]      # t >= 0.5 or t > 0.5 alike)
     got = SourceTiming.of([sympy.Heaviside(1 / (T - 0.004))]).breaks(0.0, 0.01)
     assert np.abs(got - 0.004).min() <= 2 * np.spacing(0.004)
     from bondgraph import TimeFunction, assemble, assign_causality, models
@@ -392,7 +393,9 @@ def test_a_segment_ends_at_the_last_float_before_a_jump_and_the_next_starts_afte
     exact = 2 * np.maximum(te - 0.3137, 0) + 1.5 * np.maximum(te - 0.71, 0) ** 2
     for force in ("2*Heaviside(t - 0.3137) + 3*(t - 0.71)*Heaviside(t - 0.71)",
                   "2*Heaviside(t - 0.3137, 1) + 3*(t - 0.71)*Heaviside(t - 0.71, 1)",
-                  TimeFunction.step(2.0, 0.3137)):
+                  TimeFunction.step(2.0, 0.3137),
+                  TimeFunction(lambda t: 2.0 if t > 0.3137 else 0.0, lambda t: 0.0,
+                               breaks=(0.3137,))):       # (the other side at 0.3137)
         f = TimeFunction.expression(force) if isinstance(force, str) else force
         model = assemble(assign_causality(models.two_masses_rigid(1.0, 3.0, f)))
         want = exact if isinstance(force, str) else 2 * np.maximum(te - 0.3137, 0)
