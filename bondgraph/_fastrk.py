@@ -195,6 +195,7 @@ class CompiledLoop:
         self.steps = 0
         self.fallbacks = 0
         self.stiff_now = False
+        self.restarts = 0                 # (segments the last call went on into)
         self._fallback = False
         fast._want2()                         # (the positions _w2_X, _w2_work)
         m = model
@@ -357,7 +358,7 @@ class CompiledLoop:
             self._extra = None
 
     def advance(self, solver, t_stop: float, max_k: int, stiffness, scan=None,
-                dense: bool = False, output=None) -> int:
+                dense: bool = False, output=None, segments=None) -> int:
         """Take up to ``max_k`` steps of ``solver`` compiled (stopping after a step that
         ends at or past ``t_stop``, at the end of the span, or when the stiffness test
         fires: :attr:`stiff_now`); the number of steps taken (0: the caller takes the
@@ -377,8 +378,14 @@ class CompiledLoop:
         ``dense``): the call fills the grid's times that its steps reach (from each
         step's end state or interpolant, as scipy's), writing the states into the
         grid's rows, and does not stop at output times (``t_stop`` is not used); the
-        caller fills those of a step the call leaves to it, as before."""
+        caller fills those of a step the call leaves to it, as before.
+
+        ``segments`` (the run's next segments' ends and starts, as
+        :func:`~bondgraph._rk_kernels.rk_advance`'s ``R_end`` and ``R_start``; without
+        ``scan`` and ``dense``): the call goes on into them as a new solver would
+        (:attr:`restarts` of them; the solver's ``t_bound`` is then the last one's)."""
         self.stiff_now = False
+        self.restarts = 0                 # (segments the last call went on into)
         self._extra = None
         if self._fallback:
             self._fallback = False
@@ -402,11 +409,14 @@ class CompiledLoop:
             t_stop = np.inf
         else:
             G_t, G_y = np.zeros(0), np.zeros((0, n))
+        R_end, R_start = (np.zeros(0), np.zeros(0)) if segments is None or \
+            scan is not None or dense else segments
         if not solver.y.flags.writeable:     # (scipy keeps a caller's read-only x0:
             solver.y = solver.y.copy()       # the kernel is compiled for writeable ones)
         t0, y0 = float(solver.t), solver.y
         with signal_safe():
-            code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled = \
+            code, k, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, done, filled, \
+                seg, t_bound = \
                 K.rk_advance(
                     self._program, self._qrate, *self._source_kernels, D,
                     A, B, C, E, E3, E5, dop,
@@ -414,7 +424,11 @@ class CompiledLoop:
                     float(solver.t_bound), float(solver.rtol), atol, float(solver.max_step),
                     float(solver.error_exponent), solver.K, float(t_stop), int(max_k), mon,
                     float(boundary), float(stiffness.span), *rec, *extra, bool(dense),
-                    G_t, G_y, self._interpolation)
+                    G_t, G_y, self._interpolation, R_end, R_start,
+                    float(solver.error_estimator_order))
+        self.restarts = int(seg)
+        if seg:
+            solver.t_bound = float(t_bound)
         if filled:
             output.take(filled)
         if k and scan is not None:

@@ -277,6 +277,37 @@ def _error_norm(K, h, scale, dop, E, E3, E5):
 
 
 @njit(cache=True, error_model="numpy")
+def _initial_step(prog, qrate, s0, s1, s2, s3, D, t0, y0, t_bound, max_step, f0, order,
+                  rtol, atol):
+    """scipy's ``select_initial_step`` (forward in time; the same sums, numpy's norm),
+    with its one evaluation here: (h_abs, evaluated: False where it failed)."""
+    n = y0.size
+    if n == 0:
+        return np.inf, True
+    interval = np.abs(t_bound - t0)
+    if interval == 0.0:
+        return 0.0, True
+    scale = atol + np.abs(y0) * rtol
+    d0 = _norm(y0 / scale) / n ** 0.5
+    d1 = _norm(f0 / scale) / n ** 0.5
+    if d0 < 1e-5 or d1 < 1e-5:
+        h0 = 1e-6
+    else:
+        h0 = 0.01 * d0 / d1
+    h0 = min(h0, interval)
+    y1 = y0 + h0 * f0
+    f1, ok = fused_rhs(t0 + h0, y1, prog, qrate, s0, s1, s2, s3, D)
+    if not ok:
+        return 0.0, False
+    d2 = _norm((f1 - f0) / scale) / n ** 0.5 / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1 / (order + 1))
+    return min(100 * h0, h1, interval, max_step), True
+
+
+@njit(cache=True, error_model="numpy")
 def _stiff_test(mon, K, A, y_old, y, h, span, boundary, t):
     """StiffnessMonitor.step after an accepted step of size h: True when it fires."""
     s = A.shape[0]
@@ -420,15 +451,15 @@ def _interpolate(dop, Q, y_old, x, h, out):
 
 
 @njit(types.Tuple([_i8, _i8, _i8, _f8, _V, _V, _f8, _f8, _f8, _V, types.boolean,
-                    types.boolean, _i8])(
+                    types.boolean, _i8, _i8, _f8])(
     PROGRAM, RATE, SOURCE, SOURCE, SOURCE, SOURCE, PACKED, _M, _V, _V, _V, _V, _V,
     types.boolean, _f8, _V, _V, _f8, _f8, _f8, _V, _f8, _f8, _M, _f8, _i8, _V, _f8, _f8,
-    _V, _M, _f8[:, :, ::1], _M, _I, _M, _M, _V, _M, types.boolean, _V, _M, _M),
-    cache=True, error_model="numpy")
+    _V, _M, _f8[:, :, ::1], _M, _I, _M, _M, _V, _M, types.boolean, _V, _M, _M, _V, _V,
+    _f8), cache=True, error_model="numpy")
 def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f, h_abs,
                t_bound, rtol, atol, max_step, err_exp, K_out, t_stop, max_k, mon, boundary,
                span, T_rec, Y_rec, K_rec, H_rec, N_rec, M_rec, XA, XC, X_out, dense_all,
-               G_t, G_y, DI):
+               G_t, G_y, DI, R_end, R_start, order):
     """Steps of an explicit RK method from (t, y, f = f(t, y)) with the next step size
     ``h_abs``, as ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` and
     ``OdeSolver.step`` take them (forward in time), until a step ends at or past
@@ -437,8 +468,18 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     its floor (code FAILED: nothing of the failed step is kept).
 
     Returns (code, steps, evaluations of the steps taken, t, y, f, h_abs, h_previous,
-    t_old, y_old, stiff, extra, outputs): the state after the last accepted step;
-    ``K_out`` holds its stages (for its dense output and the stiffness test).
+    t_old, y_old, stiff, extra, outputs, restarts, t_bound): the state after the last
+    accepted step; ``K_out`` holds its stages (for its dense output and the stiffness
+    test).
+
+    ``R_end``, ``R_start`` (the run's next segments: each one's end, from the one after
+    ``t_bound``, and where it starts, from the one after ``t_bound``; else size 0): a step
+    that ends at ``t_bound`` with steps left to take starts the next segment here, as
+    :func:`bondgraph._stepping.step_until_done` starts a new solver there (at its start,
+    f evaluated there and scipy's initial step, ``select_initial_step`` of an ``order``
+    estimator: :func:`_initial_step`), ``restarts`` times; where an evaluation of the
+    restart fails, the loop ends at the segment's end and leaves the restart to the
+    caller.
 
     ``G_t`` (sorted output times, all before ``t_stop``; or size 0): the state at each
     of them that an accepted step reaches is written into the rows of ``G_y``, in order
@@ -475,7 +516,22 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     nx = X_out.shape[0]
     x_step = -1
     Q = np.empty((n, DI.shape[0] + 3 if dop else DI.shape[1]))
+    seg = 0
     while steps < max_k:
+        if t - t_bound >= 0:             # the next segment, from its start (see above)
+            start = R_start[seg]
+            if not t < start < R_end[seg]:
+                start = np.nextafter(t, np.inf)
+            f0, ok = fused_rhs(start, y, prog, qrate, s0, s1, s2, s3, D)
+            if not ok:
+                break
+            h0, ok = _initial_step(prog, qrate, s0, s1, s2, s3, D, start, y, R_end[seg],
+                                   max_step, f0, order, rtol, atol)
+            if not ok:
+                break
+            nev += 2
+            t, f, h_abs, t_bound = start, f0, h0, R_end[seg]
+            seg += 1
         min_step = 10 * np.abs(np.nextafter(t, np.inf) - t)
         if h_abs > max_step:
             ha = max_step
@@ -489,7 +545,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
         while not accepted:
             if ha < min_step:
                 return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                        False, n_out)
+                        False, n_out, seg, t_bound)
             h = ha
             t_new = t + h
             if t_new - t_bound > 0:
@@ -506,7 +562,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                 ev += 1
                 if not ok:
                     return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                            False, n_out)
+                            False, n_out, seg, t_bound)
                 for i in range(n):
                     K[s, i] = ks[i]
             y_new = y + h * np.dot(K[:ns].T, B)
@@ -514,7 +570,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
             ev += 1
             if not ok:
                 return (FAILED, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff,
-                        False, n_out)
+                        False, n_out, seg, t_bound)
             for i in range(n):
                 K[ns, i] = f_new[i]
             for i in range(n):
@@ -578,7 +634,7 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
             n_out = m
         if stiff:
             break
-        if t - t_bound >= 0 or t >= t_stop:
+        if t >= t_stop or (t - t_bound >= 0 and seg >= R_start.size):
             break
     extra = False
     if nx and steps and x_step == steps:       # (made for the output times: counted)
@@ -589,7 +645,8 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
                               y_old, h_prev)
         if extra:
             nev += nx
-    return DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra, n_out
+    return (DONE, steps, nev, t, y, f, h_abs, h_prev, t_old, y_old, stiff, extra, n_out,
+            seg, t_bound)
 
 
 @njit(PROGRAM_SIGNATURE, cache=True)

@@ -152,9 +152,15 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             started = time.monotonic()
             # (the loop fills the output times itself, except where a step limit
             # may end the run inside the call: its last step's outputs are not kept)
+            # (the loop also goes on into the next segments, as a new solver below
+            # would, where there are no events and no dense output)
             taken = loop.advance(solver, output.next_time, limit, stiffness,
                                  tracker.scan if tracker.events else None, dense_output,
-                                 output if budget.max_steps is None else None)
+                                 output if budget.max_steps is None else None,
+                                 (np.array(breaks), np.array(starts[:len(breaks)])))
+            for _ in range(loop.restarts):
+                breaks.pop(0)
+                starts.pop(0)
             t_prev = solver.t_old if taken else t_prev
             if paced and taken and not dense_output:
                 pace = (time.monotonic() - started) / taken

@@ -586,7 +586,7 @@ class SourceTiming:
                         r = brentq(at, tt[k], tt[k + 1], xtol=1e-15 * max(1.0, abs(tt[k])))
                     except (ValueError, ArithmeticError):  # (not located: the solver's
                         continue                           # error control sees the jump)
-                    pairs.append(_around_zero(at, tt[k], tt[k + 1], r, s[k]))
+                    pairs.extend(_around_zero(at, tt[k], tt[k + 1], r, s[k]))
                 if pairs:
                     ends.append(np.array([e for e, _ in pairs]))
                     starts.append(np.array([st for _, st in pairs]))
@@ -613,12 +613,13 @@ def merged_segments(parts, t1: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _around_zero(g: Callable[[float], float], a: float, b: float, r: float,
-                 before: float) -> tuple[float, float]:
-    """(the last float in [a, b) at which ``g`` still has its sign ``before``, its sign
-    at a, strictly; the first after it at which g has the other sign strictly), found
-    from Brent's ``r`` (a few ulps off; the floats where g is 0 between them are in
-    neither). (``r``, one float after it) where g does not change sign monotonically
-    near it."""
+                 before: float) -> list[tuple[float, float]]:
+    """[(the last float in [a, b) at which ``g`` still has its sign ``before``, its sign
+    at a, strictly; the first after it at which g has the other sign strictly)], found
+    from Brent's ``r`` (a few ulps off; the floats where g is 0 between them, rounding
+    near its zero, are in neither). Where g is 0 over more than 64 ulps of time (an
+    argument that underflows), two: the stretch where it is 0 is a segment of its own.
+    [(``r``, one float after it)] where g does not change sign monotonically near it."""
     def started(t: float) -> bool:
         v = g(t)
         return not (np.isfinite(v) and np.sign(v) == before)
@@ -633,13 +634,17 @@ def _around_zero(g: Callable[[float], float], a: float, b: float, r: float,
         step = 1
         while started(lo):
             if lo <= a or step > 2 ** 60:
-                return fallback
+                return [fallback]
             lo, step = max(float(a), lo - step * float(np.spacing(lo))), step * 2
     end = _first_float(started, lo, float(b))
     if end is None:
-        return fallback
+        return [fallback]
     start = _first_float(after, end[0], float(b))
-    return (end[0], end[1] if start is None else start[1])
+    if start is None or start[1] - end[0] <= 64 * np.spacing(max(abs(end[0]), 1.0)):
+        return [(end[0], end[1] if start is None else start[1])]
+    # (g is 0 over a stretch, not a few rounding floats: a segment of its own, where
+    # Heaviside is 1/2, between its two jumps)
+    return [(end[0], end[1]), start]
 
 
 def _first_float(pred: Callable[[float], bool], lo: float, limit: float

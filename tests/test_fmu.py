@@ -930,3 +930,39 @@ def test_a_jump_the_fmu_does_not_know_ends_its_cosimulation_step_with_an_error(f
     assert done.returncode == 0, done.stderr
     assert "fmi2DoStep failed" in done.stdout
     assert "fell below its floor" in done.stderr + done.stdout
+
+
+def test_breaks_on_and_near_communication_points_and_events(folder):
+    """A step at 0.3 s met by a communication grid of 0.1 s (0.2 + 0.1 is one ulp past
+    0.3): the co-simulation step that starts after the break and ends an ulp later is
+    taken (it failed, 'below its floor'), p(1) = 1.4 to 1e-12; a table with two points 8
+    ulps apart is one time event (fmpy's CVode refused two: 'tout too close to t0');
+    model exchange's time event is the step's own time (an output time there, and one an
+    ulp after it, made CVode refuse), announced from before it (not 1 ulp before: no tool
+    integrates an ulp)."""
+    T = 0.3137
+    for force, want in ((TimeFunction.step(2.0, 0.3), 1.4),
+                        (TimeFunction.table([0.0, 0.5, 0.5 + 8 * np.spacing(0.5), 1.5],
+                                            [0.0, 0.0, 1.0, 1.0]), 0.5)):
+        path = folder / "grid.fmu"
+        info = export_fmu(_pushed_masses(force), path, x0=np.zeros(2), stop_time=1.0)
+        for kind in ("CoSimulation", "ModelExchange"):
+            r = simulate_fmu(str(path), fmi_type=kind, output=list(info.states),
+                             output_interval=0.1, stop_time=1.0, relative_tolerance=1e-10)
+            p = r[info.states[0]][-1] + r[info.states[1]][-1]
+            assert abs(p - want) <= (1e-12 if kind == "CoSimulation" else 1e-7), (kind, p)
+    path = folder / "event.fmu"
+    export_fmu(_pushed_masses(TimeFunction.step(2.0, T)), path, x0=np.zeros(2))
+    md = read_model_description(str(path))
+    fmu = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="e")
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    for t, event in ((0.0, T), (T - 1e-9, T), (T - np.spacing(T), None), (T, None)):
+        fmu.setTime(t)
+        info = fmu.newDiscreteStates()
+        assert (info[-1] if info[-2] else None) == event, (t, info)
+    fmu.terminate()
+    fmu.freeInstance()

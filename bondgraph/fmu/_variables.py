@@ -310,7 +310,17 @@ def source_breaks(model, iface: Interface, t0: float, t1: float
                 not all(k + i in iface.input_of for i in range(dim)):
             parts.append(law.timing.segments(t0, t1))
         k += dim
-    return merged_segments(parts, t1)
+    ends, starts = merged_segments(parts, t1)
+    # (breaks a few ulps apart are one: a tool cannot integrate between them, fmpy's
+    # CVode 'tout too close to t0' between two time events 8 ulps apart)
+    keep_e, keep_s = [], []
+    for e, st in zip(ends, starts):
+        if keep_s and e - keep_s[-1] <= 64 * np.spacing(max(abs(e), 1.0)):
+            keep_s[-1] = max(keep_s[-1], st)
+        else:
+            keep_e.append(e)
+            keep_s.append(st)
+    return np.array(keep_e), np.array(keep_s)
 
 
 def written_value(el) -> Any:

@@ -414,3 +414,36 @@ def test_a_kernel_that_disagrees_with_its_function_is_named():
     with pytest.raises(ModelError, match=r"source 'J\.actuator': its compiled kernel"):
         mm.simulate((0.0, 1.0), q={"J": 0.3})
     assert math.isfinite(tf.value(0.5))
+
+
+def test_the_compiled_loop_goes_on_through_a_tables_breaks(monkeypatch):
+    """A 201-point table stops a run at each point; the compiled loop starts each next
+    segment itself, as a new solver would (f at its start, scipy's initial step): the
+    same steps as the Python stepping's new solver per segment, the states equal to the
+    last bit, one to three solvers made instead of 201 (a dense table's run was 8 to 10 times
+    slower: benchmarks/breaks.py)."""
+    from bondgraph import _stepping, assemble, assign_causality, models, simulate
+    made = []
+    original = _stepping.Steps.solver
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(_stepping.Steps, "solver", counted)
+    tt = np.linspace(0.0, 2.0, 201)
+    force = TimeFunction.table(tt, np.sin(7 * tt) + 0.3 * np.cos(23 * tt))
+    model = assemble(assign_causality(models.two_masses_rigid(1.0, 3.0, force)))
+    runs, solvers = [], []
+    for method in ("RK45", "DOP853"):
+        for compiled in (True, False):
+            made.clear()
+            runs.append(simulate(model, (0.0, 2.0), np.zeros(2), method=method, rtol=1e-8,
+                                 atol=1e-8, t_eval=np.linspace(0.0, 2.0, 41),
+                                 compiled_loop=compiled))
+            solvers.append(len(made))
+    for fast, slow in (runs[:2], runs[2:]):
+        assert fast.success and fast.diagnostics["compiled_steps"] == fast.n_steps
+        assert fast.n_steps == slow.n_steps and np.array_equal(fast.x, slow.x)
+    # (a compiled call that ends at a segment's end, its CHUNK of steps taken, leaves
+    # that restart to Python)
+    assert solvers[1] == solvers[3] == 201 and solvers[0] <= 3 and solvers[2] <= 3

@@ -390,17 +390,20 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) {
 }
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
-    /* the next time event: the start (the first float of the value after the jump) of
-       the first of the sources' breaks not yet passed */
-    double t = ((bg_inst *)c)->t;
+    /* the next time event: the float after the end of the first of the sources'
+       breaks ahead (a step's own time; else the first where the value is no longer the
+       one before), at least 64 ulps ahead: a tool cannot integrate to one nearer
+       (fmpy's CVode: 'tout too close to t0'), and its error control meets that jump */
+    double t = ((bg_inst *)c)->t, a = fmax(fabs(t), 1.0);
+    double soon = t + 64.0 * (nextafter(a, INFINITY) - a);
     int k = bg_next_break(t);
-    while (k < BG_NBREAKS && BG_STARTS[k] <= t) k++;
+    while (k < BG_NBREAKS && nextafter(BG_BREAKS[k], INFINITY) <= soon) k++;
     info->newDiscreteStatesNeeded = fmi2False;
     info->terminateSimulation = fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
     info->valuesOfContinuousStatesChanged = fmi2False;
     info->nextEventTimeDefined = k < BG_NBREAKS ? fmi2True : fmi2False;
-    info->nextEventTime = k < BG_NBREAKS ? BG_STARTS[k] : 0.0;
+    info->nextEventTime = k < BG_NBREAKS ? nextafter(BG_BREAKS[k], INFINITY) : 0.0;
     return fmi2OK;
 }
 

@@ -116,6 +116,12 @@ static int dopri5(bg_inst *m, double t_end) {
     while (t < t_end) {
         double h_min = 16.0 * (nextafter(fabs(t), INFINITY) - fabs(t));
         double left = t_end - t;
+        if (left < h_min) {             /* a few ulps (a communication point just after a
+                                           break's start): one Euler step over them */
+            for (int i = 0; i < nx; i++) x[i] += left * k[0][i];
+            m->t = t_end;
+            return 0;
+        }
         double hs = fmin(h, left);
         int last = hs >= left;
         if (!last && left - hs < h_min) {
