@@ -519,9 +519,11 @@ def rk_advance(prog, qrate, s0, s1, s2, s3, D, A, B, C, E, E3, E5, dop, t, y, f,
     seg = 0
     while steps < max_k:
         if t - t_bound >= 0:             # the next segment, from its start (see above)
+            if seg >= R_start.size:
+                break
             start = R_start[seg]
-            if not t < start < R_end[seg]:
-                start = np.nextafter(t, np.inf)
+            if not t < start < R_end[seg]:   # (an empty segment, an ulp long: its
+                start = np.nextafter(t, np.inf)  # step is of length 0, as scipy's)
             f0, ok = fused_rhs(start, y, prog, qrate, s0, s1, s2, s3, D)
             if not ok:
                 break

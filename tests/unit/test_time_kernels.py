@@ -447,3 +447,23 @@ def test_the_compiled_loop_goes_on_through_a_tables_breaks(monkeypatch):
     # (a compiled call that ends at a segment's end, its CHUNK of steps taken, leaves
     # that restart to Python)
     assert solvers[1] == solvers[3] == 201 and solvers[0] <= 3 and solvers[2] <= 3
+
+
+def test_a_break_at_the_end_of_the_span():
+    """A break an ulp before the span's end leaves a last segment an ulp long, which the
+    compiled loop passes: Heaviside(Heaviside(log(t))) over 0-0.01 s (its inner argument
+    0 at every sample, each a break) ran past the segments the loop was given and ended in
+    an internal error ('pop from empty list'; found by the expression fuzzing); a table
+    whose last point is the span's end: the momenta equal the exact integral."""
+    import sympy
+    from bondgraph import assemble, assign_causality, models, simulate
+    from bondgraph.laws import TIME
+    flat = TimeFunction.expression(sympy.Heaviside(sympy.Heaviside(sympy.log(TIME))))
+    table = TimeFunction.table([0.0, 0.5, 1.0], [0.0, 2.0, 1.0])
+    for force, span, want in ((flat, 0.01, 0.005), (table, 1.0, 1.25)):   # (H(0) = 1/2)
+        model = assemble(assign_causality(models.two_masses_rigid(1.0, 3.0, force)))
+        for method in ("RK45", "DOP853"):
+            res = simulate(model, (0.0, span), np.zeros(2), method=method, rtol=1e-8,
+                           atol=1e-8, t_eval=[0.0, span])
+            p = res.state("p_m1").ravel() + res.state("p_m2").ravel()
+            assert res.success and abs(p[-1] - want) < 1e-14, method
