@@ -543,12 +543,12 @@ class SourceTiming:
         return best
 
     def breaks(self, t0: float, t1: float) -> np.ndarray:
-        """The times (s) strictly inside (t0, t1) where the value jumps or has a kink,
+        """The times (s) in [t0, t1) where the value jumps or has a kink after t0,
         sorted: each the last float of the value before it (:meth:`segments`' ends)."""
         return self.segments(t0, t1)[0]
 
     def segments(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
-        """(ends, starts): where the value jumps or has a kink strictly inside (t0, t1),
+        """(ends, starts): where the value jumps or has a kink after t0 and before t1,
         sorted, the last float of the value before each (a run's segment ends there) and
         the first float of the value after it (the next segment starts there), so that
         no stage of either sees the other side's value, nor Heaviside's 1/2 where its
@@ -591,7 +591,9 @@ class SourceTiming:
                     ends.append(np.array([e for e, _ in pairs]))
                     starts.append(np.array([st for _, st in pairs]))
         end, start = np.concatenate(ends), np.concatenate(starts)
-        keep = (end > t0) & (end < t1)
+        # (a break whose end is t0 itself, a run restarted there by an event, starts the
+        # run: its first segment is empty, and the next starts after the jump)
+        keep = (end >= t0) & (start > t0) & (end < t1)
         end, start = merged_segments([(end[keep], start[keep])], t1)
         return end[:self.MAX_BREAKS], start[:self.MAX_BREAKS]
 

@@ -264,7 +264,7 @@ def nominal_scales(model: StateSpaceModel, t_span: tuple[float, float] | None = 
 class TimeScales:
     """What a model's sources say about a span: ``max_step`` (s; inf when no source
     bounds it), ``why`` (the source and its period, "" when none), ``breaks`` (sorted
-    times strictly inside the span where a source jumps or has a kink: the last float of
+    times in the span where a source jumps or has a kink after its start: the last float of
     the value before, where a run's segment ends) and ``starts`` (for each, the first
     float of the value after, where the next segment starts:
     :meth:`bondgraph.laws.SourceTiming.segments`)."""

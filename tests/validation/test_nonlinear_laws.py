@@ -406,6 +406,28 @@ def test_a_segment_ends_at_the_last_float_before_a_jump_and_the_next_starts_afte
             assert res.success and np.abs(p - want).max() < 1e-14, (force, method)
 
 
+def test_a_run_restarted_at_a_breaks_end_starts_after_the_jump():
+    """An event at a step's time is located at the last float before it (the break's
+    end), and a run restarted there (as a hybrid run does) has that break as its first:
+    an empty first segment, the next after the jump, so the pushed mass follows 2 (t -
+    T) to 1e-15 with every method (the break was dropped, 'after t0' only, and the
+    first step straddled the jump: 1.8e-5 off at rtol 1e-6)."""
+    from bondgraph import Event, TimeFunction, assemble, assign_causality, models
+    T = 0.3137
+    model = assemble(assign_causality(models.two_masses_rigid(
+        1.0, 3.0, TimeFunction.step(2.0, T))))
+    at = Event(lambda time, x: time - T, terminal=True, name="at")
+    for method in ("RK45", "DOP853", "Radau"):
+        first = simulate(model, (0, 1), np.zeros(2), method=method, rtol=1e-6, atol=1e-6,
+                         events=[at])
+        te = float(first.t[-1])
+        assert te == np.nextafter(T, 0.0)
+        res = simulate(model, (te, 1), first.x[:, -1], method=method, rtol=1e-6,
+                       atol=1e-6, t_eval=[te, 0.5, 1.0])
+        want = 2 * np.maximum(np.array([te, 0.5, 1.0]) - T, 0.0)
+        assert res.success and np.abs(res.x.sum(axis=0) - want).max() < 1e-15, method
+
+
 def test_an_argument_that_is_zero_over_a_stretch_is_a_segment_of_its_own():
     """Heaviside((t - a) exp(-1e-3/(t - a)^2)): the argument underflows to 0 over 2.3 ms
     around a = 0.5013, where the force is 1/2; the stretch is a segment between two
