@@ -109,8 +109,11 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
     n_steps = 0
     loop = steps.compiled
     budget = steps.budget
-    breaks = list(steps.breaks[1:]) + [t_end]
-    starts = list(steps.starts)
+    # the bounds of the segments after the current one and where each starts, as arrays
+    # read from ``nxt`` on (the compiled loop is handed views of them)
+    bounds = np.array([*steps.breaks[1:], t_end], dtype=float)
+    starts = np.array(steps.starts, dtype=float)
+    nxt = 0
     done = {"nfev": 0, "njev": 0, "nlu": 0}
     t_ok, y_ok = float(solver.t), np.array(solver.y)
     gap = (np.nan, np.nan)                   # (a segment's start, one float after its break)
@@ -127,7 +130,7 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
 
     while True:
         if solver.status == "finished":
-            if not breaks or float(solver.t) >= t_end:
+            if nxt >= bounds.size or float(solver.t) >= t_end:
                 break
             for k in done:                       # the next segment, from the break
                 done[k] += int(getattr(solver, k, 0) or 0)
@@ -135,12 +138,15 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             # solver.t), so that no stage of either segment sees the other side's value,
             # or Heaviside's 1/2 where its argument is 0: a wrong first stage costs a
             # step an error its error estimate hardly sees)
-            after = starts.pop(0) if starts else float(np.nextafter(solver.t, t_end))
-            if not solver.t < after < breaks[0]:
+            after = float(starts[nxt]) if nxt < starts.size else \
+                float(np.nextafter(solver.t, t_end))
+            if not solver.t < after < bounds[nxt]:
                 after = float(np.nextafter(solver.t, t_end))
             gap = (after, float(solver.t))   # (events: the step from it starts at the break)
             try:
-                solver = steps.solver(rhs, after, solver.y, breaks.pop(0), False)
+                bound = float(bounds[nxt])
+                nxt += 1
+                solver = steps.solver(rhs, after, solver.y, bound, False)
             except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
                 return end(*_solver_raised(exc, rhs, t_ok))
             continue
@@ -157,10 +163,8 @@ def step_until_done(solver, rhs: RightHandSide, output: OutputGrid,
             taken = loop.advance(solver, output.next_time, limit, stiffness,
                                  tracker.scan if tracker.events else None, dense_output,
                                  output if budget.max_steps is None else None,
-                                 (np.array(breaks), np.array(starts[:len(breaks)])))
-            for _ in range(loop.restarts):
-                breaks.pop(0)
-                starts.pop(0)
+                                 (bounds[nxt:], starts[nxt:]))
+            nxt += loop.restarts
             t_prev = solver.t_old if taken else t_prev
             if paced and taken and not dense_output:
                 pace = (time.monotonic() - started) / taken
